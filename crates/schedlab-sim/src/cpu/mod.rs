@@ -1,0 +1,1 @@
+//! CPU scheduling policies, one file each, and the registry that names them.

@@ -1,0 +1,229 @@
+//! [`Ctx`]: the engine-owned state (clock, tasks as the engine sees them, CPUs, the event
+//! queue, the PRNG, the trace) and the services a policy may use inside a hook.
+//!
+//! The engine (`engine.rs`) holds a `Ctx` beside the policy and passes `&mut Ctx` into every
+//! hook, so a policy can read and request but never reach the engine's private program state.
+
+use std::collections::BinaryHeap;
+
+use crate::event::{Event, EventKind};
+use crate::trace::Tracer;
+use crate::types::{CpuId, CpuMask, SchedAttrs, TaskId, Time};
+use schedlab_spec::rng::Rng;
+
+/// A per-task view the engine maintains and policies read.
+#[derive(Clone, Copy, Debug)]
+pub struct TaskView {
+    pub attrs: SchedAttrs,
+    pub affinity: CpuMask,
+    /// The CPU the task is assigned to (task_cpu()).
+    pub cpu: CpuId,
+    /// Total CPU time consumed (se.sum_exec_runtime), up to the last accounting point.
+    pub sum_exec_ns: u64,
+    /// The task that forked this one, if any.
+    pub parent: Option<TaskId>,
+    /// True while the task is queued (between enqueue and dequeue).
+    pub on_rq: bool,
+    /// True while the task is the current task of its CPU.
+    pub running: bool,
+    /// True once the task has exited.
+    pub exited: bool,
+}
+
+/// Per-CPU engine state.
+#[derive(Clone, Debug)]
+pub(crate) struct CpuState {
+    /// The running task (rq->curr), `None` = idle.
+    pub curr: Option<TaskId>,
+    /// Start of the current accounting segment of `curr` (exec_start).
+    pub seg_start: Time,
+    /// Time the CPU became idle (for idle accounting), valid while `curr` is None.
+    pub idle_since: Time,
+    /// Generation of the pending completion event; a popped event with another
+    /// generation is stale and ignored (lazy deletion keeps the heap allocation-free).
+    pub gen: u64,
+    /// A tick event is pending for this CPU.
+    pub tick_armed: bool,
+    /// Context-switch overhead still to be paid before `curr` makes progress.
+    pub overhead_left: u64,
+    pub busy_ns: u64,
+    pub idle_ns: u64,
+    pub overhead_ns: u64,
+    pub switches: u64,
+}
+
+/// Counters a run keeps per task.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TaskCounters {
+    pub migrations: u64,
+}
+
+/// The engine-owned state and the services available to policies.
+pub struct Ctx {
+    pub(crate) now: Time,
+    pub(crate) hz: u32,
+    pub(crate) tick_ns: u64,
+    pub(crate) tasks: Vec<TaskView>,
+    pub(crate) counters: Vec<TaskCounters>,
+    pub(crate) cpus: Vec<CpuState>,
+    pub(crate) resched_mask: CpuMask,
+    pub(crate) events: BinaryHeap<Event>,
+    pub(crate) seq: u64,
+    pub(crate) rng: Rng,
+    pub(crate) work_units: u64,
+    pub(crate) tracer: Tracer,
+}
+
+impl Ctx {
+    pub(crate) fn new(nr_cpus: usize, hz: u32, seed: u64, tracer: Tracer) -> Ctx {
+        let cpu = CpuState {
+            curr: None,
+            seg_start: 0,
+            idle_since: 0,
+            gen: 0,
+            tick_armed: false,
+            overhead_left: 0,
+            busy_ns: 0,
+            idle_ns: 0,
+            overhead_ns: 0,
+            switches: 0,
+        };
+        Ctx {
+            now: 0,
+            hz,
+            tick_ns: 1_000_000_000 / hz as u64,
+            tasks: Vec::new(),
+            counters: Vec::new(),
+            cpus: vec![cpu; nr_cpus],
+            resched_mask: CpuMask::empty(),
+            events: BinaryHeap::with_capacity(1024),
+            seq: 0,
+            rng: Rng::new(seed),
+            work_units: 0,
+            tracer,
+        }
+    }
+
+    /// Schedule an engine event (allocation-free once the heap has grown to the
+    /// workload's steady-state size).
+    #[inline]
+    pub(crate) fn push(&mut self, time: Time, kind: EventKind) {
+        self.seq += 1;
+        self.events.push(Event {
+            time,
+            seq: self.seq,
+            kind,
+        });
+    }
+
+    /// The current simulated time.
+    #[inline]
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// Number of CPUs of the machine.
+    #[inline]
+    pub fn nr_cpus(&self) -> usize {
+        self.cpus.len()
+    }
+
+    /// The machine's tick frequency (HZ).
+    #[inline]
+    pub fn hz(&self) -> u32 {
+        self.hz
+    }
+
+    /// Length of one tick (jiffy) in ns.
+    #[inline]
+    pub fn tick_ns(&self) -> u64 {
+        self.tick_ns
+    }
+
+    /// Number of tasks created so far (ids are `0..nr_tasks()`).
+    #[inline]
+    pub fn nr_tasks(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// The engine's view of a task.
+    #[inline]
+    pub fn task(&self, t: TaskId) -> &TaskView {
+        &self.tasks[t.idx()]
+    }
+
+    /// The task running on `cpu`, if any (rq->curr; `None` = the idle task).
+    #[inline]
+    pub fn curr(&self, cpu: CpuId) -> Option<TaskId> {
+        self.cpus[cpu.idx()].curr
+    }
+
+    /// CPU time `cpu`'s current task has run since it was last accounted
+    /// (`rq_clock_task() - exec_start`); policies that need an exact `now` figure use it.
+    #[inline]
+    pub fn unaccounted_ns(&self, cpu: CpuId) -> u64 {
+        let c = &self.cpus[cpu.idx()];
+        if c.curr.is_some() {
+            self.now - c.seg_start
+        } else {
+            0
+        }
+    }
+
+    /// Ask the engine to call put_prev/pick_next on `cpu` once this event is handled
+    /// (resched_curr()).
+    #[inline]
+    pub fn resched(&mut self, cpu: CpuId) {
+        self.resched_mask.set(cpu);
+    }
+
+    /// Move a queued task that is not running to another CPU (set_task_cpu()): the engine
+    /// counts the migration and traces sched_migrate_task. The policy moves it between its
+    /// own queues itself.
+    pub fn set_task_cpu(&mut self, t: TaskId, cpu: CpuId) {
+        let from = self.tasks[t.idx()].cpu;
+        debug_assert!(
+            !self.tasks[t.idx()].running,
+            "set_task_cpu on a running task {t:?}"
+        );
+        debug_assert!(
+            self.tasks[t.idx()].affinity.contains(cpu),
+            "set_task_cpu({t:?}, {cpu:?}) outside affinity"
+        );
+        if from == cpu {
+            return;
+        }
+        self.tasks[t.idx()].cpu = cpu;
+        self.counters[t.idx()].migrations += 1;
+        if self.tracer.enabled() {
+            let prio = self.tasks[t.idx()].attrs.prio();
+            let on = self.curr_pid(from);
+            self.tracer.migrate(self.now, from, on, t, prio, from, cpu);
+        }
+    }
+
+    /// Count `units` of scheduler work (list steps, tree levels, bitmap words) for the
+    /// scheduler-cost metric.
+    #[inline]
+    pub fn count_work(&mut self, units: u64) {
+        self.work_units += units;
+    }
+
+    /// Arm a one-shot policy timer: `Scheduler::timer` is called with `token` at `at`.
+    pub fn arm_timer(&mut self, at: Time, token: u64) {
+        let at = at.max(self.now);
+        self.push(at, EventKind::PolicyTimer { token });
+    }
+
+    /// A deterministic pseudo-random number from the run's seeded PRNG.
+    #[inline]
+    pub fn random(&mut self) -> u64 {
+        self.rng.next_u64()
+    }
+
+    /// The pid shown as the current task of `cpu` in trace lines (0 = idle).
+    #[inline]
+    pub(crate) fn curr_pid(&self, cpu: CpuId) -> Option<TaskId> {
+        self.cpus[cpu.idx()].curr
+    }
+}

@@ -1,0 +1,192 @@
+//! The CPU-scheduler plug-in API.
+//!
+//! [`Scheduler`] mirrors Linux's `struct sched_class` (kernel/sched/sched.h) and sched_ext's
+//! `struct sched_ext_ops` (include/linux/sched/ext.h): three required hooks (enqueue,
+//! dequeue, pick_next) and optional ones with defaults. The engine owns tasks, CPUs and the
+//! clock; a policy owns its run queues and its per-task state (kept in its own tables indexed
+//! by [`TaskId`]). A policy sees the machine only through [`Ctx`], the engine-owned state
+//! with the services a hook may use.
+//!
+//! Calling protocol (what the engine guarantees):
+//! - `task_new` is called once per task before anything else about it (fork or start-up).
+//! - A task is *queued* from `enqueue` until `dequeue`; it may be running while queued (as
+//!   in the kernel, where `curr` stays `on_rq`). Only queued tasks may be returned by
+//!   `pick_next`, and only on a CPU they are assigned to (`Ctx::task_cpu`).
+//! - When a task stops running on a CPU (it blocked, was preempted or yielded), `put_prev`
+//!   is called *before* the next `pick_next` on that CPU; for a task that blocked or exited,
+//!   `dequeue` has already been called.
+//! - The value `pick_next` returns runs at once; returning `None` idles the CPU.
+//! - `update_curr` is called with the CPU time the running task consumed since the previous
+//!   call, before any other hook that concerns that CPU at the same instant.
+//! - Hooks request a reschedule of a CPU with [`Ctx::resched`]; the engine runs
+//!   `put_prev`/`pick_next` for every such CPU once the current event is handled.
+
+pub use crate::ctx::{Ctx, TaskView};
+use crate::types::{CpuId, SchedAttrs, TaskId};
+
+/// Why a task is being enqueued (kernel ENQUEUE_* flags).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EnqueueKind {
+    /// A blocked task woke up (ENQUEUE_WAKEUP).
+    Wakeup,
+    /// A newly created task (wake_up_new_task, ENQUEUE_INITIAL).
+    New,
+    /// A task moved between queues or re-added after an attribute change (ENQUEUE_RESTORE).
+    Restore,
+}
+
+/// Why a task is being dequeued (kernel DEQUEUE_* flags).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DequeueKind {
+    /// The task blocked (DEQUEUE_SLEEP).
+    Sleep,
+    /// The task exited (do_exit → DEQUEUE_SLEEP in the kernel; distinguished here).
+    Exit,
+    /// Temporarily removed to change attributes or move it (DEQUEUE_SAVE).
+    Save,
+}
+
+/// What kind of wake-up `select_cpu` is placing (kernel WF_* flags).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WakeKind {
+    /// try_to_wake_up of a blocked task (WF_TTWU).
+    Wakeup,
+    /// wake_up_new_task after fork (WF_FORK).
+    Fork,
+}
+
+/// Why `balance` is being called.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BalanceKind {
+    /// From the periodic tick of a busy CPU (sched_balance_trigger / rebalance_domains).
+    Tick,
+    /// The CPU is about to go idle (newidle balance, sched_balance_newidle).
+    NewIdle,
+}
+
+/// A tunable a policy exposes (plugsched put these in `/sys/cpusched/<sched>/<param>`).
+#[derive(Clone, Debug)]
+pub struct ParamInfo {
+    pub name: &'static str,
+    /// The default, as text in the unit the description states.
+    pub default: String,
+    pub description: &'static str,
+}
+
+/// Static facts about a policy, for `schedlab schedulers`.
+#[derive(Clone, Debug)]
+pub struct PolicyInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// Primary source (file, version, lines).
+    pub source: &'static str,
+    pub params: Vec<ParamInfo>,
+}
+
+/// A CPU scheduling policy (sched_class / sched_ext_ops). See the module docs for the
+/// calling protocol.
+pub trait Scheduler {
+    /// Static description, tunables and source.
+    fn info(&self) -> PolicyInfo;
+
+    /// Set a tunable by name; `Err` explains what is wrong with the value or the name.
+    /// Called before the run starts.
+    fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let _ = value;
+        Err(format!("unknown parameter '{name}'"))
+    }
+
+    /// Prepare per-task state for a new task. `parent` is the forking task (sched_class
+    /// `task_fork` when `Some`, sched_ext `init_task`). The task is not queued yet.
+    fn task_new(&mut self, ctx: &mut Ctx, t: TaskId, parent: Option<TaskId>) {
+        let _ = (ctx, t, parent);
+    }
+
+    /// The task has exited and been dequeued (sched_class `task_dead`, sched_ext `exit_task`).
+    fn task_exit(&mut self, ctx: &mut Ctx, t: TaskId) {
+        let _ = (ctx, t);
+    }
+
+    /// Choose the CPU a waking or new task is queued on (`select_task_rq`,
+    /// sched_ext `select_cpu`). Must return a CPU in the task's affinity. The default keeps
+    /// the previous CPU when allowed, else the first allowed one.
+    fn select_cpu(&mut self, ctx: &mut Ctx, t: TaskId, prev: CpuId, kind: WakeKind) -> CpuId {
+        let _ = kind;
+        let aff = ctx.task(t).affinity;
+        if aff.contains(prev) {
+            prev
+        } else {
+            aff.first().expect("empty affinity")
+        }
+    }
+
+    /// Make `t` runnable on `cpu` (`enqueue_task`, sched_ext `enqueue`).
+    fn enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: EnqueueKind);
+
+    /// `t` stops being runnable on `cpu` (`dequeue_task`, sched_ext `dequeue`). `t` may be
+    /// the running task.
+    fn dequeue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: DequeueKind);
+
+    /// Should the newly queued `t` preempt what `cpu` runs (`wakeup_preempt`, formerly
+    /// `check_preempt_curr`)? Call `ctx.resched(cpu)` if so. Only called when `cpu` is busy
+    /// (an idle CPU is always rescheduled).
+    fn wakeup_preempt(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+        let _ = (ctx, cpu, t);
+    }
+
+    /// `t` stops running on `cpu` (`put_prev_task`, sched_ext `stopping`); called before the
+    /// next `pick_next` on that CPU. If `t` is still queued it was preempted or yielded.
+    fn put_prev(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+        let _ = (ctx, cpu, t);
+    }
+
+    /// Choose the task to run next on `cpu` (`pick_next_task` + `set_next_task`,
+    /// sched_ext `dispatch`). `None` idles the CPU.
+    fn pick_next(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId>;
+
+    /// The running task consumed `delta_ns` of CPU time (`update_curr`).
+    fn update_curr(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, delta_ns: u64) {
+        let _ = (ctx, cpu, t, delta_ns);
+    }
+
+    /// Periodic tick on a busy CPU with `t` running (`task_tick`, sched_ext `tick`).
+    fn tick(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+        let _ = (ctx, cpu, t);
+    }
+
+    /// The running task called sched_yield() (`yield_task`). The engine reschedules
+    /// the CPU afterwards.
+    fn yield_task(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+        let _ = (ctx, cpu, t);
+    }
+
+    /// A task's policy, priority or nice changed (`prio_changed` / `switched_to` /
+    /// `reweight_task`). `old` holds the previous attributes. The engine dequeues a queued
+    /// task (`DequeueKind::Save`) before and re-enqueues it (`EnqueueKind::Restore`) after.
+    fn prio_changed(&mut self, ctx: &mut Ctx, t: TaskId, old: SchedAttrs) {
+        let _ = (ctx, t, old);
+    }
+
+    /// Load balancing (`balance` / `sched_balance_rq`, sched_ext `dispatch` from a global
+    /// queue). Move queued tasks with `ctx.set_task_cpu`.
+    fn balance(&mut self, ctx: &mut Ctx, cpu: CpuId, kind: BalanceKind) {
+        let _ = (ctx, cpu, kind);
+    }
+
+    /// A timer armed with `Ctx::arm_timer` fired.
+    fn timer(&mut self, ctx: &mut Ctx, token: u64) {
+        let _ = (ctx, token);
+    }
+
+    /// The policy's notion of a task's dynamic priority, traced as a counter
+    /// (`C|pid|<name>|<value>`) at every switch: prio for O(1)-style policies, vruntime for
+    /// CFS, virtual deadline for EEVDF/BFS. `None` = nothing to report.
+    fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
+        let _ = t;
+        None
+    }
+
+    /// Every queued task that is not running, with the CPU queue it sits on; used by the
+    /// invariant checker (no task in two places, affinity respected).
+    fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId));
+}

@@ -1,0 +1,24 @@
+//! schedlab's workload spec: rt-app's JSON grammar read as rt-app reads it, plus schedlab's
+//! namespaced extensions; validation that names the JSON path of every error; and the
+//! built-in workload generators.
+//!
+//! Entry points: [`parse_spec`] (text → validated [`model::Spec`]) and [`gen::generate`].
+
+pub mod error;
+pub mod gen;
+pub mod model;
+mod parse;
+pub mod rng;
+
+pub use error::SpecError;
+pub use model::Spec;
+
+/// Parse and validate a spec from JSON text.
+pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
+    parse::parse_text(text)
+}
+
+/// Validate an already-parsed JSON value.
+pub fn parse_value(v: &serde_json::Value) -> Result<Spec, SpecError> {
+    parse::parse_value(v)
+}
