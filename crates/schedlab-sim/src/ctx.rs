@@ -104,6 +104,50 @@ impl Ctx {
         }
     }
 
+    /// A bare context for policy unit tests: `nr_cpus` CPUs, no tasks, no trace.
+    #[doc(hidden)]
+    pub fn for_test(nr_cpus: usize, hz: u32) -> Ctx {
+        Ctx::new(nr_cpus, hz, 1, Tracer::disabled())
+    }
+
+    /// Add a task to a test context (the engine does this itself in a run). The task is
+    /// assigned to the first CPU of `affinity`, not queued and not running.
+    #[doc(hidden)]
+    pub fn add_task_for_test(&mut self, attrs: SchedAttrs, affinity: CpuMask) -> TaskId {
+        let t = TaskId(self.tasks.len() as u32);
+        self.tasks.push(TaskView {
+            attrs,
+            affinity,
+            cpu: affinity.first().unwrap_or(CpuId(0)),
+            sum_exec_ns: 0,
+            parent: None,
+            on_rq: false,
+            running: false,
+            exited: false,
+        });
+        self.counters.push(TaskCounters::default());
+        t
+    }
+
+    /// Set the clock of a test context.
+    #[doc(hidden)]
+    pub fn set_now_for_test(&mut self, now: Time) {
+        self.now = now;
+    }
+
+    /// Mark `t` as the running task of its CPU in a test context.
+    #[doc(hidden)]
+    pub fn set_curr_for_test(&mut self, cpu: CpuId, t: Option<TaskId>) {
+        if let Some(old) = self.cpus[cpu.idx()].curr {
+            self.tasks[old.idx()].running = false;
+        }
+        self.cpus[cpu.idx()].curr = t;
+        if let Some(t) = t {
+            self.tasks[t.idx()].running = true;
+            self.tasks[t.idx()].cpu = cpu;
+        }
+    }
+
     /// Schedule an engine event (allocation-free once the heap has grown to the
     /// workload's steady-state size).
     #[inline]

@@ -96,6 +96,14 @@ pub trait Scheduler {
         Err(format!("unknown parameter '{name}'"))
     }
 
+    /// Can this policy run a task with these attributes? `Err` says why not (e.g.
+    /// "SCHED_DEADLINE is not modelled by linux-cfs"); the run then fails with that message
+    /// before it starts (sched_setattr() returning EINVAL).
+    fn accepts(&self, attrs: &SchedAttrs) -> Result<(), String> {
+        let _ = attrs;
+        Ok(())
+    }
+
     /// Prepare per-task state for a new task. `parent` is the forking task (sched_class
     /// `task_fork` when `Some`, sched_ext `init_task`). The task is not queued yet.
     fn task_new(&mut self, ctx: &mut Ctx, t: TaskId, parent: Option<TaskId>) {
