@@ -16,6 +16,10 @@
 //!   is called *before* the next `pick_next` on that CPU; for a task that blocked or exited,
 //!   `dequeue` has already been called.
 //! - The value `pick_next` returns runs at once; returning `None` idles the CPU.
+//! - `enqueue` may be called for a task that is still the current task of its CPU: it
+//!   blocked and was woken at the same instant, before its CPU switched away
+//!   (`ttwu_runnable`). Such a task is enqueued on that CPU; a policy with a shared queue
+//!   must not pick it on another CPU while `Ctx::task(t).running` is true.
 //! - `update_curr` is called with the CPU time the running task consumed since the previous
 //!   call, before any other hook that concerns that CPU at the same instant.
 //! - Hooks request a reschedule of a CPU with [`Ctx::resched`]; the engine runs
@@ -194,7 +198,9 @@ pub trait Scheduler {
         None
     }
 
-    /// Every queued task that is not running, with the CPU queue it sits on; used by the
-    /// invariant checker (no task in two places, affinity respected).
+    /// Every task the policy holds in its run queues, with the CPU queue it sits on; used by
+    /// the invariant checker (no task in two places, affinity respected). The running task
+    /// may be included (policies that keep `curr` linked, like the RT class) or not (CFS
+    /// keeps `curr` out of its tree).
     fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId));
 }

@@ -1,1 +1,78 @@
 //! CPU scheduling policies, one file each, and the registry that names them.
+//!
+//! To add a policy: write `cpu/<name>.rs` implementing [`crate::sched::Scheduler`] (see
+//! `example_fifo.rs`), declare the module here, and add one arm to [`construct`] and one
+//! entry to [`NAMES`].
+
+pub mod example_fifo;
+pub mod fp;
+
+use crate::sched::{PolicyInfo, Scheduler};
+
+/// Every policy name the registry knows, in display order.
+pub const NAMES: &[&str] = &["linux-cfs", "fp", "example-fifo"];
+
+/// A policy listed for users, possibly unavailable.
+#[derive(Clone, Debug)]
+pub struct SchedulerEntry {
+    pub info: PolicyInfo,
+    pub available: bool,
+    /// Why an unavailable policy cannot be run.
+    pub reason: Option<String>,
+}
+
+/// Something to do with a concrete policy type (the engine is generic over the policy,
+/// so each policy gets its own monomorphised, inlined hot loop).
+pub(crate) trait PolicyVisitor {
+    type Out;
+    fn visit<S: Scheduler>(self, policy: S) -> Self::Out;
+}
+
+/// Construct the policy called `name` for `nr_cpus` CPUs and hand it to `v`.
+pub(crate) fn construct<V: PolicyVisitor>(
+    name: &str,
+    nr_cpus: usize,
+    v: V,
+) -> Result<V::Out, String> {
+    Ok(match name {
+        "fp" => v.visit(fp::Fp::new(nr_cpus)),
+        "example-fifo" => v.visit(example_fifo::ExampleFifo::new()),
+        _ => return Err(unknown(name)),
+    })
+}
+
+fn unknown(name: &str) -> String {
+    format!(
+        "unknown scheduler '{name}' (available: {})",
+        available_names().join(", ")
+    )
+}
+
+fn available_names() -> Vec<&'static str> {
+    schedulers()
+        .into_iter()
+        .filter(|e| e.available)
+        .map(|e| e.info.name)
+        .collect()
+}
+
+struct Describe;
+impl PolicyVisitor for Describe {
+    type Out = PolicyInfo;
+    fn visit<S: Scheduler>(self, policy: S) -> PolicyInfo {
+        policy.info()
+    }
+}
+
+/// Every policy with its description and tunables (for `schedlab schedulers`).
+pub fn schedulers() -> Vec<SchedulerEntry> {
+    NAMES
+        .iter()
+        .filter_map(|n| construct(n, 1, Describe).ok())
+        .map(|info| SchedulerEntry {
+            info,
+            available: true,
+            reason: None,
+        })
+        .collect()
+}

@@ -3,14 +3,19 @@
 //! simulated trace exactly like a capture from the host.
 //!
 //! - [`Tracer`]: the engine's streaming writer (buffered; the engine calls it only when a
-//!   trace was requested, behind `enabled()`).
-//! - [`parse`]: the one parser for both simulated traces and real captures.
+//!   trace was requested, behind `enabled()`). Its module doc lists the exact line
+//!   formats and what Perfetto requires of them, with sources.
+//! - [`parse`]: the one parser for both simulated traces and real captures
+//!   (`scripts/capture-ftrace.sh`), plus [`parse::analyze`], per-task run time and
+//!   switch counts from sched_switch records.
 //!
-//! Line format (kernel/trace/trace_output.c, `trace_print_context` + event `TP_printk`):
-//! `<comm>-<pid> [<cpu:03>] <flags> <secs>.<frac>: <event>: <fields>`; timestamps are
-//! written with nanosecond precision (9 decimals); real captures have 6, the parser reads both.
+//! Line format (kernel/trace/trace_output.c, `trace_print_context` + `trace_print_lat_fmt`
+//! + the event's `TP_printk`):
+//! `<comm>-<pid> (<tgid>) [<cpu:03>] <flags> <secs>.<frac>: <event>: <fields>`; timestamps
+//! are written with nanosecond precision (9 decimals); real captures have 6, the parser
+//! reads both.
 
 pub mod parse;
-mod writer;
+pub mod writer;
 
-pub use writer::Tracer;
+pub use writer::{PrevState, Tracer};

@@ -1,0 +1,40 @@
+# schedlab — the README's commands: `make demo`, `make test`, `make bench`.
+# Everything needed is installed by these targets on a fresh machine (Debian + rustup + CPython).
+
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.deps-stamp
+
+.PHONY: demo test test-rust test-python lint bench develop clean
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet "maturin>=1.5,<2" "click>=8.1" "rich>=13" "polars>=1.0" "matplotlib>=3.7" "pytest>=7" "ruff>=0.5" "hypothesis>=6"
+	touch $(STAMP)
+
+# Build the Rust extension into the venv (release: the simulator is the hot path).
+develop: $(STAMP)
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release --quiet
+
+demo: develop
+	$(VENV)/bin/schedlab reproduce --quick --out report
+	@echo "report written to report/index.html"
+
+test: test-rust test-python
+
+test-rust:
+	cargo test --workspace --exclude schedlab-py --quiet
+
+test-python: develop
+	$(PY) -m pytest -q tests
+
+lint: $(STAMP)
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	$(VENV)/bin/ruff check python tests
+
+bench: develop
+	cargo run --release -p schedlab-sim --example bench --quiet

@@ -1,0 +1,102 @@
+//! `example-fifo`: the smallest useful policy, written as a template for your own.
+//!
+//! One global first-in-first-out queue shared by all CPUs, no preemption, no time slices:
+//! a task runs until it blocks, yields or exits; an idle CPU takes the oldest queued task
+//! it is allowed to run. This is sched_ext's `scx_simple` in FIFO mode (tools/sched_ext/
+//! scx_simple.bpf.c: every task goes to the shared SCX_DSQ_GLOBAL queue) minus its
+//! vtime mode.
+//!
+//! To write a policy: copy this file to `cpu/<your_policy>.rs`, keep per-task state in
+//! `Vec`s indexed by `TaskId`, implement the three required hooks (`enqueue`, `dequeue`,
+//! `pick_next`) and `for_each_queued`, then add one line to the registry in `cpu/mod.rs`.
+//! Run your policy with `schedlab run SPEC --scheduler <name> --check` so the engine
+//! verifies its invariants after every event.
+
+use std::collections::VecDeque;
+
+use crate::ctx::Ctx;
+use crate::sched::{DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind};
+use crate::types::{CpuId, TaskId};
+
+/// The global FIFO policy.
+#[derive(Default)]
+pub struct ExampleFifo {
+    /// Queued tasks in arrival order, with the CPU each is assigned to. (A real policy
+    /// would avoid `VecDeque`'s occasional reallocation with an intrusive list; clarity
+    /// wins in a template.)
+    queue: VecDeque<(TaskId, CpuId)>,
+}
+
+impl ExampleFifo {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl Scheduler for ExampleFifo {
+    fn info(&self) -> PolicyInfo {
+        PolicyInfo {
+            name: "example-fifo",
+            summary: "template policy: one global FIFO queue, run to completion, no preemption",
+            source:
+                "sched_ext tools/sched_ext/scx_simple.bpf.c (FIFO mode, global DSQ), Linux 6.12",
+            params: Vec::new(),
+        }
+    }
+
+    /// select_task_rq: prefer an idle CPU so the task starts at once; else stay.
+    fn select_cpu(&mut self, ctx: &mut Ctx, t: TaskId, prev: CpuId, _kind: WakeKind) -> CpuId {
+        let allowed = ctx.task(t).affinity;
+        if allowed.contains(prev) && ctx.curr(prev).is_none() {
+            return prev;
+        }
+        let idle = allowed.iter().find(|&c| ctx.curr(c).is_none());
+        idle.unwrap_or(if allowed.contains(prev) {
+            prev
+        } else {
+            allowed.first().unwrap()
+        })
+    }
+
+    /// enqueue_task: join the tail of the global queue.
+    fn enqueue(&mut self, _ctx: &mut Ctx, cpu: CpuId, t: TaskId, _kind: EnqueueKind) {
+        self.queue.push_back((t, cpu));
+    }
+
+    /// dequeue_task: a running task is not in the queue; a queued one leaves it.
+    fn dequeue(&mut self, _ctx: &mut Ctx, _cpu: CpuId, t: TaskId, _kind: DequeueKind) {
+        if let Some(pos) = self.queue.iter().position(|&(x, _)| x == t) {
+            self.queue.remove(pos);
+        }
+    }
+
+    /// put_prev_task: a task that stopped running but is still runnable (it yielded)
+    /// goes to the back of the line.
+    fn put_prev(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+        if ctx.task(t).on_rq {
+            self.queue.push_back((t, cpu));
+        }
+    }
+
+    /// pick_next_task: the oldest task allowed on this CPU, moved here if it was queued
+    /// for another CPU (but not one still current on another CPU: a task woken at the
+    /// instant it blocked is queued before its CPU has switched away from it).
+    fn pick_next(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
+        let pos = self.queue.iter().position(|&(t, _)| {
+            let v = ctx.task(t);
+            v.affinity.contains(cpu) && (!v.running || v.cpu == cpu)
+        })?;
+        ctx.count_work(pos as u64 + 1);
+        let (t, _) = self.queue.remove(pos)?;
+        if ctx.task(t).cpu != cpu {
+            ctx.set_task_cpu(t, cpu);
+        }
+        Some(t)
+    }
+
+    fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
+        for &(t, cpu) in &self.queue {
+            f(cpu, t);
+        }
+    }
+}
