@@ -58,9 +58,16 @@ impl Scheduler for ExampleFifo {
         })
     }
 
-    /// enqueue_task: join the tail of the global queue.
-    fn enqueue(&mut self, _ctx: &mut Ctx, cpu: CpuId, t: TaskId, _kind: EnqueueKind) {
+    /// enqueue_task: join the tail of the global queue, and kick every idle CPU that may
+    /// run the task so one of them takes it (sched_ext's `scx_bpf_kick_cpu`).
+    fn enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, _kind: EnqueueKind) {
         self.queue.push_back((t, cpu));
+        let allowed = ctx.task(t).affinity;
+        for c in allowed.iter() {
+            if ctx.curr(c).is_none() {
+                ctx.resched(c);
+            }
+        }
     }
 
     /// dequeue_task: a running task is not in the queue; a queued one leaves it.

@@ -34,10 +34,14 @@ pub(crate) fn construct<V: PolicyVisitor>(
     nr_cpus: usize,
     v: V,
 ) -> Result<V::Out, String> {
-    Ok(match name {
+    build(name, nr_cpus, v).ok_or_else(|| unknown(name))
+}
+
+fn build<V: PolicyVisitor>(name: &str, nr_cpus: usize, v: V) -> Option<V::Out> {
+    Some(match name {
         "fp" => v.visit(fp::Fp::new(nr_cpus)),
         "example-fifo" => v.visit(example_fifo::ExampleFifo::new()),
-        _ => return Err(unknown(name)),
+        _ => return None,
     })
 }
 
@@ -68,7 +72,7 @@ impl PolicyVisitor for Describe {
 pub fn schedulers() -> Vec<SchedulerEntry> {
     NAMES
         .iter()
-        .filter_map(|n| construct(n, 1, Describe).ok())
+        .filter_map(|n| build(n, 1, Describe))
         .map(|info| SchedulerEntry {
             info,
             available: true,

@@ -1,0 +1,835 @@
+//! Linux's real-time class: SCHED_FIFO and SCHED_RR (`rt_sched_class`).
+//!
+//! Primary source: torvalds/linux `kernel/sched/rt.c`, stored revision 00d6a8a7 (a v5.10-era
+//! copy, read through the reference index): `__enqueue_rt_entity` (head/tail insertion into
+//! `rt_prio_array`), `requeue_task_rt`/`yield_task_rt`, `select_task_rq_rt`,
+//! `check_preempt_curr_rt`/`check_preempt_equal_prio`, `pick_next_rt_entity`
+//! (`sched_find_first_bit` + list head), `put_prev_task_rt`, `find_lowest_rq`,
+//! `push_rt_task`/`push_rt_tasks`, `pull_rt_task`, `task_woken_rt`, `prio_changed_rt`,
+//! `switched_from_rt`, `task_tick_rt` (RR slice), `get_rr_interval_rt`; plus
+//! `kernel/sched/core.c` `__sched_setscheduler` (ENQUEUE_HEAD when the priority is
+//! lowered, DEQUEUE_MOVE dropped when it is unchanged), `include/linux/sched/rt.h`
+//! (`RR_TIMESLICE = 100 * HZ / 1000`), `kernel/sched/cpupri.c` (`cpupri_find`) and
+//! sched(7). Rules are summarised in reference/scheduler-specs.md §4.1. Written from the
+//! specification; no kernel code is copied.
+//!
+//! Model:
+//! - Per CPU an `rt_prio_array`: 100 FIFO lists (kernel prio 0..99, 0 best) and a bitmap;
+//!   pick = first set bit, head of that list, O(1). The running task stays linked in its
+//!   list, so a FIFO task preempted by a higher priority stays at the head of its list.
+//!   Wake-ups and migrations insert at the tail, `sched_yield` moves to the tail.
+//! - SCHED_RR: `time_slice` counted in ticks (`sched_rr_timeslice_ms`, default 100 ms →
+//!   `100 * HZ / 1000` jiffies, an explicit value is rounded up to jiffies like
+//!   `msecs_to_jiffies`); at zero it is refilled and, if other tasks share the list, the
+//!   task moves to the tail and the CPU is rescheduled. The slice is not refilled on
+//!   wake-up (only at fork and expiry), as in the kernel.
+//! - Preemption: a woken task preempts iff its prio is strictly better.
+//! - Priority change of a queued task (`prio_changed` between DEQUEUE_SAVE and
+//!   ENQUEUE_RESTORE): raised → tail of the new list, lowered → head, unchanged → the
+//!   position it had.
+//! - SMP: `cpupri` is derived on demand from the queues (IDLE < NORMAL < RT99 … RT0);
+//!   `find_lowest_rq` takes the lowest-priority level below the task's that meets its
+//!   affinity, preferring the task's CPU, then the lowest-numbered CPU (the kernel walks
+//!   sched-domain spans; with one flat domain that is `cpumask_first`). Wake placement
+//!   follows `select_task_rq_rt`; push runs after a pick (`set_next_task_rt` →
+//!   `rt_queue_push_tasks`) and after a wake-up that does not preempt (`task_woken_rt`);
+//!   pull runs before a pick when the CPU's RT priority dropped (`balance_rt` after an RT
+//!   task blocked, `prio_changed_rt`, `switched_from_rt`) and on newidle balance.
+//!
+//! Simplifications: no RT throttling (`sched_rt_runtime_us`) or RT group scheduling;
+//! no priority inheritance; no RT_PUSH_IPI (pull scans overloaded CPUs directly, the
+//! non-IPI path); push/pull consider CPUs' RT queues and whether they are idle, but cannot
+//! see a SCHED_DEADLINE task (not modelled); `find_lowest_rq` ignores cache topology.
+//!
+//! Complexity: enqueue/dequeue/pick O(1) (two-word bitmap); push/pull O(CPUs + queued RT
+//! tasks on the source CPU).
+
+use crate::ctx::Ctx;
+use crate::sched::{
+    BalanceKind, DequeueKind, EnqueueKind, ParamInfo, PolicyInfo, Scheduler, WakeKind,
+};
+use crate::types::{CpuId, Policy, SchedAttrs, TaskId, MAX_RT_PRIO};
+
+use super::stack::SchedClass;
+
+const NIL: u32 = u32::MAX;
+const NR_PRIO: usize = MAX_RT_PRIO as usize;
+
+/// Intrusive doubly-linked list links for every task (a task is on at most one list).
+#[derive(Default)]
+struct Links {
+    prev: Vec<u32>,
+    next: Vec<u32>,
+}
+
+impl Links {
+    fn ensure(&mut self, t: TaskId) {
+        if self.prev.len() <= t.idx() {
+            self.prev.resize(t.idx() + 1, NIL);
+            self.next.resize(t.idx() + 1, NIL);
+        }
+    }
+}
+
+/// One CPU's `rt_prio_array`: 100 FIFO lists and a bitmap of the non-empty ones.
+/// Kept behind this small type so that a shared ready-queue crate can replace it.
+#[derive(Clone)]
+struct PrioArray {
+    bitmap: [u64; 2],
+    head: [u32; NR_PRIO],
+    tail: [u32; NR_PRIO],
+}
+
+impl PrioArray {
+    fn new() -> Self {
+        PrioArray {
+            bitmap: [0; 2],
+            head: [NIL; NR_PRIO],
+            tail: [NIL; NR_PRIO],
+        }
+    }
+
+    /// The best (lowest-numbered) non-empty priority (`sched_find_first_bit`).
+    #[inline]
+    fn first_prio(&self) -> Option<usize> {
+        if self.bitmap[0] != 0 {
+            Some(self.bitmap[0].trailing_zeros() as usize)
+        } else if self.bitmap[1] != 0 {
+            Some(64 + self.bitmap[1].trailing_zeros() as usize)
+        } else {
+            None
+        }
+    }
+
+    /// Head of the best non-empty list (`pick_next_rt_entity`).
+    #[inline]
+    fn first(&self) -> Option<TaskId> {
+        self.first_prio().map(|p| TaskId(self.head[p]))
+    }
+
+    #[inline]
+    fn set_bit(&mut self, p: usize) {
+        self.bitmap[p / 64] |= 1 << (p % 64);
+    }
+
+    #[inline]
+    fn clear_bit(&mut self, p: usize) {
+        self.bitmap[p / 64] &= !(1 << (p % 64));
+    }
+
+    fn push_tail(&mut self, l: &mut Links, p: usize, t: TaskId) {
+        let i = t.0;
+        l.next[t.idx()] = NIL;
+        l.prev[t.idx()] = self.tail[p];
+        if self.tail[p] == NIL {
+            self.head[p] = i;
+        } else {
+            l.next[self.tail[p] as usize] = i;
+        }
+        self.tail[p] = i;
+        self.set_bit(p);
+    }
+
+    fn push_head(&mut self, l: &mut Links, p: usize, t: TaskId) {
+        let i = t.0;
+        l.prev[t.idx()] = NIL;
+        l.next[t.idx()] = self.head[p];
+        if self.head[p] == NIL {
+            self.tail[p] = i;
+        } else {
+            l.prev[self.head[p] as usize] = i;
+        }
+        self.head[p] = i;
+        self.set_bit(p);
+    }
+
+    /// Insert `t` right after `after` (which is on list `p`).
+    fn insert_after(&mut self, l: &mut Links, p: usize, after: TaskId, t: TaskId) {
+        let nx = l.next[after.idx()];
+        l.prev[t.idx()] = after.0;
+        l.next[t.idx()] = nx;
+        l.next[after.idx()] = t.0;
+        if nx == NIL {
+            self.tail[p] = t.0;
+        } else {
+            l.prev[nx as usize] = t.0;
+        }
+    }
+
+    fn remove(&mut self, l: &mut Links, p: usize, t: TaskId) {
+        let (pv, nx) = (l.prev[t.idx()], l.next[t.idx()]);
+        if pv == NIL {
+            self.head[p] = nx;
+        } else {
+            l.next[pv as usize] = nx;
+        }
+        if nx == NIL {
+            self.tail[p] = pv;
+        } else {
+            l.prev[nx as usize] = pv;
+        }
+        l.prev[t.idx()] = NIL;
+        l.next[t.idx()] = NIL;
+        if self.head[p] == NIL {
+            self.clear_bit(p);
+        }
+    }
+
+    /// Is `t` the only task on list `p` (`run_list.prev == run_list.next`)?
+    #[inline]
+    fn alone(&self, p: usize, t: TaskId) -> bool {
+        self.head[p] == t.0 && self.tail[p] == t.0
+    }
+
+    /// Every task in priority order, FIFO within a priority.
+    fn for_each(&self, l: &Links, f: &mut dyn FnMut(usize, TaskId) -> bool) {
+        for w in 0..2 {
+            let mut bits = self.bitmap[w];
+            while bits != 0 {
+                let p = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let mut i = self.head[p];
+                while i != NIL {
+                    if !f(p, TaskId(i)) {
+                        return;
+                    }
+                    i = l.next[i as usize];
+                }
+            }
+        }
+    }
+}
+
+/// Per-task RT state (`struct sched_rt_entity`).
+#[derive(Clone, Copy, Debug)]
+struct RtSe {
+    /// Kernel prio (0..99) of the list the task is on.
+    prio: u8,
+    /// Queued (on_rq), and on which CPU.
+    queued: bool,
+    cpu: CpuId,
+    /// Remaining RR slice in ticks.
+    time_slice: u32,
+    /// Position saved by a DEQUEUE_SAVE: (prio, predecessor on its list).
+    saved: Option<(u8, u32)>,
+}
+
+impl Default for RtSe {
+    fn default() -> Self {
+        RtSe {
+            prio: 0,
+            queued: false,
+            cpu: CpuId(0),
+            time_slice: 0,
+            saved: None,
+        }
+    }
+}
+
+/// Per-CPU RT run queue (`struct rt_rq`).
+#[derive(Clone)]
+struct RtRq {
+    active: PrioArray,
+    /// The RT task currently running here (set by pick_next, cleared by put_prev).
+    curr: Option<TaskId>,
+    nr_running: u32,
+    /// Queued tasks allowed on more than one CPU (`rt_nr_migratory`).
+    nr_migratory: u32,
+    /// A pull is due before the next pick: the CPU's RT priority dropped below this prio
+    /// (`balance_rt` / `rt_queue_pull_task`).
+    pull_below: Option<i32>,
+}
+
+/// The RT class (SCHED_FIFO / SCHED_RR).
+pub struct LinuxRt {
+    rqs: Vec<RtRq>,
+    links: Links,
+    se: Vec<RtSe>,
+    /// `sched_rr_timeslice_ms`; `None` = the default `RR_TIMESLICE` (100 ms).
+    rr_timeslice_ms: Option<u64>,
+}
+
+/// cpupri levels: lower = less important work on the CPU.
+const CPUPRI_IDLE: i32 = 0;
+const CPUPRI_NORMAL: i32 = 1;
+
+impl LinuxRt {
+    /// An RT class for a machine with `nr_cpus` CPUs.
+    pub fn new(nr_cpus: usize) -> Self {
+        let rq = RtRq {
+            active: PrioArray::new(),
+            curr: None,
+            nr_running: 0,
+            nr_migratory: 0,
+            pull_below: None,
+        };
+        LinuxRt {
+            rqs: vec![rq; nr_cpus.max(1)],
+            links: Links::default(),
+            se: Vec::new(),
+            rr_timeslice_ms: None,
+        }
+    }
+
+    fn ensure(&mut self, ctx: &Ctx, t: TaskId) {
+        if self.se.len() <= t.idx() {
+            self.se.resize(t.idx() + 1, RtSe::default());
+            self.links.ensure(t);
+        }
+        if self.rqs.len() < ctx.nr_cpus() {
+            let proto = self.rqs[0].clone();
+            let mut fresh = proto;
+            fresh.active = PrioArray::new();
+            fresh.curr = None;
+            fresh.nr_running = 0;
+            fresh.nr_migratory = 0;
+            fresh.pull_below = None;
+            self.rqs.resize(ctx.nr_cpus(), fresh);
+        }
+    }
+
+    /// `sched_rr_timeslice` in jiffies for this HZ (`RR_TIMESLICE` or
+    /// `msecs_to_jiffies(sysctl_sched_rr_timeslice)`).
+    pub fn rr_timeslice_ticks(&self, hz: u32) -> u32 {
+        let hz = hz as u64;
+        let t = match self.rr_timeslice_ms {
+            None => 100 * hz / 1000,
+            Some(ms) => (ms * hz).div_ceil(1000),
+        };
+        t.max(1) as u32
+    }
+
+    /// The kernel prio (0..99) of an RT task.
+    #[inline]
+    fn prio_of(attrs: &SchedAttrs) -> usize {
+        attrs.prio().clamp(0, MAX_RT_PRIO - 1) as usize
+    }
+
+    /// `rt_rq->highest_prio.curr`: best queued RT prio on `cpu`, MAX_RT_PRIO if none.
+    #[inline]
+    fn highest_prio(&self, cpu: CpuId) -> i32 {
+        self.rqs[cpu.idx()]
+            .active
+            .first_prio()
+            .map_or(MAX_RT_PRIO, |p| p as i32)
+    }
+
+    /// The prio of whatever runs on `cpu` (`rq->curr->prio`; an idle CPU counts as the
+    /// idle task, prio 140).
+    #[inline]
+    fn curr_prio(ctx: &Ctx, cpu: CpuId) -> i32 {
+        ctx.curr(cpu).map_or(140, |c| ctx.task(c).attrs.prio())
+    }
+
+    /// The cpupri level of `cpu` (`cpupri_set`: IDLE, NORMAL, then RT99..RT0 upwards).
+    fn cpupri(&self, ctx: &Ctx, cpu: CpuId) -> i32 {
+        match self.rqs[cpu.idx()].active.first_prio() {
+            Some(p) => 2 + (MAX_RT_PRIO - 1 - p as i32),
+            None if ctx.curr(cpu).is_some() => CPUPRI_NORMAL,
+            None => CPUPRI_IDLE,
+        }
+    }
+
+    /// `find_lowest_rq`: the allowed CPU running the least important work below `t`'s
+    /// priority; prefer `t`'s CPU, then the lowest-numbered. `None` if there is none or
+    /// `t` is pinned.
+    fn find_lowest_rq(&self, ctx: &mut Ctx, t: TaskId) -> Option<CpuId> {
+        let view = ctx.task(t);
+        let aff = view.affinity;
+        if aff.count() < 2 {
+            return None;
+        }
+        let task_level = 2 + (MAX_RT_PRIO - 1 - Self::prio_of(&view.attrs) as i32);
+        let own = view.cpu;
+        let mut best: Option<(i32, CpuId)> = None;
+        let mut steps = 0;
+        for c in aff.iter() {
+            if c.idx() >= self.rqs.len() {
+                break;
+            }
+            steps += 1;
+            let lvl = self.cpupri(ctx, c);
+            if lvl >= task_level {
+                continue;
+            }
+            match best {
+                Some((bl, bc)) if lvl > bl || (lvl == bl && bc == own) => {}
+                Some((bl, _)) if lvl == bl && c != own => {}
+                _ => best = Some((lvl, c)),
+            }
+        }
+        ctx.count_work(steps);
+        best.map(|(_, c)| c)
+    }
+
+    fn do_enqueue(&mut self, ctx: &Ctx, cpu: CpuId, t: TaskId, head: bool) {
+        let p = Self::prio_of(&ctx.task(t).attrs);
+        let rq = &mut self.rqs[cpu.idx()];
+        if head {
+            rq.active.push_head(&mut self.links, p, t);
+        } else {
+            rq.active.push_tail(&mut self.links, p, t);
+        }
+        rq.nr_running += 1;
+        if ctx.task(t).affinity.count() > 1 {
+            rq.nr_migratory += 1;
+        }
+        let se = &mut self.se[t.idx()];
+        se.prio = p as u8;
+        se.queued = true;
+        se.cpu = cpu;
+    }
+
+    fn do_dequeue(&mut self, ctx: &Ctx, cpu: CpuId, t: TaskId) {
+        let se = self.se[t.idx()];
+        debug_assert!(se.queued && se.cpu == cpu, "rt dequeue of {t:?} not queued on {cpu:?}");
+        let rq = &mut self.rqs[cpu.idx()];
+        rq.active.remove(&mut self.links, se.prio as usize, t);
+        rq.nr_running -= 1;
+        if ctx.task(t).affinity.count() > 1 {
+            rq.nr_migratory = rq.nr_migratory.saturating_sub(1);
+        }
+        self.se[t.idx()].queued = false;
+    }
+
+    /// Is `t` pushable from its CPU (queued, not running there, may run elsewhere)?
+    #[inline]
+    fn pushable(&self, ctx: &Ctx, cpu: CpuId, t: TaskId) -> bool {
+        self.rqs[cpu.idx()].curr != Some(t)
+            && ctx.curr(cpu) != Some(t)
+            && ctx.task(t).affinity.count() > 1
+    }
+
+    /// `pick_next_pushable_task`: the best queued, not running, migratable task on `cpu`
+    /// that may run on `dst` (any CPU if `None`).
+    fn best_pushable(&self, ctx: &mut Ctx, cpu: CpuId, dst: Option<CpuId>) -> Option<TaskId> {
+        let rq = &self.rqs[cpu.idx()];
+        if rq.nr_migratory == 0 || rq.nr_running < 2 {
+            return None;
+        }
+        let mut found = None;
+        let mut steps = 0u64;
+        rq.active.for_each(&self.links, &mut |_, t| {
+            steps += 1;
+            if self.pushable(ctx, cpu, t) && dst.is_none_or(|d| ctx.task(t).affinity.contains(d)) {
+                found = Some(t);
+                return false;
+            }
+            true
+        });
+        ctx.count_work(steps);
+        found
+    }
+
+    /// Move queued, not running `t` from `src` to the tail of `dst`'s list
+    /// (`deactivate_task` + `set_task_cpu` + `activate_task`).
+    fn migrate(&mut self, ctx: &mut Ctx, t: TaskId, src: CpuId, dst: CpuId) {
+        self.do_dequeue(ctx, src, t);
+        ctx.set_task_cpu(t, dst);
+        self.do_enqueue(ctx, dst, t, false);
+    }
+
+    /// `push_rt_tasks`: while `cpu` has a pushable task that a lower-priority CPU could
+    /// run, move it there and reschedule that CPU.
+    fn push_rt_tasks(&mut self, ctx: &mut Ctx, cpu: CpuId) {
+        // Each successful push removes a task from `cpu`, so this terminates.
+        while let Some(next) = self.best_pushable(ctx, cpu, None) {
+            let nprio = self.se[next.idx()].prio as i32;
+            if nprio < Self::curr_prio(ctx, cpu) && self.rqs[cpu.idx()].curr.is_some() {
+                // It slipped in ahead of the running task: just reschedule.
+                ctx.resched(cpu);
+                return;
+            }
+            let Some(dst) = self.find_lowest_rq(ctx, next) else { return };
+            if dst == cpu || self.highest_prio(dst) <= nprio {
+                return;
+            }
+            self.migrate(ctx, next, cpu, dst);
+            ctx.resched(dst);
+        }
+    }
+
+    /// `pull_rt_task`: pull the best queued-but-waiting RT task from overloaded CPUs if it
+    /// beats what `this` will run.
+    fn pull_rt_task(&mut self, ctx: &mut Ctx, this: CpuId) {
+        let mut resched = false;
+        for i in 0..self.rqs.len() {
+            let src = CpuId(i as u32);
+            if src == this {
+                continue;
+            }
+            let srq = &self.rqs[i];
+            if srq.nr_running < 2 || srq.nr_migratory == 0 {
+                continue; // not overloaded (rto_mask)
+            }
+            let Some(p) = self.best_pushable(ctx, src, Some(this)) else { continue };
+            let pprio = self.se[p.idx()].prio as i32;
+            if pprio >= self.highest_prio(this) {
+                continue;
+            }
+            // About to preempt what runs on its own CPU: leave it there.
+            if pprio < Self::curr_prio(ctx, src) {
+                continue;
+            }
+            self.migrate(ctx, p, src, this);
+            resched = true;
+        }
+        if resched {
+            ctx.resched(this);
+        }
+    }
+
+    fn params() -> Vec<ParamInfo> {
+        vec![ParamInfo {
+            name: "sched_rr_timeslice_ms",
+            default: "100".into(),
+            description: "SCHED_RR quantum in ms (/proc/sys/kernel/sched_rr_timeslice_ms; \
+                          rounded up to whole ticks; <= 0 restores the 100 ms default)",
+        }]
+    }
+}
+
+impl Scheduler for LinuxRt {
+    fn info(&self) -> PolicyInfo {
+        PolicyInfo {
+            name: "linux-rt",
+            summary: "Linux SCHED_FIFO/SCHED_RR class: 100 FIFO lists + bitmap per CPU, push/pull",
+            source: "torvalds/linux kernel/sched/rt.c (v5.10-era stored copy 00d6a8a7): \
+                     __enqueue_rt_entity, pick_next_rt_entity, task_tick_rt, select_task_rq_rt, \
+                     find_lowest_rq, push_rt_task, pull_rt_task, prio_changed_rt",
+            params: Self::params(),
+        }
+    }
+
+    fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
+        match name {
+            "sched_rr_timeslice_ms" => {
+                let v: i64 = value
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("sched_rr_timeslice_ms: '{value}' is not an integer"))?;
+                self.rr_timeslice_ms = if v <= 0 { None } else { Some(v as u64) };
+                Ok(())
+            }
+            _ => Err(format!("unknown parameter '{name}'")),
+        }
+    }
+
+    fn accepts(&self, attrs: &SchedAttrs) -> Result<(), String> {
+        if !(1..=99).contains(&attrs.rt_priority) {
+            return Err(format!(
+                "{} needs a priority in 1..=99, got {}",
+                attrs.policy.as_str(),
+                attrs.rt_priority
+            ));
+        }
+        Ok(())
+    }
+
+    /// `__sched_fork`: `p->rt.time_slice = sched_rr_timeslice`.
+    fn task_new(&mut self, ctx: &mut Ctx, t: TaskId, parent: Option<TaskId>) {
+        let _ = parent;
+        self.ensure(ctx, t);
+        self.se[t.idx()].time_slice = self.rr_timeslice_ticks(ctx.hz());
+    }
+
+    /// `select_task_rq_rt`: stay on `prev` unless it runs an RT task that the wakee
+    /// cannot preempt (or that is pinned); then move to `find_lowest_rq` if that CPU runs
+    /// lower-priority work.
+    fn select_cpu(&mut self, ctx: &mut Ctx, t: TaskId, prev: CpuId, kind: WakeKind) -> CpuId {
+        let _ = kind;
+        self.ensure(ctx, t);
+        let p = Self::prio_of(&ctx.task(t).attrs) as i32;
+        let aff = ctx.task(t).affinity;
+        if !aff.contains(prev) {
+            return self
+                .find_lowest_rq(ctx, t)
+                .or_else(|| aff.first())
+                .expect("empty affinity");
+        }
+        let test = ctx.curr(prev).is_some_and(|c| {
+            let cv = ctx.task(c);
+            cv.attrs.prio() < MAX_RT_PRIO && (cv.affinity.count() < 2 || cv.attrs.prio() <= p)
+        });
+        if test {
+            if let Some(target) = self.find_lowest_rq(ctx, t) {
+                if p < self.highest_prio(target) {
+                    return target;
+                }
+            }
+        }
+        prev
+    }
+
+    /// `enqueue_task_rt`: tail of its priority list (head for a lowered priority on
+    /// ENQUEUE_RESTORE, the saved position for an unchanged one).
+    fn enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
+        self.ensure(ctx, t);
+        ctx.count_work(1);
+        let saved = self.se[t.idx()].saved.take();
+        if kind == EnqueueKind::Restore {
+            if let Some((old, pred)) = saved {
+                let new = Self::prio_of(&ctx.task(t).attrs);
+                if new as u8 == old && self.se[t.idx()].cpu == cpu {
+                    // DEQUEUE_SAVE without DEQUEUE_MOVE: keep the old place.
+                    self.do_enqueue(ctx, cpu, t, true);
+                    if pred != NIL && {
+                        let ps = self.se[pred as usize];
+                        ps.queued && ps.cpu == cpu && ps.prio as usize == new
+                    } {
+                        let arr = &mut self.rqs[cpu.idx()].active;
+                        arr.remove(&mut self.links, new, t);
+                        arr.insert_after(&mut self.links, new, TaskId(pred), t);
+                    }
+                    return;
+                }
+                // ENQUEUE_HEAD iff the priority was lowered (oldprio < newprio).
+                self.do_enqueue(ctx, cpu, t, (old as usize) < new);
+                return;
+            }
+        }
+        self.do_enqueue(ctx, cpu, t, false);
+    }
+
+    /// `dequeue_task_rt`. A DEQUEUE_SAVE remembers the list position.
+    fn dequeue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: DequeueKind) {
+        self.ensure(ctx, t);
+        if !self.se[t.idx()].queued {
+            return;
+        }
+        ctx.count_work(1);
+        if kind == DequeueKind::Save {
+            let se = self.se[t.idx()];
+            self.se[t.idx()].saved = Some((se.prio, self.links.prev[t.idx()]));
+        }
+        self.do_dequeue(ctx, cpu, t);
+    }
+
+    /// `check_preempt_curr_rt` (+ `check_preempt_equal_prio`), then `task_woken_rt`: a
+    /// woken task that does not run here soon is pushed to a lower-priority CPU.
+    fn wakeup_preempt(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+        let p = ctx.task(t).attrs.prio();
+        let cp = Self::curr_prio(ctx, cpu);
+        if p < cp {
+            ctx.resched(cpu);
+            return;
+        }
+        if let Some(curr) = ctx.curr(cpu) {
+            if p == cp
+                && ctx.task(t).affinity.count() == 1
+                && ctx.task(curr).affinity.count() > 1
+                && self.find_lowest_rq(ctx, curr).is_some()
+            {
+                // check_preempt_equal_prio: the pinned wakee goes to the head and the
+                // migratable current is rescheduled so that it can be pushed away.
+                let pr = self.se[t.idx()].prio as usize;
+                let arr = &mut self.rqs[cpu.idx()].active;
+                arr.remove(&mut self.links, pr, t);
+                arr.push_head(&mut self.links, pr, t);
+                ctx.resched(cpu);
+                return;
+            }
+        }
+        // task_woken_rt: the RT current keeps the CPU; try to push the wakee away.
+        if self.rqs[cpu.idx()].curr.is_some() && ctx.task(t).affinity.count() > 1 {
+            self.push_rt_tasks(ctx, cpu);
+        }
+    }
+
+    /// `put_prev_task_rt`. If the previous task left the queue (blocked, exited) and the
+    /// CPU's best RT priority is now worse, a pull is due before the next pick
+    /// (`balance_rt` → `need_pull_rt_task`).
+    fn put_prev(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+        self.ensure(ctx, t);
+        let rq = &mut self.rqs[cpu.idx()];
+        if rq.curr == Some(t) {
+            rq.curr = None;
+        }
+        let se = self.se[t.idx()];
+        if !se.queued {
+            let prio = ctx.task(t).attrs.prio().clamp(0, MAX_RT_PRIO - 1);
+            self.rqs[cpu.idx()].pull_below = Some(prio);
+        }
+    }
+
+    /// `pick_next_task_rt` + `set_next_task_rt`: pull first if due (`balance_rt`), take
+    /// the head of the best list, then push any other queued task a lower-priority CPU
+    /// could run (`rt_queue_push_tasks`).
+    fn pick_next(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
+        if cpu.idx() >= self.rqs.len() {
+            return None;
+        }
+        if let Some(below) = self.rqs[cpu.idx()].pull_below.take() {
+            if self.highest_prio(cpu) > below {
+                self.pull_rt_task(ctx, cpu);
+            }
+        }
+        ctx.count_work(1);
+        let t = self.rqs[cpu.idx()].active.first()?;
+        self.rqs[cpu.idx()].curr = Some(t);
+        if self.rqs[cpu.idx()].nr_running > 1 {
+            self.push_rt_tasks(ctx, cpu);
+        }
+        Some(t)
+    }
+
+    /// `task_tick_rt`: SCHED_RR slice accounting; FIFO has no slice.
+    fn tick(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+        self.ensure(ctx, t);
+        if ctx.task(t).attrs.policy != Policy::Rr {
+            return;
+        }
+        let se = &mut self.se[t.idx()];
+        se.time_slice = se.time_slice.saturating_sub(1);
+        if se.time_slice > 0 {
+            return;
+        }
+        se.time_slice = self.rr_timeslice_ticks(ctx.hz());
+        let se = self.se[t.idx()];
+        if se.queued && !self.rqs[cpu.idx()].active.alone(se.prio as usize, t) {
+            let arr = &mut self.rqs[cpu.idx()].active;
+            arr.remove(&mut self.links, se.prio as usize, t);
+            arr.push_tail(&mut self.links, se.prio as usize, t);
+            ctx.resched(cpu);
+        }
+    }
+
+    /// `yield_task_rt` → `requeue_task_rt(rq, curr, 0)`: tail of its list.
+    fn yield_task(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+        self.ensure(ctx, t);
+        let se = self.se[t.idx()];
+        if se.queued && se.cpu == cpu {
+            let arr = &mut self.rqs[cpu.idx()].active;
+            arr.remove(&mut self.links, se.prio as usize, t);
+            arr.push_tail(&mut self.links, se.prio as usize, t);
+        }
+    }
+
+    /// `prio_changed_rt`: a running task whose priority dropped pulls; a queued waiting
+    /// task that now beats the running one preempts it.
+    fn prio_changed(&mut self, ctx: &mut Ctx, t: TaskId, old: SchedAttrs) {
+        self.ensure(ctx, t);
+        let cpu = ctx.task(t).cpu;
+        let newp = ctx.task(t).attrs.prio();
+        if ctx.task(t).running {
+            if old.prio() < newp {
+                self.rqs[cpu.idx()].pull_below = Some(old.prio().clamp(0, MAX_RT_PRIO - 1));
+                ctx.resched(cpu);
+            }
+            if newp > self.highest_prio(cpu) {
+                ctx.resched(cpu);
+            }
+        } else if self.se[t.idx()].queued && newp < Self::curr_prio(ctx, cpu) {
+            ctx.resched(cpu);
+        }
+    }
+
+    /// Newidle balance: `balance_rt` → `pull_rt_task` when the CPU has no RT work.
+    fn balance(&mut self, ctx: &mut Ctx, cpu: CpuId, kind: BalanceKind) {
+        if kind == BalanceKind::NewIdle
+            && cpu.idx() < self.rqs.len()
+            && self.rqs[cpu.idx()].nr_running == 0
+        {
+            self.pull_rt_task(ctx, cpu);
+        }
+    }
+
+    fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
+        for (i, rq) in self.rqs.iter().enumerate() {
+            let cpu = CpuId(i as u32);
+            rq.active.for_each(&self.links, &mut |_, t| {
+                if rq.curr != Some(t) {
+                    f(cpu, t);
+                }
+                true
+            });
+        }
+    }
+}
+
+impl SchedClass for LinuxRt {
+    fn owns(&self, attrs: &SchedAttrs) -> bool {
+        matches!(attrs.policy, Policy::Fifo | Policy::Rr)
+    }
+
+    fn has_queued(&self, cpu: CpuId) -> bool {
+        self.rqs.get(cpu.idx()).is_some_and(|rq| rq.nr_running > 0)
+    }
+
+    /// `switched_from_rt`: if the CPU is left without RT work, pull.
+    fn switched_from(&mut self, ctx: &mut Ctx, t: TaskId) {
+        self.ensure(ctx, t);
+        let cpu = ctx.task(t).cpu;
+        if self.rqs[cpu.idx()].curr == Some(t) {
+            self.rqs[cpu.idx()].curr = None;
+        }
+        self.se[t.idx()].saved = None;
+        if ctx.task(t).running && self.rqs[cpu.idx()].nr_running == 0 {
+            self.rqs[cpu.idx()].pull_below = Some(MAX_RT_PRIO - 1);
+        }
+    }
+
+    /// `switched_to_rt`: a fresh RR slice if it never had one.
+    fn switched_to(&mut self, ctx: &mut Ctx, t: TaskId) {
+        self.ensure(ctx, t);
+        if self.se[t.idx()].time_slice == 0 {
+            self.se[t.idx()].time_slice = self.rr_timeslice_ticks(ctx.hz());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::CpuMask;
+
+    fn rt(policy: Policy, prio: i32) -> SchedAttrs {
+        SchedAttrs {
+            policy,
+            rt_priority: prio,
+            nice: 0,
+            dl: None,
+        }
+    }
+
+    fn order(s: &LinuxRt, cpu: CpuId) -> Vec<u32> {
+        let mut v = Vec::new();
+        s.rqs[cpu.idx()].active.for_each(&s.links, &mut |_, t| {
+            v.push(t.0);
+            true
+        });
+        v
+    }
+
+    #[test]
+    fn fifo_preempted_stays_at_head_wakeup_goes_to_tail() {
+        let mut ctx = Ctx::for_test(1, 1000);
+        let mut s = LinuxRt::new(1);
+        let c0 = CpuId(0);
+        let one = CpuMask::first_n(1);
+        let a = ctx.add_task_for_test(rt(Policy::Fifo, 10), one);
+        let b = ctx.add_task_for_test(rt(Policy::Fifo, 10), one);
+        let hi = ctx.add_task_for_test(rt(Policy::Fifo, 50), one);
+        for t in [a, b, hi] {
+            s.task_new(&mut ctx, t, None);
+        }
+        s.enqueue(&mut ctx, c0, a, EnqueueKind::Wakeup);
+        assert_eq!(s.pick_next(&mut ctx, c0), Some(a));
+        ctx.set_curr_for_test(c0, Some(a));
+        s.enqueue(&mut ctx, c0, b, EnqueueKind::Wakeup);
+        s.wakeup_preempt(&mut ctx, c0, b);
+        assert!(!ctx.resched_mask.contains(c0), "equal prio must not preempt");
+        assert_eq!(order(&s, c0), vec![a.0, b.0]);
+        s.enqueue(&mut ctx, c0, hi, EnqueueKind::Wakeup);
+        s.wakeup_preempt(&mut ctx, c0, hi);
+        assert!(ctx.resched_mask.contains(c0), "higher prio preempts");
+        s.put_prev(&mut ctx, c0, a);
+        assert_eq!(s.pick_next(&mut ctx, c0), Some(hi));
+        ctx.set_curr_for_test(c0, Some(hi));
+        // hi blocks: a (preempted) is still at the head of prio list 89, before b.
+        s.dequeue(&mut ctx, c0, hi, DequeueKind::Sleep);
+        s.put_prev(&mut ctx, c0, hi);
+        assert_eq!(s.pick_next(&mut ctx, c0), Some(a));
+        assert_eq!(order(&s, c0), vec![a.0, b.0]);
+    }
+}

@@ -1,0 +1,358 @@
+//! The scheduling-class stack: compose a Linux-style scheduler from reusable classes.
+//!
+//! Source: torvalds/linux `kernel/sched/core.c` (v5.x): `pick_next_task` walks the classes
+//! in priority order (`for_each_class`: stop > dl > rt > fair > idle) and returns the first
+//! task any class offers; `check_preempt_curr` lets the woken task's class decide when it
+//! is the running task's class and otherwise preempts iff the woken task's class is higher;
+//! `check_class_changed` calls `switched_from`/`switched_to` when `sched_setattr` moves a
+//! task between classes; every other per-task hook goes to `p->sched_class`.
+//!
+//! # How to add a Linux-like class
+//!
+//! 1. Write the class in its own file (`cpu/<class>.rs`) as a [`Scheduler`] that only ever
+//!    sees its own tasks, and implement [`SchedClass`] for it: `owns` says which
+//!    [`SchedAttrs`] belong to it (e.g. `Policy::Fifo | Policy::Rr` for the RT class),
+//!    `has_queued` reports whether it has work on a CPU (used to stop a newidle balance
+//!    once a higher class found work), and `switched_from`/`switched_to` are told when a
+//!    task leaves or joins the class through an attribute change.
+//! 2. Compose: `Stacked::new(Higher::new(..), Lower::new(..), meta)` runs `Higher` strictly
+//!    above `Lower`. A `Stacked` is itself a [`SchedClass`], so deeper stacks nest to the
+//!    right: `Stacked<Dl, Stacked<Rt, Fair>>` is the kernel's dl > rt > fair order.
+//! 3. Register the composed value under its policy name (see `linux_cfs::linux_cfs`).
+//!
+//! Routing rules (what `Stacked` does for you):
+//! - every task belongs to exactly one class, the first (highest) whose `owns` is true;
+//!   `accepts` fails for attributes no class owns (e.g. SCHED_DEADLINE without a dl class);
+//! - `pick_next` asks the higher class first and the lower one only if it has nothing;
+//! - `wakeup_preempt`: same class as the running task → that class decides; a higher
+//!   class → reschedule at once; a lower class → never;
+//! - `select_cpu`, `enqueue`, `dequeue`, `put_prev`, `update_curr`, `tick`, `yield_task`,
+//!   `prio_changed`, `task_new`, `task_exit`, `dynamic_prio` go to the task's class;
+//! - `balance` goes to both (a newidle balance stops after the higher class if that
+//!   class now has work on the CPU, like the kernel's `balance` loop in
+//!   `pick_next_task`/`put_prev_task_balance`); `for_each_queued` reports both;
+//! - `timer` is delivered to both classes: a class that arms timers must tag its tokens
+//!   so that it recognises its own (no class in this crate arms timers yet);
+//! - tunables are the union of both classes' tunables (names must not collide).
+//!
+//! Cost: routing is O(1) per hook (one byte per task records the class holding it).
+
+use crate::ctx::Ctx;
+use crate::sched::{
+    BalanceKind, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind,
+};
+use crate::types::{CpuId, SchedAttrs, TaskId};
+
+/// A scheduling class that can sit in a [`Stacked`] (the kernel's `struct sched_class`
+/// seen as one layer of the class list).
+pub trait SchedClass: Scheduler {
+    /// Does this class schedule tasks with these attributes (`p->sched_class` selection
+    /// in `__setscheduler_prio`)?
+    fn owns(&self, attrs: &SchedAttrs) -> bool;
+
+    /// Does the class have any queued task (running or not) on `cpu`
+    /// (`sched_rt_runnable`, `sched_fair_runnable`)?
+    fn has_queued(&self, cpu: CpuId) -> bool;
+
+    /// `t` leaves this class through an attribute change (`switched_from`). It has
+    /// already been dequeued if it was queued.
+    fn switched_from(&mut self, ctx: &mut Ctx, t: TaskId) {
+        let _ = (ctx, t);
+    }
+
+    /// `t` joins this class through an attribute change (`switched_to`); it will be
+    /// enqueued with `EnqueueKind::Restore` if it is runnable.
+    fn switched_to(&mut self, ctx: &mut Ctx, t: TaskId) {
+        let _ = (ctx, t);
+    }
+}
+
+/// Name, summary and source of a composed policy (what `info()` reports).
+#[derive(Clone, Copy, Debug)]
+pub struct StackMeta {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub source: &'static str,
+}
+
+const HI: u8 = 0;
+const LO: u8 = 1;
+const NONE: u8 = 2;
+
+/// Two classes with `Hi` strictly above `Lo` (e.g. `Stacked<LinuxRt, LinuxCfs>`).
+pub struct Stacked<Hi, Lo> {
+    pub hi: Hi,
+    pub lo: Lo,
+    meta: StackMeta,
+    /// The class holding each task (HI, LO or NONE), indexed by TaskId.
+    holder: Vec<u8>,
+}
+
+impl<Hi: SchedClass, Lo: SchedClass> Stacked<Hi, Lo> {
+    pub fn new(hi: Hi, lo: Lo, meta: StackMeta) -> Self {
+        Stacked {
+            hi,
+            lo,
+            meta,
+            holder: Vec::new(),
+        }
+    }
+
+    /// The class that owns these attributes.
+    #[inline]
+    fn owner(&self, attrs: &SchedAttrs) -> u8 {
+        if self.hi.owns(attrs) {
+            HI
+        } else if self.lo.owns(attrs) {
+            LO
+        } else {
+            NONE
+        }
+    }
+
+    /// The class currently holding `t` (falls back to its attributes' owner).
+    #[inline]
+    fn class_of(&self, ctx: &Ctx, t: TaskId) -> u8 {
+        match self.holder.get(t.idx()) {
+            Some(&c) if c != NONE => c,
+            _ => self.owner(&ctx.task(t).attrs),
+        }
+    }
+
+    #[inline]
+    fn set_holder(&mut self, t: TaskId, c: u8) {
+        if self.holder.len() <= t.idx() {
+            self.holder.resize(t.idx() + 1, NONE);
+        }
+        self.holder[t.idx()] = c;
+    }
+
+    /// Move `t` from class `from` to class `to` (`check_class_changed`).
+    fn switch_class(&mut self, ctx: &mut Ctx, t: TaskId, from: u8, to: u8) {
+        match from {
+            HI => self.hi.switched_from(ctx, t),
+            LO => self.lo.switched_from(ctx, t),
+            _ => {}
+        }
+        match to {
+            HI => self.hi.switched_to(ctx, t),
+            LO => self.lo.switched_to(ctx, t),
+            _ => {}
+        }
+        self.set_holder(t, to);
+    }
+}
+
+macro_rules! route {
+    ($self:ident, $cls:expr, $m:ident ( $($a:expr),* )) => {
+        match $cls {
+            HI => $self.hi.$m($($a),*),
+            _ => $self.lo.$m($($a),*),
+        }
+    };
+}
+
+impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
+    fn info(&self) -> PolicyInfo {
+        let mut params = self.hi.info().params;
+        params.extend(self.lo.info().params);
+        PolicyInfo {
+            name: self.meta.name,
+            summary: self.meta.summary,
+            source: self.meta.source,
+            params,
+        }
+    }
+
+    fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
+        if self.hi.info().params.iter().any(|p| p.name == name) {
+            self.hi.set_param(name, value)
+        } else if self.lo.info().params.iter().any(|p| p.name == name) {
+            self.lo.set_param(name, value)
+        } else {
+            Err(format!(
+                "unknown parameter '{name}' for {} (see `schedlab schedulers`)",
+                self.meta.name
+            ))
+        }
+    }
+
+    fn accepts(&self, attrs: &SchedAttrs) -> Result<(), String> {
+        match self.owner(attrs) {
+            HI => self.hi.accepts(attrs),
+            LO => self.lo.accepts(attrs),
+            _ => Err(format!(
+                "{} is not modelled by {} yet",
+                attrs.policy.as_str(),
+                self.meta.name
+            )),
+        }
+    }
+
+    /// `sched_fork` → `p->sched_class->task_fork`.
+    fn task_new(&mut self, ctx: &mut Ctx, t: TaskId, parent: Option<TaskId>) {
+        let c = self.owner(&ctx.task(t).attrs);
+        self.set_holder(t, c);
+        match c {
+            HI => self.hi.task_new(ctx, t, parent),
+            LO => self.lo.task_new(ctx, t, parent),
+            _ => {}
+        }
+    }
+
+    /// `task_dead`.
+    fn task_exit(&mut self, ctx: &mut Ctx, t: TaskId) {
+        let c = self.class_of(ctx, t);
+        route!(self, c, task_exit(ctx, t))
+    }
+
+    /// `select_task_rq` of the class the task is about to be enqueued in.
+    fn select_cpu(&mut self, ctx: &mut Ctx, t: TaskId, prev: CpuId, kind: WakeKind) -> CpuId {
+        let c = self.owner(&ctx.task(t).attrs);
+        route!(self, c, select_cpu(ctx, t, prev, kind))
+    }
+
+    /// `enqueue_task` → `p->sched_class->enqueue_task`. If the task's attributes moved it
+    /// to another class without a `prio_changed` (e.g. set before its first run), the
+    /// class change is applied first; a never-run task is simply initialised afresh.
+    fn enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
+        let want = self.owner(&ctx.task(t).attrs);
+        let have = self.holder.get(t.idx()).copied().unwrap_or(NONE);
+        if want != have {
+            if kind == EnqueueKind::New || have == NONE {
+                self.set_holder(t, want);
+                let parent = ctx.task(t).parent;
+                route!(self, want, task_new(ctx, t, parent));
+            } else {
+                self.switch_class(ctx, t, have, want);
+            }
+        }
+        route!(self, want, enqueue(ctx, cpu, t, kind))
+    }
+
+    fn dequeue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: DequeueKind) {
+        let c = self.class_of(ctx, t);
+        route!(self, c, dequeue(ctx, cpu, t, kind))
+    }
+
+    /// `check_preempt_curr` (core.c): same class → the class decides; a higher class
+    /// preempts at once; a lower class never does.
+    fn wakeup_preempt(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+        let Some(curr) = ctx.curr(cpu) else {
+            ctx.resched(cpu);
+            return;
+        };
+        if curr == t {
+            return;
+        }
+        let ct = self.class_of(ctx, t);
+        let cc = self.class_of(ctx, curr);
+        if ct == cc {
+            route!(self, ct, wakeup_preempt(ctx, cpu, t))
+        } else if ct < cc {
+            ctx.resched(cpu);
+        }
+    }
+
+    fn put_prev(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+        let c = self.class_of(ctx, t);
+        route!(self, c, put_prev(ctx, cpu, t))
+    }
+
+    /// `pick_next_task`: `for_each_class(class) { p = class->pick_next_task(rq); if (p)
+    /// return p; }`.
+    fn pick_next(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
+        if let Some(t) = self.hi.pick_next(ctx, cpu) {
+            return Some(t);
+        }
+        self.lo.pick_next(ctx, cpu)
+    }
+
+    fn update_curr(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, delta_ns: u64) {
+        let c = self.class_of(ctx, t);
+        route!(self, c, update_curr(ctx, cpu, t, delta_ns))
+    }
+
+    fn tick(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+        let c = self.class_of(ctx, t);
+        route!(self, c, tick(ctx, cpu, t))
+    }
+
+    fn yield_task(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+        let c = self.class_of(ctx, t);
+        route!(self, c, yield_task(ctx, cpu, t))
+    }
+
+    /// `check_class_changed`: a class change calls `switched_from`/`switched_to` (and
+    /// reschedules a running task, as `switched_to_fair`/`switched_to_rt` do); otherwise
+    /// the class's `prio_changed`.
+    fn prio_changed(&mut self, ctx: &mut Ctx, t: TaskId, old: SchedAttrs) {
+        let from = self.class_of(ctx, t);
+        let to = self.owner(&ctx.task(t).attrs);
+        if from != to {
+            self.switch_class(ctx, t, from, to);
+            if ctx.task(t).running {
+                let cpu = ctx.task(t).cpu;
+                ctx.resched(cpu);
+            }
+        } else {
+            route!(self, to, prio_changed(ctx, t, old))
+        }
+    }
+
+    fn balance(&mut self, ctx: &mut Ctx, cpu: CpuId, kind: BalanceKind) {
+        self.hi.balance(ctx, cpu, kind);
+        if kind == BalanceKind::NewIdle && self.hi.has_queued(cpu) {
+            return;
+        }
+        self.lo.balance(ctx, cpu, kind);
+    }
+
+    fn timer(&mut self, ctx: &mut Ctx, token: u64) {
+        self.hi.timer(ctx, token);
+        self.lo.timer(ctx, token);
+    }
+
+    fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
+        match self.holder.get(t.idx()).copied().unwrap_or(NONE) {
+            HI => self.hi.dynamic_prio(t),
+            LO => self.lo.dynamic_prio(t),
+            _ => None,
+        }
+    }
+
+    fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
+        self.hi.for_each_queued(f);
+        self.lo.for_each_queued(f);
+    }
+}
+
+impl<Hi: SchedClass, Lo: SchedClass> SchedClass for Stacked<Hi, Lo> {
+    fn owns(&self, attrs: &SchedAttrs) -> bool {
+        self.owner(attrs) != NONE
+    }
+
+    fn has_queued(&self, cpu: CpuId) -> bool {
+        self.hi.has_queued(cpu) || self.lo.has_queued(cpu)
+    }
+
+    fn switched_from(&mut self, ctx: &mut Ctx, t: TaskId) {
+        let c = self.class_of(ctx, t);
+        match c {
+            HI => self.hi.switched_from(ctx, t),
+            LO => self.lo.switched_from(ctx, t),
+            _ => {}
+        }
+        self.set_holder(t, NONE);
+    }
+
+    fn switched_to(&mut self, ctx: &mut Ctx, t: TaskId) {
+        let c = self.owner(&ctx.task(t).attrs);
+        match c {
+            HI => self.hi.switched_to(ctx, t),
+            LO => self.lo.switched_to(ctx, t),
+            _ => {}
+        }
+        self.set_holder(t, c);
+    }
+}
