@@ -4,9 +4,7 @@
 //! The engine (`engine.rs`) holds a `Ctx` beside the policy and passes `&mut Ctx` into every
 //! hook, so a policy can read and request but never reach the engine's private program state.
 
-use std::collections::BinaryHeap;
-
-use crate::event::{Event, EventKind};
+use crate::event::{Event, EventKind, EventQueue};
 use crate::trace::Tracer;
 use crate::types::{CpuId, CpuMask, SchedAttrs, TaskId, Time};
 use schedlab_spec::rng::Rng;
@@ -67,7 +65,7 @@ pub struct Ctx {
     pub(crate) counters: Vec<TaskCounters>,
     pub(crate) cpus: Vec<CpuState>,
     pub(crate) resched_mask: CpuMask,
-    pub(crate) events: BinaryHeap<Event>,
+    pub(crate) events: EventQueue,
     pub(crate) seq: u64,
     pub(crate) rng: Rng,
     pub(crate) work_units: u64,
@@ -96,7 +94,7 @@ impl Ctx {
             counters: Vec::new(),
             cpus: vec![cpu; nr_cpus],
             resched_mask: CpuMask::empty(),
-            events: BinaryHeap::with_capacity(1024),
+            events: EventQueue::with_capacity(1024),
             seq: 0,
             rng: Rng::new(seed),
             work_units: 0,

@@ -71,8 +71,10 @@ pub(crate) struct TaskRt {
     pub xfer_left: u64,
     /// Generation of the pending Wake event (sleep/timer); others are stale.
     pub wake_gen: u64,
-    /// Per-timer next expiry (u64::MAX = not started).
+    /// Next expiry of each rt-app "unique" timer (one copy per task; u64::MAX = unused).
     pub timers: Vec<Time>,
+    /// When the task started (rt-app anchors timers at the instance's start).
+    pub started_at: Time,
     /// Period of the timer that released the current activation (for deadlines).
     pub since: Time,
     /// A new phase begins with its next op: apply the phase's attributes first.
@@ -111,6 +113,10 @@ pub(crate) struct Engine<S: Scheduler> {
     pub barriers: Vec<Barrier>,
     pub channels: Vec<Channel>,
     pub nr_timers: usize,
+    /// Per timer: rt-app "unique" (per task) or shared by every task that names it.
+    timer_unique: Vec<bool>,
+    /// Next expiry of each shared timer (u64::MAX = unused so far).
+    shared_timers: Vec<Time>,
     pub metrics: Metrics,
     pub cfg: RunCfg,
     pub events: u64,
@@ -163,6 +169,8 @@ impl<S: Scheduler> Engine<S> {
                 })
                 .collect(),
             nr_timers: r.timers.len(),
+            timer_unique: (0..r.timers.len()).map(|i| r.timer_unique.get(i).copied().unwrap_or(true)).collect(),
+            shared_timers: vec![u64::MAX; r.timers.len()],
             metrics: Metrics::new(r.marks.len(), collect_samples),
             cfg,
             events: 0,
@@ -237,6 +245,12 @@ impl<S: Scheduler> Engine<S> {
         parent: Option<TaskId>,
     ) -> TaskId {
         let id = TaskId(self.rt.len() as u32);
+        if id.0 as u64 > crate::event::MAX_EVENT_ID {
+            self.error = Some(RunError(format!(
+                "more than {} tasks: the simulator's limit (a fork bomb?)",
+                crate::event::MAX_EVENT_ID
+            )));
+        }
         let cpu = match parent {
             Some(p) if affinity.contains(self.ctx.tasks[p.idx()].cpu) => {
                 self.ctx.tasks[p.idx()].cpu
@@ -268,6 +282,7 @@ impl<S: Scheduler> Engine<S> {
             xfer_left: 0,
             wake_gen: 0,
             timers: vec![u64::MAX; self.nr_timers],
+            started_at: self.ctx.now,
             since: self.ctx.now,
             phase_pending: false,
             wait_ns: 0,
@@ -309,13 +324,11 @@ impl<S: Scheduler> Engine<S> {
     /// Run until the end time, or until no event is left.
     pub fn run(&mut self) {
         self.process_resched();
-        while let Some(ev) = self.ctx.events.peek().copied() {
-            if let Some(end) = self.cfg.end {
-                if ev.time > end {
-                    break;
-                }
+        while let Some(time) = self.ctx.events.peek_time() {
+            if self.cfg.end.is_some_and(|end| time > end) {
+                break;
             }
-            self.ctx.events.pop();
+            let ev = self.ctx.events.pop().expect("peeked");
             debug_assert!(ev.time >= self.ctx.now, "time went backwards");
             if ev.time != self.ctx.now {
                 self.zero_steps = 0;
@@ -345,21 +358,21 @@ impl<S: Scheduler> Engine<S> {
     }
 
     fn cheap_to_check(&self) -> bool {
-        self.rt.len() <= 128 || self.events % 1024 == 0
+        self.rt.len() <= 128 || self.events.is_multiple_of(1024)
     }
 
     fn handle(&mut self, kind: EventKind) {
         match kind {
             EventKind::Tick { cpu } => self.on_tick(cpu),
             EventKind::Complete { cpu, gen } => {
-                if self.ctx.cpus[cpu.idx()].gen == gen && self.burst_armed[cpu.idx()] {
+                if EventKind::wrap_gen(self.ctx.cpus[cpu.idx()].gen) == gen && self.burst_armed[cpu.idx()] {
                     self.burst_armed[cpu.idx()] = false;
                     self.account(cpu);
                     self.burst_done(cpu);
                 }
             }
             EventKind::Wake { task, gen } => {
-                if self.rt[task.idx()].wake_gen == gen {
+                if EventKind::wrap_gen(self.rt[task.idx()].wake_gen) == gen {
                     if let TState::Blocked(b @ (Block::Sleep | Block::Timer)) =
                         self.rt[task.idx()].state
                     {
@@ -578,6 +591,7 @@ impl<S: Scheduler> Engine<S> {
 
     /// wake_up_new_task: first placement of a created task.
     fn wake_new(&mut self, t: TaskId, waker_cpu: Option<CpuId>) {
+        self.rt[t.idx()].started_at = self.ctx.now;
         let prev = self.ctx.tasks[t.idx()].cpu;
         let cpu = self
             .policy
@@ -873,17 +887,23 @@ impl<S: Scheduler> Engine<S> {
         self.ctx.push(at, EventKind::Wake { task: t, gen });
     }
 
-    /// rt-app's timer: the first use anchors the timer at `now`; every use then waits for
-    /// anchor + k·period (absolute) or, when late, restarts from now (relative).
+    /// rt-app's timer (`run_event`, src/rt-app.c): anchored at the task's start (for a
+    /// shared timer, the start of its first user); every use waits for the previous expiry
+    /// + period (absolute), or, when that is already past, restarts from now (relative).
     fn timer(&mut self, cpu: CpuId, t: TaskId, slot: usize, period: u64, mode: TimerMode) {
         let now = self.ctx.now;
-        let prev = self.rt[t.idx()].timers[slot];
-        let base = if prev == u64::MAX { now } else { prev };
+        let unique = self.timer_unique[slot];
+        let prev = if unique { self.rt[t.idx()].timers[slot] } else { self.shared_timers[slot] };
+        let base = if prev == u64::MAX { self.rt[t.idx()].started_at } else { prev };
         let mut next = base + period;
         if next <= now && mode == TimerMode::Relative {
             next = now;
         }
-        self.rt[t.idx()].timers[slot] = next;
+        if unique {
+            self.rt[t.idx()].timers[slot] = next;
+        } else {
+            self.shared_timers[slot] = next;
+        }
         let rel = self.ctx.tasks[t.idx()]
             .attrs
             .dl

@@ -88,11 +88,6 @@ pub(crate) fn compile(spec: &Spec) -> Vec<Template> {
 }
 
 impl Template {
-    /// True if some loop of this program never ends.
-    pub fn loops_forever(&self) -> bool {
-        self.loop_count < 0 || self.phases.iter().any(|p| p.loop_count < 0)
-    }
-
     /// The op under the cursor, or `None` if the program is empty/over.
     #[inline]
     pub fn op(&self, c: &Cursor) -> Option<&Event> {

@@ -33,27 +33,11 @@ impl WaitQueue {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.q.is_empty()
-    }
-
-    pub fn len(&self) -> usize {
-        self.q.len()
-    }
-
     /// Move every waiter out into `out` (in wake order), leaving the queue empty but
     /// keeping its allocation.
     pub fn drain_into(&mut self, out: &mut Vec<TaskId>) {
         out.extend(self.q.iter().map(|&(_, t)| t));
         self.q.clear();
-    }
-
-    pub fn contains(&self, t: TaskId) -> bool {
-        self.q.iter().any(|&(_, x)| x == t)
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = TaskId> + '_ {
-        self.q.iter().map(|&(_, t)| t)
     }
 }
 

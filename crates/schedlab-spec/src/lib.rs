@@ -2,10 +2,15 @@
 //! namespaced extensions; validation that names the JSON path of every error; and the
 //! built-in workload generators.
 //!
-//! Entry points: [`parse_spec`] (text → validated [`model::Spec`]) and [`gen::generate`].
+//! Entry points: [`parse_spec`] (text → validated [`model::Spec`]), [`parse_value`], and
+//! [`gen::generate`] / [`gen::list`]. Modules: `json` (a json-c-compatible reader that keeps
+//! repeated keys), `parse` (grammar and validation, one sub-module per concern), `model`
+//! (the validated types), `gen` (generators), `rng` (the seeded PRNG). The user-facing
+//! grammar is docs/spec.md.
 
 pub mod error;
 pub mod gen;
+mod json;
 pub mod model;
 mod parse;
 pub mod rng;

@@ -66,11 +66,16 @@ pub struct SchedAttr {
 }
 
 /// How a periodic timer catches up when it is late (rt-app `"mode"`).
+///
+/// rt-app's default is `Relative` (`init_timer_resource()` in `src/rt-app_parse_config.c`
+/// sets `relative = 1`; only a `"mode"` starting with `"absolute"` clears it). The mode is a
+/// property of the timer resource: if any use of a timer says `"absolute"`, every use of it
+/// is absolute, and the parser writes that resolved mode into every [`Event::Timer`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimerMode {
-    /// next = previous next + period, even if that is already in the past (rt-app default).
+    /// next = previous next + period, even if that is already in the past.
     Absolute,
-    /// if late, next = now + period.
+    /// if late, next = now + period (rt-app's default).
     Relative,
 }
 
@@ -94,6 +99,9 @@ pub enum Event {
     },
     /// `timer`: block until the next expiry of a periodic timer (its first expiry is one
     /// period after the first use). Each use is a release for metrics.
+    /// Note: rt-app itself anchors a timer at the instance's start time (after the start
+    /// barrier and `delay`), not at its first use (`run_event()`, `t_first`, in
+    /// `src/rt-app.c`); the two agree when the timer is the first blocking event.
     Timer {
         timer: ResId,
         period_ns: u64,
@@ -134,8 +142,13 @@ pub enum Event {
         task: u32,
     },
     /// `suspend`: block until another task resumes this one by name.
+    /// The parser never emits this: rt-app's `suspend X` is lock(X), wait(cond X, mutex X),
+    /// unlock(X), and the parser emits exactly that sequence (so lost wake-ups behave as in
+    /// rt-app, and X need not be a task name). Kept for programs built in code.
     Suspend,
     /// `resume`: wake the suspended task(s) with this task-template index.
+    /// The parser never emits this either: rt-app's `resume X` becomes lock(X), broad(X),
+    /// unlock(X).
     Resume {
         task: u32,
     },
@@ -215,6 +228,15 @@ pub struct Resources {
     /// Barrier name and the number of task instances that must reach it.
     pub barriers: Vec<(String, u32)>,
     pub timers: Vec<String>,
+    /// Parallel to `timers`: `true` for an rt-app "unique" timer (its `ref` starts with
+    /// `unique`), of which every task instance, forked copies included, has its own copy;
+    /// `false` for an ordinary timer, which is ONE timer shared by every task instance that
+    /// names it (rt-app keeps it in the global resource table, so two instances using it
+    /// advance the same expiry). Unique timers of different task templates are distinct
+    /// resources, named `"<task>/<ref>"`.
+    pub timer_unique: Vec<bool>,
+    /// Channels in declaration order (`schedlab.pipes`, then `schedlab.sockets`, each in
+    /// file order); every channel has at least one writer and one reader.
     pub channels: Vec<Channel>,
     pub marks: Vec<String>,
 }

@@ -1,0 +1,420 @@
+//! Second pass: turn resource names into indices and check the cross-references that rt-app
+//! only discovers at run time (or never).
+//!
+//! Resource rules, from rt-app (`get_resource_index()`, `parse_task_event_data()` in
+//! `src/rt-app_parse_config.c`; `run_event()`, `create_thread()` in `src/rt-app.c`):
+//! - mutexes, condition variables and barriers are global, created on first reference;
+//! - a timer is global (shared by every instance that names it) unless its `ref` starts with
+//!   `unique`, in which case each task template has its own, copied per instance and per fork
+//!   (`thread_data_create_unique_resources()`);
+//! - a barrier's participant count is the sum, over every barrier event naming it, of the
+//!   `instance` count of the task holding the event (`rdata->res.barrier.waiting +=
+//!   tdata->num_instances`). So a task naming the same barrier twice counts twice and the
+//!   barrier can never open; schedlab rejects that, and barriers in tasks created by `fork`
+//!   (the tutorial: "barrier can't be used with fork event");
+//! - `suspend X` is lock(X); wait(cond X, mutex X); unlock(X) and `resume X` is lock(X);
+//!   broadcast(cond X); unlock(X) on a mutex and a condition variable both named X. The
+//!   parser emits exactly that sequence, so a resume that comes before the suspend is lost,
+//!   as in rt-app. An empty suspend name means the task's own name (workgen fills it in);
+//! - `fork` names a task template; rt-app looks it up at run time and exits if it is
+//!   unknown (`find_thread_data()`); schedlab checks it here.
+//!
+//! Checks schedlab adds (each is a deadlock or a typo in rt-app): an `unlock`, `wait` or
+//! `sync` needs a mutex that some `lock` event locks; a `signal`, `broad` or `resume` needs
+//! a condition that some `wait`, `sync` or `suspend` waits on; a channel needs a declaration,
+//! at least one writer and at least one reader; the headline's mark and task prefix must
+//! exist.
+
+use super::event::{Ev, PEv};
+use super::ext::{Ext, HeadlineIr};
+use super::task::TaskIr;
+use crate::model::{Event, Headline, Phase, ResId, Resources, Spec, TaskSpec, TimerMode};
+use crate::SpecError;
+use std::collections::{HashMap, HashSet};
+
+/// Name → index table for one resource kind, in first-use order.
+#[derive(Default)]
+struct Table {
+    ids: HashMap<String, ResId>,
+    names: Vec<String>,
+}
+
+impl Table {
+    fn id(&mut self, name: &str) -> ResId {
+        self.id_as(name, name)
+    }
+
+    /// Intern under `key`, showing `display` (keeps unique timers, keyed by task and ref,
+    /// apart from a shared timer whose name happens to read "task/ref").
+    fn id_as(&mut self, key: &str, display: &str) -> ResId {
+        if let Some(&i) = self.ids.get(key) {
+            return i;
+        }
+        let i = self.names.len() as ResId;
+        self.ids.insert(key.to_string(), i);
+        self.names.push(display.to_string());
+        i
+    }
+}
+
+/// Expand suspend/resume into the primitive sequence rt-app runs, keeping each key's path.
+fn expand(ev: &PEv, task_name: &str) -> Vec<Ev> {
+    match &ev.ev {
+        Ev::Suspend(n) => {
+            let n = if n.is_empty() {
+                task_name.to_string()
+            } else {
+                n.clone()
+            };
+            vec![
+                Ev::Lock(n.clone()),
+                Ev::Wait {
+                    cond: n.clone(),
+                    mutex: n.clone(),
+                },
+                Ev::Unlock(n),
+            ]
+        }
+        Ev::Resume(n) => vec![
+            Ev::Lock(n.clone()),
+            Ev::Broad(n.clone()),
+            Ev::Unlock(n.clone()),
+        ],
+        other => vec![other.clone()],
+    }
+}
+
+pub(crate) fn build(
+    duration_ns: Option<u64>,
+    ext: Ext,
+    tasks: Vec<TaskIr>,
+) -> Result<Spec, SpecError> {
+    // Facts gathered over the whole spec before any check.
+    let task_index: HashMap<&str, u32> = tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.as_str(), i as u32))
+        .collect();
+    let mut locked: HashSet<String> = HashSet::new();
+    let mut waited: HashSet<String> = HashSet::new();
+    let mut forked: HashSet<&str> = HashSet::new();
+    let mut writers: HashSet<&str> = HashSet::new();
+    let mut readers: HashSet<&str> = HashSet::new();
+    for t in &tasks {
+        for ph in &t.phases {
+            for pe in &ph.events {
+                for ev in expand(pe, &t.name) {
+                    match ev {
+                        Ev::Lock(m) => {
+                            locked.insert(m);
+                        }
+                        Ev::Wait { cond, .. } | Ev::Sync { cond, .. } => {
+                            waited.insert(cond);
+                        }
+                        _ => {}
+                    }
+                }
+                match &pe.ev {
+                    Ev::Fork(n) => {
+                        forked.insert(n.as_str());
+                    }
+                    Ev::Write { chan, .. } => {
+                        writers.insert(chan.as_str());
+                    }
+                    Ev::Read { chan, .. } => {
+                        readers.insert(chan.as_str());
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    let mut mutexes = Table::default();
+    let mut conds = Table::default();
+    let mut barriers = Table::default();
+    let mut barrier_count: Vec<u32> = Vec::new();
+    let mut timers = Table::default();
+    let mut timer_unique: Vec<bool> = Vec::new();
+    let mut timer_mode: Vec<TimerMode> = Vec::new();
+    let mut marks = Table::default();
+    let chan_ids: HashMap<&str, ResId> = ext
+        .channels
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.name.as_str(), i as ResId))
+        .collect();
+
+    let mut out_tasks = Vec::with_capacity(tasks.len());
+    for t in &tasks {
+        // Barrier name → path of its first use in this task.
+        let mut barriers_here: HashMap<String, String> = HashMap::new();
+        let mut phases = Vec::with_capacity(t.phases.len());
+        for ph in &t.phases {
+            let mut events = Vec::with_capacity(ph.events.len());
+            for pe in &ph.events {
+                let path = pe.path.as_str();
+                // Resume checks its target before it is expanded.
+                if let Ev::Resume(n) = &pe.ev {
+                    if !waited.contains(n) {
+                        return Err(SpecError::new(
+                            path,
+                            format!("resume of {n:?}, but no task ever suspends on {n:?} (no suspend or wait event uses that name)"),
+                        ));
+                    }
+                }
+                for ev in expand(pe, &t.name) {
+                    let e = match ev {
+                        Ev::Run(ns) => Event::Run { ns },
+                        Ev::Runtime(ns) => Event::Runtime { ns },
+                        Ev::Sleep(ns) => Event::Sleep { ns },
+                        Ev::Timer {
+                            name,
+                            unique,
+                            period_ns,
+                            mode,
+                        } => {
+                            let id = if unique {
+                                let shown = format!("{}/{}", t.name, name);
+                                timers.id_as(&format!("\0{}\0{}", t.name, name), &shown)
+                            } else {
+                                timers.id(&name)
+                            };
+                            if id as usize == timer_unique.len() {
+                                timer_unique.push(unique);
+                                timer_mode.push(TimerMode::Relative);
+                            }
+                            // rt-app: any use saying "absolute" makes the timer absolute.
+                            if mode == Some(TimerMode::Absolute) {
+                                timer_mode[id as usize] = TimerMode::Absolute;
+                            }
+                            Event::Timer {
+                                timer: id,
+                                period_ns,
+                                mode: TimerMode::Relative, // fixed up below
+                            }
+                        }
+                        Ev::Lock(m) => Event::Lock {
+                            mutex: mutexes.id(&m),
+                        },
+                        Ev::Unlock(m) => {
+                            need_locked(&locked, &m, path, "unlock of")?;
+                            Event::Unlock {
+                                mutex: mutexes.id(&m),
+                            }
+                        }
+                        Ev::Wait { cond, mutex } => {
+                            need_locked(&locked, &mutex, path, "wait with")?;
+                            Event::Wait {
+                                cond: conds.id(&cond),
+                                mutex: mutexes.id(&mutex),
+                            }
+                        }
+                        Ev::Sync { cond, mutex } => {
+                            need_locked(&locked, &mutex, path, "sync with")?;
+                            Event::Sync {
+                                cond: conds.id(&cond),
+                                mutex: mutexes.id(&mutex),
+                            }
+                        }
+                        Ev::Signal(c) => {
+                            need_waited(&waited, &c, path, "signal")?;
+                            Event::Signal { cond: conds.id(&c) }
+                        }
+                        Ev::Broad(c) => {
+                            need_waited(&waited, &c, path, "broad")?;
+                            Event::Broad { cond: conds.id(&c) }
+                        }
+                        Ev::Barrier(b) => {
+                            if t.instances == 0 || forked.contains(t.name.as_str()) {
+                                return Err(SpecError::new(
+                                    path,
+                                    format!(
+                                        "barrier {b:?} in task {:?}, which is created by fork: rt-app counts a barrier's \
+                                         participants when it reads the file, so forked tasks cannot use barriers",
+                                        t.name
+                                    ),
+                                ));
+                            }
+                            if let Some(first) = barriers_here.get(b.as_str()) {
+                                return Err(SpecError::new(
+                                    path,
+                                    format!(
+                                        "barrier {b:?} is used a second time in task {:?} (first at {first}); rt-app counts \
+                                         every use as one more participant, so this barrier would never open; use one \
+                                         barrier name per synchronisation point",
+                                        t.name
+                                    ),
+                                ));
+                            }
+                            barriers_here.insert(b.clone(), path.to_string());
+                            let id = barriers.id(&b);
+                            if id as usize == barrier_count.len() {
+                                barrier_count.push(0);
+                            }
+                            barrier_count[id as usize] += t.instances;
+                            Event::Barrier { barrier: id }
+                        }
+                        Ev::Yield => Event::Yield,
+                        Ev::Fork(n) => match task_index.get(n.as_str()) {
+                            Some(&i) => Event::Fork { task: i },
+                            None => {
+                                return Err(SpecError::new(
+                                    path,
+                                    format!("fork of {n:?}, which is not a task in $.tasks"),
+                                ))
+                            }
+                        },
+                        Ev::Write { chan, bytes } => Event::Write {
+                            chan: channel(&chan_ids, &readers, &chan, path, true)?,
+                            bytes,
+                        },
+                        Ev::Read { chan, bytes } => Event::Read {
+                            chan: channel(&chan_ids, &writers, &chan, path, false)?,
+                            bytes,
+                        },
+                        Ev::Mark(l) => Event::Mark {
+                            label: marks.id(&l),
+                        },
+                        Ev::Exit => Event::Exit,
+                        Ev::Suspend(_) | Ev::Resume(_) => unreachable!("expanded above"),
+                    };
+                    events.push(e);
+                }
+            }
+            phases.push(Phase {
+                name: ph.name.clone(),
+                loop_count: ph.loop_count,
+                events,
+                attr: ph.attr.clone(),
+                cpus: ph.cpus.clone(),
+            });
+        }
+        out_tasks.push(TaskSpec {
+            name: t.name.clone(),
+            instances: t.instances,
+            loop_count: t.loop_count,
+            delay_ns: t.delay_ns,
+            attr: t.attr.clone(),
+            cpus: t.cpus.clone(),
+            phases,
+            process: t.process.clone(),
+        });
+    }
+
+    // Every timer event carries its resource's resolved mode.
+    for t in &mut out_tasks {
+        for ph in &mut t.phases {
+            for e in &mut ph.events {
+                if let Event::Timer { timer, mode, .. } = e {
+                    *mode = timer_mode[*timer as usize];
+                }
+            }
+        }
+    }
+
+    let headline = match ext.headline {
+        HeadlineIr::None => Headline::None,
+        HeadlineIr::Elapsed {
+            mark,
+            mark_path,
+            name,
+        } => match marks.ids.get(&mark) {
+            Some(&m) => Headline::ElapsedSinceMark { mark: m, name },
+            None => {
+                return Err(SpecError::new(
+                    mark_path,
+                    format!(
+                    "the headline names mark {mark:?}, but no schedlab:mark event uses that label"
+                ),
+                ))
+            }
+        },
+        HeadlineIr::Wakeup { prefix, path, name } => {
+            need_prefix(&out_tasks, &prefix, &path)?;
+            Headline::WakeupLatency {
+                task_prefix: prefix,
+                name,
+            }
+        }
+        HeadlineIr::Timer { prefix, path, name } => {
+            need_prefix(&out_tasks, &prefix, &path)?;
+            Headline::TimerLatency {
+                task_prefix: prefix,
+                name,
+            }
+        }
+    };
+
+    Ok(Spec {
+        duration_ns,
+        tasks: out_tasks,
+        resources: Resources {
+            mutexes: mutexes.names,
+            conds: conds.names,
+            barriers: barriers.names.into_iter().zip(barrier_count).collect(),
+            timers: timers.names,
+            timer_unique,
+            channels: ext.channels,
+            marks: marks.names,
+        },
+        machine: ext.machine,
+        scheduler: ext.scheduler,
+        headline,
+        seed: ext.seed,
+    })
+}
+
+fn need_locked(locked: &HashSet<String>, m: &str, path: &str, what: &str) -> Result<(), SpecError> {
+    if locked.contains(m) {
+        return Ok(());
+    }
+    Err(SpecError::new(
+        path,
+        format!("{what} mutex {m:?}, which no lock event ever locks (expected a mutex named by some \"lock\")"),
+    ))
+}
+
+fn need_waited(waited: &HashSet<String>, c: &str, path: &str, what: &str) -> Result<(), SpecError> {
+    if waited.contains(c) {
+        return Ok(());
+    }
+    Err(SpecError::new(
+        path,
+        format!("{what} of condition {c:?}, which no wait, sync or suspend event ever waits on"),
+    ))
+}
+
+fn channel(
+    ids: &HashMap<&str, ResId>,
+    other_end: &HashSet<&str>,
+    name: &str,
+    path: &str,
+    writing: bool,
+) -> Result<ResId, SpecError> {
+    let Some(&id) = ids.get(name) else {
+        return Err(SpecError::new(
+            path,
+            format!("channel {name:?} is not declared (expected a name from $.schedlab.pipes or $.schedlab.sockets)"),
+        ));
+    };
+    if !other_end.contains(name) {
+        let msg = if writing {
+            format!("channel {name:?} is written but never read (no schedlab:read uses it), so its writers would block for ever once it is full")
+        } else {
+            format!("channel {name:?} is read but never written (no schedlab:write uses it), so its readers would block for ever")
+        };
+        return Err(SpecError::new(path, msg));
+    }
+    Ok(id)
+}
+
+fn need_prefix(tasks: &[TaskSpec], prefix: &str, path: &str) -> Result<(), SpecError> {
+    if tasks.iter().any(|t| t.name.starts_with(prefix)) {
+        return Ok(());
+    }
+    Err(SpecError::new(
+        path,
+        format!("no task name starts with {prefix:?}, so the headline would have no samples"),
+    ))
+}

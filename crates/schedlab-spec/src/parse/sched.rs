@@ -1,0 +1,322 @@
+//! Scheduling attributes (`policy`, `priority`, `dl-*`) and CPU affinity (`cpus`) at task and
+//! phase level, resolved the way rt-app applies them at run time so that the model can carry
+//! complete [`SchedAttr`]s.
+//!
+//! rt-app (`parse_sched_data()` in `src/rt-app_parse_config.c`, `set_thread_param()` in
+//! `src/rt-app.c`):
+//! - task level: `policy` defaults to `global.default_policy`; `priority` defaults to 10 for
+//!   SCHED_FIFO/RR (`DEFAULT_THREAD_PRIORITY`, `src/rt-app_types.h`), 0 (nice) for
+//!   OTHER/IDLE and 0 for DEADLINE.
+//! - phase level: nothing is set unless a key is given. A phase that gives only `priority`
+//!   (or only `dl-*`) keeps the policy the thread has when the phase first runs; a phase that
+//!   gives `policy` without `priority` gets that policy's default priority.
+//! - `dl-period` defaults to `dl-runtime`, `dl-deadline` to `dl-period`. At task level only,
+//!   the legacy keys `runtime`/`period`/`deadline` stand for them when the `dl-` key is absent
+//!   (`runtime` only when the task has `phases`, otherwise it is the runtime event).
+//!
+//! schedlab is stricter than rt-app where rt-app would fail later or silently do nothing:
+//! priorities are range-checked against the resolved policy (FIFO/RR 1..=99, nice -20..=19,
+//! DEADLINE 0), DEADLINE parameters must satisfy the kernel's
+//! `1024 ns ≤ runtime ≤ deadline ≤ period`, and `dl-*` on a non-DEADLINE policy is an error.
+
+use super::get::{self, Obj};
+use crate::json::Json;
+use crate::model::{DlParams, Policy, SchedAttr};
+use crate::SpecError;
+
+/// rt-app's `DEFAULT_THREAD_PRIORITY` for FIFO/RR.
+pub(crate) const DEFAULT_RT_PRIORITY: i32 = 10;
+
+/// The scheduling keys of one task or phase object, before resolution.
+#[derive(Default)]
+pub(crate) struct SchedKeys {
+    policy: Option<Policy>,
+    priority: Option<(i32, String)>,
+    runtime: Option<(u64, String)>,
+    period: Option<(u64, String)>,
+    deadline: Option<(u64, String)>,
+    /// Path of the object the keys came from (for "missing key" messages).
+    path: String,
+}
+
+impl SchedKeys {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.policy.is_none()
+            && self.priority.is_none()
+            && self.runtime.is_none()
+            && self.period.is_none()
+            && self.deadline.is_none()
+    }
+}
+
+/// Parse an rt-app policy name. SCHED_BATCH is a schedlab addition (rt-app's
+/// `string_to_policy()` knows OTHER, IDLE, RR, FIFO and DEADLINE only).
+pub(crate) fn policy(v: &Json, path: &str) -> Result<Policy, SpecError> {
+    let s = get::string(v, path, "a scheduling policy")?;
+    Ok(match s {
+        "SCHED_OTHER" => Policy::Other,
+        "SCHED_BATCH" => Policy::Batch,
+        "SCHED_IDLE" => Policy::Idle,
+        "SCHED_FIFO" => Policy::Fifo,
+        "SCHED_RR" => Policy::Rr,
+        "SCHED_DEADLINE" => Policy::Deadline,
+        _ => {
+            return Err(SpecError::new(
+                path,
+                format!(
+                    "expected a scheduling policy (SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, \
+                     SCHED_FIFO, SCHED_RR or SCHED_DEADLINE), found {:?}",
+                    s
+                ),
+            ))
+        }
+    })
+}
+
+/// Read the scheduling keys of `obj`. `legacy_runtime`: the task-level legacy `runtime` key
+/// is a DEADLINE runtime here (task with `phases`); `legacy`: accept `period`/`deadline`.
+pub(crate) fn read_keys(
+    obj: &Obj,
+    legacy: bool,
+    legacy_runtime: bool,
+) -> Result<SchedKeys, SpecError> {
+    let mut k = SchedKeys {
+        path: obj.path.clone(),
+        ..SchedKeys::default()
+    };
+    if let Some(v) = obj.get("policy") {
+        k.policy = Some(policy(v, &obj.at("policy"))?);
+    }
+    if let Some(v) = obj.get("priority") {
+        let p = obj.at("priority");
+        let n = get::int_in(
+            v,
+            &p,
+            "a priority (nice -20..=19 or RT priority 1..=99)",
+            -20,
+            99,
+        )?;
+        k.priority = Some((n as i32, p));
+    }
+    let dl = |key: &str, legacy_key: Option<&str>| -> Result<Option<(u64, String)>, SpecError> {
+        if let Some(v) = obj.get(key) {
+            let p = obj.at(key);
+            return Ok(Some((get::micros(v, &p, key, 1)?, p)));
+        }
+        if let Some(lk) = legacy_key {
+            if let Some(v) = obj.get(lk) {
+                let p = obj.at(lk);
+                return Ok(Some((
+                    get::micros(v, &p, &format!("{lk} (legacy {key})"), 1)?,
+                    p,
+                )));
+            }
+        }
+        Ok(None)
+    };
+    k.runtime = dl(
+        "dl-runtime",
+        if legacy_runtime {
+            Some("runtime")
+        } else {
+            None
+        },
+    )?;
+    k.period = dl("dl-period", if legacy { Some("period") } else { None })?;
+    k.deadline = dl("dl-deadline", if legacy { Some("deadline") } else { None })?;
+    Ok(k)
+}
+
+fn default_priority(p: Policy) -> i32 {
+    if p.is_rt() {
+        DEFAULT_RT_PRIORITY
+    } else {
+        0
+    }
+}
+
+fn check_priority(policy: Policy, prio: i32, path: &str) -> Result<(), SpecError> {
+    let (lo, hi, what) = match policy {
+        Policy::Fifo | Policy::Rr => (1, 99, "an RT priority"),
+        Policy::Other | Policy::Batch | Policy::Idle => (-20, 19, "a nice value"),
+        Policy::Deadline => (0, 0, "priority 0 (SCHED_DEADLINE has no priority)"),
+    };
+    if prio < lo || prio > hi {
+        return Err(SpecError::new(
+            path,
+            format!(
+                "expected {what} in {lo}..={hi} for {}, found {prio}",
+                policy.as_str()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// DEADLINE parameters from the keys, or an error naming what is missing or inconsistent.
+fn dl_params(k: &SchedKeys) -> Result<DlParams, SpecError> {
+    let (runtime, rpath) = k.runtime.clone().ok_or_else(|| {
+        SpecError::new(
+            format!("{}.dl-runtime", k.path),
+            "SCHED_DEADLINE needs dl-runtime (microseconds, > 0); none was given",
+        )
+    })?;
+    if runtime < 1024 {
+        return Err(SpecError::new(
+            rpath,
+            "expected dl-runtime of at least 2 µs (the kernel refuses runtimes under 1024 ns)",
+        ));
+    }
+    let (period, ppath) = k.period.clone().unwrap_or((runtime, rpath.clone()));
+    let (deadline, dpath) = k.deadline.clone().unwrap_or((period, ppath.clone()));
+    if deadline < runtime {
+        return Err(SpecError::new(
+            dpath,
+            format!(
+                "expected dl-deadline ≥ dl-runtime ({} µs), found {} µs",
+                runtime / 1000,
+                deadline / 1000
+            ),
+        ));
+    }
+    if period < deadline {
+        return Err(SpecError::new(
+            ppath,
+            format!(
+                "expected dl-period ≥ dl-deadline ({} µs), found {} µs",
+                deadline / 1000,
+                period / 1000
+            ),
+        ));
+    }
+    Ok(DlParams {
+        runtime_ns: runtime,
+        deadline_ns: deadline,
+        period_ns: period,
+    })
+}
+
+fn no_dl_keys(k: &SchedKeys, policy: Policy) -> Result<(), SpecError> {
+    if let Some((_, p)) = &k.runtime {
+        if policy.is_fair() {
+            return Err(get::not_modelled(
+                p,
+                "dl-runtime on a fair-class task (newer rt-app uses it to request a custom \
+                 EEVDF slice through sched_attr.sched_runtime)",
+            ));
+        }
+    }
+    if let Some((_, p)) = [&k.runtime, &k.period, &k.deadline]
+        .into_iter()
+        .flatten()
+        .next()
+    {
+        return Err(SpecError::new(
+            p.clone(),
+            format!(
+                "DEADLINE parameters only apply to SCHED_DEADLINE, but the policy here is {}",
+                policy.as_str()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The attributes a task starts with.
+pub(crate) fn task_attr(k: &SchedKeys, default_policy: Policy) -> Result<SchedAttr, SpecError> {
+    let policy = k.policy.unwrap_or(default_policy);
+    let priority = match &k.priority {
+        Some((p, path)) => {
+            check_priority(policy, *p, path)?;
+            *p
+        }
+        None => default_priority(policy),
+    };
+    let dl = if policy == Policy::Deadline {
+        Some(dl_params(k)?)
+    } else {
+        no_dl_keys(k, policy)?;
+        None
+    };
+    Ok(SchedAttr {
+        policy,
+        priority,
+        dl,
+    })
+}
+
+/// The attributes a phase switches to, given those in force when it first starts; `None`
+/// when the phase sets nothing.
+pub(crate) fn phase_attr(
+    k: &SchedKeys,
+    current: &SchedAttr,
+) -> Result<Option<SchedAttr>, SpecError> {
+    if k.is_empty() {
+        return Ok(None);
+    }
+    let policy = k.policy.unwrap_or(current.policy);
+    let priority = match &k.priority {
+        Some((p, path)) => {
+            check_priority(policy, *p, path)?;
+            *p
+        }
+        None if k.policy.is_some() => default_priority(policy),
+        None => current.priority,
+    };
+    let has_dl = k.runtime.is_some() || k.period.is_some() || k.deadline.is_some();
+    let dl = if policy == Policy::Deadline {
+        if has_dl || current.policy != Policy::Deadline {
+            Some(dl_params(k)?)
+        } else {
+            current.dl
+        }
+    } else {
+        no_dl_keys(k, policy)?;
+        None
+    };
+    Ok(Some(SchedAttr {
+        policy,
+        priority,
+        dl,
+    }))
+}
+
+/// `cpus`: a non-empty array of CPU numbers below the machine's CPU count; returned sorted
+/// and without repeats (rt-app builds a cpu_set_t, where a repeat is harmless).
+pub(crate) fn cpus(v: &Json, path: &str, ncpus: u32) -> Result<Vec<u32>, SpecError> {
+    let Json::Arr(items) = v else {
+        return Err(SpecError::new(
+            path,
+            format!(
+                "expected a CPU list (an array of CPU numbers such as [0, 1]), found {}",
+                v.describe()
+            ),
+        ));
+    };
+    if items.is_empty() {
+        return Err(SpecError::new(
+            path,
+            "expected at least one CPU (an empty affinity mask is refused by sched_setaffinity)",
+        ));
+    }
+    let mut out = Vec::with_capacity(items.len());
+    for (i, c) in items.iter().enumerate() {
+        let p = format!("{path}[{i}]");
+        let n = get::int(c, &p, "a CPU number")?;
+        if n < 0 || n >= ncpus as i128 {
+            return Err(SpecError::new(
+                p,
+                format!(
+                    "CPU {n} is out of range: the machine has {ncpus} CPU{} (0..={}); set \
+                     $.schedlab.machine.cpus for a bigger machine",
+                    if ncpus == 1 { "" } else { "s" },
+                    ncpus - 1
+                ),
+            ));
+        }
+        out.push(n as u32);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}

@@ -1,0 +1,284 @@
+//! Every generator's output is an ordinary spec that parses; hackbench's message accounting
+//! balances; options are validated with `options.<name>` paths.
+
+use proptest::prelude::*;
+use schedlab_spec::gen::{generate, list};
+use schedlab_spec::model::{Event, Headline, Policy, Spec};
+use schedlab_spec::{parse_spec, parse_value};
+
+fn gen(name: &str, opts: &[(&str, &str)]) -> Spec {
+    let o: Vec<(String, String)> = opts
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let v = generate(name, &o).unwrap_or_else(|e| panic!("{name} {opts:?}: {e}"));
+    // Through text too: what `schedlab gen` writes must read back the same.
+    let text = serde_json::to_string_pretty(&v).unwrap();
+    let a = parse_spec(&text).unwrap_or_else(|e| panic!("{name} {opts:?}: {e}"));
+    assert_eq!(a, parse_value(&v).unwrap());
+    a
+}
+
+#[test]
+fn every_generator_with_defaults_parses_and_is_deterministic() {
+    for g in list() {
+        let a = generate(g.name, &[]).unwrap();
+        let b = generate(g.name, &[]).unwrap();
+        assert_eq!(a, b, "{} is not deterministic", g.name);
+        gen(g.name, &[]);
+        // Every documented default is accepted when given explicitly.
+        let all: Vec<(String, String)> = g
+            .options
+            .iter()
+            .map(|o| (o.name.to_string(), o.default.clone()))
+            .collect();
+        assert_eq!(
+            generate(g.name, &all).unwrap(),
+            a,
+            "{}: explicit defaults differ",
+            g.name
+        );
+    }
+}
+
+/// Bytes written and read per channel over the whole run (loops × instances × bytes).
+fn traffic(s: &Spec) -> (Vec<u128>, Vec<u128>) {
+    let n = s.resources.channels.len();
+    let (mut w, mut r) = (vec![0u128; n], vec![0u128; n]);
+    for t in &s.tasks {
+        assert_eq!(t.loop_count, 1);
+        for ph in &t.phases {
+            for e in &ph.events {
+                let times = t.instances as u128 * ph.loop_count as u128;
+                match *e {
+                    Event::Write { chan, bytes } => w[chan as usize] += times * bytes as u128,
+                    Event::Read { chan, bytes } => r[chan as usize] += times * bytes as u128,
+                    _ => {}
+                }
+            }
+        }
+    }
+    (w, r)
+}
+
+#[test]
+fn hackbench_message_accounting() {
+    let s = gen(
+        "hackbench",
+        &[
+            ("groups", "3"),
+            ("loops", "7"),
+            ("fds", "5"),
+            ("datasize", "64"),
+            ("mode", "pipe"),
+        ],
+    );
+    let (w, r) = traffic(&s);
+    assert_eq!(w, r, "every byte written is read");
+    // Each receiver channel gets fds senders × loops messages × datasize bytes.
+    assert!(w.iter().all(|&b| b == 5 * 7 * 64));
+    assert_eq!(w.len(), 3 * 5);
+    let instances: u32 = s.tasks.iter().map(|t| t.instances).sum();
+    assert_eq!(instances, 3 * 5 * 2);
+    // One start barrier for every instance, and the headline on the start mark.
+    assert_eq!(s.resources.barriers, [("start".to_string(), 30)]);
+    assert!(
+        matches!(s.headline, Headline::ElapsedSinceMark { ref name, .. } if name == "hackbench_time")
+    );
+    assert!(s.tasks.iter().all(|t| t.process.is_none()));
+    let th = gen("hackbench", &[("groups", "1"), ("tasks", "thread")]);
+    assert!(th
+        .tasks
+        .iter()
+        .all(|t| t.process.as_deref() == Some("hackbench")));
+    assert!(th.resources.channels.iter().all(|c| c.capacity == 212_992));
+}
+
+#[test]
+fn hackbench_30_is_the_seed_size() {
+    let s = gen("hackbench", &[("groups", "30")]);
+    let instances: u32 = s.tasks.iter().map(|t| t.instances).sum();
+    assert_eq!(instances, 1200);
+    let (w, _) = traffic(&s);
+    assert_eq!(
+        w.iter().sum::<u128>(),
+        1_200_000 * 100,
+        "1.2 M messages of 100 bytes"
+    );
+}
+
+#[test]
+fn cyclictest_threads_policies_and_load() {
+    let s = gen(
+        "cyclictest",
+        &[
+            ("threads", "3"),
+            ("interval_us", "200"),
+            ("distance_us", "100"),
+        ],
+    );
+    let periods: Vec<u64> = s
+        .tasks
+        .iter()
+        .map(|t| match t.phases[0].events[0] {
+            Event::Timer { period_ns, .. } => period_ns,
+            _ => panic!(),
+        })
+        .collect();
+    assert_eq!(periods, [200_000, 300_000, 400_000]);
+    assert!(s
+        .tasks
+        .iter()
+        .all(|t| t.attr.policy == Policy::Fifo && t.attr.priority == 95));
+    assert_eq!(s.duration_ns, None);
+    let o = gen(
+        "cyclictest",
+        &[
+            ("policy", "other"),
+            ("load", "hackbench"),
+            ("load_groups", "2"),
+        ],
+    );
+    assert_eq!(o.tasks[0].attr.policy, Policy::Other);
+    assert!(o.duration_ns.is_some(), "a looping load needs a duration");
+    assert!(o.tasks.iter().any(|t| t.name.starts_with("load-")));
+}
+
+#[test]
+fn broadcast_wakeup_rt_and_non_rt() {
+    let s = gen(
+        "broadcast-wakeup",
+        &[
+            ("waiters", "3"),
+            ("iterations", "10"),
+            ("period_us", "1000"),
+        ],
+    );
+    let w = s.tasks.iter().find(|t| t.name == "waiter").unwrap();
+    assert_eq!(
+        (w.instances, w.attr.policy, w.attr.priority),
+        (3, Policy::Fifo, 80)
+    );
+    assert_eq!(s.duration_ns, Some(2_000_000_000));
+    let o = gen("broadcast-wakeup", &[("rt", "false"), ("load_groups", "0")]);
+    assert_eq!(o.tasks.len(), 2);
+    assert_eq!(o.tasks[1].attr.policy, Policy::Other);
+}
+
+#[test]
+fn periodic_rate_monotonic_and_utilisation() {
+    let s = gen(
+        "periodic",
+        &[
+            ("n", "3"),
+            ("utils", "0.2,0.3,0.1"),
+            ("periods", "1000,500,2000"),
+        ],
+    );
+    let prio: Vec<i32> = s.tasks.iter().map(|t| t.attr.priority).collect();
+    assert_eq!(prio, [98, 99, 97], "shorter period, higher priority");
+    let runs: Vec<u64> = s
+        .tasks
+        .iter()
+        .map(|t| match t.phases[0].events[1] {
+            Event::Run { ns } => ns,
+            _ => panic!(),
+        })
+        .collect();
+    assert_eq!(runs, [200_000, 150_000, 200_000]);
+    let a = gen("periodic", &[("seed", "5")]);
+    let b = gen("periodic", &[("seed", "6")]);
+    assert_ne!(a, b);
+}
+
+#[test]
+fn option_errors_name_the_option() {
+    let e = generate("hackbench", &[("groups".into(), "x".into())]).unwrap_err();
+    assert_eq!(e.path, "options.groups");
+    assert!(e.message.contains("expected an integer"), "{e}");
+    assert_eq!(
+        generate("hackbench", &[("nope".into(), "1".into())])
+            .unwrap_err()
+            .path,
+        "options.nope"
+    );
+    assert_eq!(
+        generate("cyclictest", &[("policy".into(), "rr".into())])
+            .unwrap_err()
+            .path,
+        "options.policy"
+    );
+    assert_eq!(
+        generate("cyclictest", &[("loops".into(), "0".into())])
+            .unwrap_err()
+            .path,
+        "options.loops"
+    );
+    assert_eq!(
+        generate("periodic", &[("utils".into(), "0.5".into())])
+            .unwrap_err()
+            .path,
+        "options.utils"
+    );
+    assert_eq!(
+        generate("periodic", &[("n".into(), "120".into())])
+            .unwrap_err()
+            .path,
+        "options.n"
+    );
+    assert!(generate("nosuch", &[]).is_err());
+}
+
+fn s(x: impl ToString) -> String {
+    x.to_string()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn hackbench_options_always_parse(groups in 1u32..4, loops in 1u32..50, fds in 1u32..6, datasize in 1u32..5000,
+                                      pipe in any::<bool>(), thread in any::<bool>(), cpus in 1u32..9) {
+        let o = vec![("groups".into(), s(groups)), ("loops".into(), s(loops)), ("fds".into(), s(fds)),
+            ("datasize".into(), s(datasize)), ("mode".into(), s(if pipe { "pipe" } else { "socket" })),
+            ("tasks".into(), s(if thread { "thread" } else { "process" })), ("cpus".into(), s(cpus))];
+        let v = generate("hackbench", &o).unwrap();
+        let spec = parse_value(&v).unwrap();
+        let (w, r) = traffic(&spec);
+        prop_assert_eq!(w, r);
+    }
+
+    #[test]
+    fn cyclictest_options_always_parse(threads in 1u32..6, interval in 1u32..100_000, distance in 0u32..5000,
+                                       other in any::<bool>(), loops in 0u32..5000, dur in 0u32..5000,
+                                       load in any::<bool>(), groups in 1u32..3) {
+        let o = vec![("threads".into(), s(threads)), ("interval_us".into(), s(interval)),
+            ("distance_us".into(), s(distance)), ("policy".into(), s(if other { "other" } else { "fifo" })),
+            ("loops".into(), s(loops)), ("duration_ms".into(), s(if loops == 0 { dur + 1 } else { dur })),
+            ("load".into(), s(if load { "hackbench" } else { "none" })), ("load_groups".into(), s(groups))];
+        let v = generate("cyclictest", &o).unwrap();
+        prop_assert!(parse_value(&v).is_ok(), "{:?}", parse_value(&v));
+    }
+
+    #[test]
+    fn broadcast_options_always_parse(waiters in 1u32..20, period in 1u32..100_000, iters in 1u32..10_000,
+                                      rt in any::<bool>(), prio in 11u32..100, work in 0u32..1000, groups in 0u32..3) {
+        let o = vec![("waiters".into(), s(waiters)), ("period_us".into(), s(period)), ("iterations".into(), s(iters)),
+            ("rt".into(), s(rt)), ("prio".into(), s(prio)), ("work_us".into(), s(work)), ("load_groups".into(), s(groups))];
+        let v = generate("broadcast-wakeup", &o).unwrap();
+        prop_assert!(parse_value(&v).is_ok(), "{:?}", parse_value(&v));
+    }
+
+    #[test]
+    fn periodic_options_always_parse(n in 1u32..60, u in 0.01f64..0.95, seed in any::<u64>(), pmin in 1u32..50_000,
+                                     span in 0u32..1_000_000, other in any::<bool>(), cpus in 1u32..5) {
+        let total = u * n.min(cpus) as f64;
+        let o = vec![("n".into(), s(n)), ("utilization".into(), s(total)), ("seed".into(), s(seed)),
+            ("pmin_us".into(), s(pmin)), ("pmax_us".into(), s(pmin + span)),
+            ("policy".into(), s(if other { "other" } else { "fifo" })), ("cpus".into(), s(cpus))];
+        let v = generate("periodic", &o).unwrap();
+        let spec = parse_value(&v).unwrap();
+        prop_assert_eq!(spec.tasks.len(), n as usize);
+        prop_assert_eq!(v.clone(), generate("periodic", &o).unwrap());
+    }
+}
