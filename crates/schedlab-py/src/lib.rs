@@ -1,0 +1,377 @@
+//! `schedlab._core`: the PyO3 bindings of schedlab. Conversion only — every decision is made
+//! in the Rust crates (`schedlab-spec`, `schedlab-sim`), every convenience in the Python
+//! package (`python/schedlab`). The typed stubs live in `python/schedlab/_core.pyi`; keep
+//! them in step with this file (a test compares the two).
+//!
+//! Errors: a spec or generator-option error raises `SpecError` (a `ValueError` with `.path`
+//! and `.message`, `str()` = "path: message"); a simulation failure raises `SimError` (a
+//! `RuntimeError` with `.message` and `.bad_input`, true when the user's input is at fault);
+//! an unparsable trace raises `TraceError` (a `ValueError` with `.line` and `.message`).
+
+use std::path::PathBuf;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use serde_json::{json, Value};
+
+create_exception!(
+    _core,
+    SpecError,
+    PyValueError,
+    "A spec or generator-option error: `.path` (JSON path) and `.message`."
+);
+create_exception!(
+    _core,
+    TraceError,
+    PyValueError,
+    "A trace that cannot be parsed: `.line` (1-based; 0 = opening the file) and `.message`."
+);
+create_exception!(
+    _core,
+    SimError,
+    PyRuntimeError,
+    "A simulation failure: `.message`; `.bad_input` is true when the input is at fault."
+);
+
+fn spec_error(py: Python<'_>, e: schedlab_spec::SpecError) -> PyErr {
+    let err = SpecError::new_err(e.to_string());
+    let v = err.value(py);
+    // Setting attributes on a fresh exception instance cannot fail in practice; if it did,
+    // the exception still carries "path: message" as its text.
+    let _ = v.setattr("path", e.path);
+    let _ = v.setattr("message", e.message);
+    err
+}
+
+fn sim_error(py: Python<'_>, e: schedlab_sim::SimError) -> PyErr {
+    let err = SimError::new_err(e.message.clone());
+    let v = err.value(py);
+    let _ = v.setattr("message", e.message);
+    let _ = v.setattr("bad_input", e.bad_input);
+    err
+}
+
+fn json_text(v: &Value, pretty: bool) -> PyResult<String> {
+    let r = if pretty {
+        serde_json::to_string_pretty(v)
+    } else {
+        serde_json::to_string(v)
+    };
+    r.map_err(|e| PyRuntimeError::new_err(format!("cannot serialise JSON: {e}")))
+}
+
+/// Parse and validate `spec_json`, then simulate it. Returns the result JSON text
+/// (docs/results.md) and the per-activation samples as a dict of equal-length lists
+/// (`tid`, `release_ns`, `wake_ns`, `start_ns`, `end_ns`, `kind`; empty when `samples` is
+/// false). The GIL is released while the simulation runs.
+#[pyfunction]
+#[pyo3(signature = (
+    spec_json,
+    scheduler = None,
+    params = Vec::new(),
+    seed = None,
+    cpus = None,
+    hz = None,
+    duration_ns = None,
+    trace_path = None,
+    check = false,
+    samples = true,
+    spec_sha256 = String::new(),
+))]
+#[allow(clippy::too_many_arguments)]
+fn simulate<'py>(
+    py: Python<'py>,
+    spec_json: &str,
+    scheduler: Option<String>,
+    params: Vec<(String, String)>,
+    seed: Option<u64>,
+    cpus: Option<u32>,
+    hz: Option<u32>,
+    duration_ns: Option<u64>,
+    trace_path: Option<PathBuf>,
+    check: bool,
+    samples: bool,
+    spec_sha256: String,
+) -> PyResult<(String, Bound<'py, PyDict>)> {
+    let spec = schedlab_spec::parse_spec(spec_json).map_err(|e| spec_error(py, e))?;
+    let cfg = schedlab_sim::SimConfig {
+        scheduler,
+        params,
+        seed,
+        cpus,
+        hz,
+        duration_ns,
+        trace: trace_path,
+        check,
+        samples,
+        spec_sha256,
+    };
+    let out = py
+        .allow_threads(|| schedlab_sim::simulate(&spec, &cfg))
+        .map_err(|e| sim_error(py, e))?;
+    let text = json_text(&out.result, false)?;
+    let s = out.samples;
+    let cols = PyDict::new(py);
+    cols.set_item("tid", s.tid)?;
+    cols.set_item("release_ns", s.release_ns)?;
+    cols.set_item("wake_ns", s.wake_ns)?;
+    cols.set_item("start_ns", s.start_ns)?;
+    cols.set_item("end_ns", s.end_ns)?;
+    // As a list of ints like the other columns (a Vec<u8> would become `bytes`).
+    let kind: Vec<u32> = s.kind.into_iter().map(u32::from).collect();
+    cols.set_item("kind", kind)?;
+    Ok((text, cols))
+}
+
+/// Parse and validate `spec_json`; raises `SpecError` naming the JSON path of the first error.
+#[pyfunction]
+fn validate(py: Python<'_>, spec_json: &str) -> PyResult<()> {
+    schedlab_spec::parse_spec(spec_json)
+        .map(|_| ())
+        .map_err(|e| spec_error(py, e))
+}
+
+/// Run the generator `name` with textual `options` (`[(name, value), …]`); returns the spec
+/// as pretty-printed JSON text.
+#[pyfunction]
+#[pyo3(signature = (name, options = Vec::new()))]
+fn generate(py: Python<'_>, name: &str, options: Vec<(String, String)>) -> PyResult<String> {
+    let v = schedlab_spec::gen::generate(name, &options).map_err(|e| spec_error(py, e))?;
+    json_text(&v, true)
+}
+
+/// The built-in generators as JSON text: `[{"name", "description", "options": [{"name",
+/// "default", "help"}]}]`.
+#[pyfunction]
+fn generators() -> PyResult<String> {
+    let list: Vec<Value> = schedlab_spec::gen::list()
+        .into_iter()
+        .map(|g| {
+            let options: Vec<Value> = g
+                .options
+                .into_iter()
+                .map(|o| json!({"name": o.name, "default": o.default, "help": o.help}))
+                .collect();
+            json!({"name": g.name, "description": g.description, "options": options})
+        })
+        .collect();
+    json_text(&Value::Array(list), false)
+}
+
+/// The CPU scheduling policies as JSON text: `[{"name", "summary", "source", "available",
+/// "reason", "params": [{"name", "default", "description"}]}]`.
+#[pyfunction]
+fn schedulers() -> PyResult<String> {
+    let list: Vec<Value> = schedlab_sim::schedulers()
+        .into_iter()
+        .map(|s| {
+            let params: Vec<Value> = s
+                .info
+                .params
+                .into_iter()
+                .map(
+                    |p| json!({"name": p.name, "default": p.default, "description": p.description}),
+                )
+                .collect();
+            json!({
+                "name": s.info.name,
+                "summary": s.info.summary,
+                "source": s.info.source,
+                "available": s.available,
+                "reason": s.reason,
+                "params": params,
+            })
+        })
+        .collect();
+    json_text(&Value::Array(list), false)
+}
+
+/// Parse an ftrace text file (a simulated trace or a real capture) into columns of equal
+/// length: `line, ts_ns, cpu, comm, pid, tgid, flags, event` for every record, and the
+/// decoded sched fields, `None` where an event has no such field: `prev_pid, prev_prio,
+/// prev_state, next_pid, next_prio` (sched_switch); `wake_kind` ("waking", "wakeup",
+/// "new"), `task_pid, prio, target_cpu` (wake-ups; `task_pid`/`prio` also for
+/// sched_migrate_task and sched_process_exit); `orig_cpu, dest_cpu` (migrate);
+/// `child_pid` (fork, `task_pid` = parent); `mark_kind` ("C", "B", "E", "text"),
+/// `mark_tgid, mark_name, mark_value` (tracing_mark_write); `body` (other events and
+/// free-text marks). Raises `TraceError` (`.line`, `.message`) at the first bad line.
+#[pyfunction]
+fn parse_trace<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
+    use schedlab_sim::trace::parse::{Event, Mark, WakeKind};
+    let records = py
+        .allow_threads(|| schedlab_sim::trace::parse::parse_file(&path))
+        .map_err(|e| {
+            let err = TraceError::new_err(e.to_string());
+            let v = err.value(py);
+            let _ = v.setattr("line", e.line);
+            let _ = v.setattr("message", e.msg);
+            err
+        })?;
+    let n = records.len();
+    let mut line = Vec::with_capacity(n);
+    let mut ts = Vec::with_capacity(n);
+    let mut cpu = Vec::with_capacity(n);
+    let mut comm = Vec::with_capacity(n);
+    let mut pid = Vec::with_capacity(n);
+    let mut tgid = Vec::with_capacity(n);
+    let mut flags = Vec::with_capacity(n);
+    let mut event = Vec::with_capacity(n);
+    let mut prev_pid: Vec<Option<u32>> = vec![None; n];
+    let mut prev_prio: Vec<Option<i32>> = vec![None; n];
+    let mut prev_state: Vec<Option<String>> = vec![None; n];
+    let mut next_pid: Vec<Option<u32>> = vec![None; n];
+    let mut next_prio: Vec<Option<i32>> = vec![None; n];
+    let mut wake_kind: Vec<Option<&str>> = vec![None; n];
+    let mut task_pid: Vec<Option<u32>> = vec![None; n];
+    let mut prio: Vec<Option<i32>> = vec![None; n];
+    let mut target_cpu: Vec<Option<u32>> = vec![None; n];
+    let mut orig_cpu: Vec<Option<u32>> = vec![None; n];
+    let mut dest_cpu: Vec<Option<u32>> = vec![None; n];
+    let mut child_pid: Vec<Option<u32>> = vec![None; n];
+    let mut mark_kind: Vec<Option<&str>> = vec![None; n];
+    let mut mark_tgid: Vec<Option<u32>> = vec![None; n];
+    let mut mark_name: Vec<Option<String>> = vec![None; n];
+    let mut mark_value: Vec<Option<i64>> = vec![None; n];
+    let mut body: Vec<Option<String>> = vec![None; n];
+    for (i, r) in records.into_iter().enumerate() {
+        line.push(r.line);
+        ts.push(r.ts);
+        cpu.push(r.cpu);
+        comm.push(r.comm);
+        pid.push(r.pid);
+        tgid.push(r.tgid);
+        flags.push(r.flags);
+        event.push(r.event);
+        match r.data {
+            Event::Switch {
+                prev_pid: pp,
+                prev_prio: ppr,
+                prev_state: ps,
+                next_pid: np,
+                next_prio: npr,
+            } => {
+                prev_pid[i] = Some(pp);
+                prev_prio[i] = Some(ppr);
+                prev_state[i] = Some(ps);
+                next_pid[i] = Some(np);
+                next_prio[i] = Some(npr);
+            }
+            Event::Wakeup {
+                kind,
+                pid: p,
+                prio: pr,
+                target_cpu: c,
+            } => {
+                wake_kind[i] = Some(match kind {
+                    WakeKind::Waking => "waking",
+                    WakeKind::Wakeup => "wakeup",
+                    WakeKind::New => "new",
+                });
+                task_pid[i] = Some(p);
+                prio[i] = Some(pr);
+                target_cpu[i] = Some(c);
+            }
+            Event::Migrate {
+                pid: p,
+                prio: pr,
+                orig_cpu: o,
+                dest_cpu: d,
+            } => {
+                task_pid[i] = Some(p);
+                prio[i] = Some(pr);
+                orig_cpu[i] = Some(o);
+                dest_cpu[i] = Some(d);
+            }
+            Event::Fork {
+                pid: p,
+                child_pid: c,
+            } => {
+                task_pid[i] = Some(p);
+                child_pid[i] = Some(c);
+            }
+            Event::Exit {
+                pid: p, prio: pr, ..
+            } => {
+                task_pid[i] = Some(p);
+                prio[i] = Some(pr);
+            }
+            Event::Mark(m) => match m {
+                Mark::Counter {
+                    tgid: t,
+                    name,
+                    value,
+                } => {
+                    mark_kind[i] = Some("C");
+                    mark_tgid[i] = Some(t);
+                    mark_name[i] = Some(name);
+                    mark_value[i] = Some(value);
+                }
+                Mark::Begin { tgid: t, name } => {
+                    mark_kind[i] = Some("B");
+                    mark_tgid[i] = Some(t);
+                    mark_name[i] = Some(name);
+                }
+                Mark::End { tgid: t } => {
+                    mark_kind[i] = Some("E");
+                    mark_tgid[i] = t;
+                }
+                Mark::Text(text) => {
+                    mark_kind[i] = Some("text");
+                    body[i] = Some(text);
+                }
+            },
+            Event::Other { body: b } => body[i] = Some(b),
+        }
+    }
+    let d = PyDict::new(py);
+    d.set_item("line", line)?;
+    d.set_item("ts_ns", ts)?;
+    d.set_item("cpu", cpu)?;
+    d.set_item("comm", comm)?;
+    d.set_item("pid", pid)?;
+    d.set_item("tgid", tgid)?;
+    d.set_item("flags", flags)?;
+    d.set_item("event", event)?;
+    d.set_item("prev_pid", prev_pid)?;
+    d.set_item("prev_prio", prev_prio)?;
+    d.set_item("prev_state", prev_state)?;
+    d.set_item("next_pid", next_pid)?;
+    d.set_item("next_prio", next_prio)?;
+    d.set_item("wake_kind", wake_kind)?;
+    d.set_item("task_pid", task_pid)?;
+    d.set_item("prio", prio)?;
+    d.set_item("target_cpu", target_cpu)?;
+    d.set_item("orig_cpu", orig_cpu)?;
+    d.set_item("dest_cpu", dest_cpu)?;
+    d.set_item("child_pid", child_pid)?;
+    d.set_item("mark_kind", mark_kind)?;
+    d.set_item("mark_tgid", mark_tgid)?;
+    d.set_item("mark_name", mark_name)?;
+    d.set_item("mark_value", mark_value)?;
+    d.set_item("body", body)?;
+    Ok(d)
+}
+
+/// The version of the Rust crates (the workspace version).
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("SpecError", py.get_type::<SpecError>())?;
+    m.add("SimError", py.get_type::<SimError>())?;
+    m.add("TraceError", py.get_type::<TraceError>())?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(generate, m)?)?;
+    m.add_function(wrap_pyfunction!(generators, m)?)?;
+    m.add_function(wrap_pyfunction!(schedulers, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    Ok(())
+}

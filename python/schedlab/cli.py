@@ -1,0 +1,638 @@
+"""The ``schedlab`` command line.
+
+Exit status: 0 success; 1 a run failed for another reason than its input; 2 bad input (a
+broken spec, an unknown scheduler or tunable, a bad argument, a missing file); 70 an
+internal error (a bug: please report it). Every error is one line on stderr,
+``error: <where>: <what>``; set ``SCHEDLAB_DEBUG=1`` for the Python traceback.
+
+Output files (``--trace``, ``--parquet``, ``--output``) are written under temporary names
+and renamed into place only when the whole command has succeeded, so a failed run never
+clobbers an earlier result.
+
+Durations take a unit: ``10s``, ``500ms``, ``20us``, ``1000ns``, ``2min``; a plain number is
+seconds (as rt-app's ``global.duration``; times *inside* a spec are rt-app microseconds).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from schedlab import _core, api
+from schedlab._core import SimError, SpecError
+from schedlab.result import Result, _tmp_path, fmt_ns
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_BAD_INPUT = 2
+EXIT_FAILED = 1
+EXIT_INTERNAL = 70  # EX_SOFTWARE
+
+
+class CliError(Exception):
+    """An error reported as one line, ``error: <message>``, with an exit status."""
+
+    def __init__(self, message: str, code: int = EXIT_BAD_INPUT):
+        super().__init__(message)
+        self.code = code
+
+
+# --- argument types ------------------------------------------------------------------
+
+
+class DurationType(click.ParamType):
+    name = "duration"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            ns = api.parse_duration(str(value))
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
+        assert ns is not None
+        return ns
+
+
+class NameValueType(click.ParamType):
+    name = "name=value"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> tuple[str, str]:
+        if isinstance(value, tuple):
+            return value
+        name, sep, val = str(value).partition("=")
+        if not sep or not name.strip():
+            self.fail(f"expected NAME=VALUE, got {value!r}", param, ctx)
+        return name.strip(), val.strip()
+
+
+class SeedType(click.ParamType):
+    name = "seed"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        try:
+            seed = int(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not an integer", param, ctx)
+        if not 0 <= seed < 2**64:
+            self.fail(f"{value!r} is not in 0..2^64-1", param, ctx)
+        return seed
+
+
+DURATION = DurationType()
+SEED = SeedType()
+NAME_VALUE = NameValueType()
+
+
+def sim_options(f: F) -> F:
+    """Options shared by ``run`` and ``compare``."""
+    options = [
+        click.option("--cpus", type=click.IntRange(min=1), metavar="N",
+                     help="Number of CPUs (overrides the spec's machine)."),
+        click.option("--hz", type=click.IntRange(min=1), metavar="HZ",
+                     help="Tick rate: 100, 250, 300 or 1000 (overrides the spec's machine)."),
+        click.option("--seed", type=SEED, metavar="K",
+                     help="PRNG seed (overrides the spec's; default 1)."),
+        click.option("--duration", type=DURATION, metavar="D",
+                     help="Simulated time to cover: 10s, 500ms, 20us, 1000ns (plain = s)."),
+        click.option("-p", "--param", "params", type=NAME_VALUE, multiple=True,
+                     metavar="NAME=VALUE",
+                     help="Scheduler tunable (repeatable; see `schedlab schedulers`)."),
+        click.option("--check", is_flag=True,
+                     help="Check the engine's invariants after every scheduler hook."),
+        click.option("--json", "as_json", is_flag=True,
+                     help="Print the result JSON instead of tables."),
+        click.option("--parquet", type=click.Path(file_okay=False), metavar="DIR",
+                     help="Write tasks/samples/cpus Parquet files and result.json to DIR."),
+        click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE",
+                     help="Also write the result JSON to FILE."),
+    ]
+    for opt in reversed(options):
+        f = opt(f)
+    return f
+
+
+# --- helpers -------------------------------------------------------------------------
+
+
+def _stdout() -> Console:
+    c = Console(highlight=False)
+    if not c.is_terminal:
+        c = Console(highlight=False, width=200)
+    return c
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+@contextlib.contextmanager
+def _busy(message: str) -> Iterator[None]:
+    """A spinner on stderr while something runs (only on a terminal)."""
+    err = _stderr()
+    if err.is_terminal:
+        with err.status(message):
+            yield
+    else:
+        yield
+
+
+class Outputs:
+    """Files a command writes, staged under temporary names and renamed into place by
+    :meth:`commit` (or removed by :meth:`discard`)."""
+
+    def __init__(self) -> None:
+        self._staged: list[tuple[Path, Path]] = []
+
+    def stage(self, final: str | os.PathLike[str]) -> Path:
+        final_p = Path(final)
+        parent = final_p.parent
+        if not parent.is_dir():
+            raise CliError(f"{final_p}: directory {parent} does not exist")
+        tmp = Path(_tmp_path(parent, final_p.name))
+        self._staged.append((tmp, final_p))
+        return tmp
+
+    def commit(self) -> None:
+        for tmp, final in self._staged:
+            os.replace(tmp, final)
+        self._staged.clear()
+
+    def discard(self) -> None:
+        for tmp, _ in self._staged:
+            tmp.unlink(missing_ok=True)
+        self._staged.clear()
+
+
+@contextlib.contextmanager
+def _outputs() -> Iterator[Outputs]:
+    out = Outputs()
+    try:
+        yield out
+    except BaseException:
+        out.discard()
+        raise
+    out.commit()
+
+
+def _write_parquet(result: Result, directory: str | os.PathLike[str]) -> None:
+    d = Path(directory)
+    if d.exists() and not d.is_dir():
+        raise CliError(f"{d}: not a directory")
+    result.to_parquet(d)
+
+
+def _load(spec: str) -> api.SpecSource:
+    return api.load_spec(spec)
+
+
+def _split_schedulers(values: Sequence[str]) -> list[str]:
+    names = [s.strip() for v in values for s in v.split(",") if s.strip()]
+    return list(dict.fromkeys(names))
+
+
+def _policy(t: dict[str, Any]) -> str:
+    pol = str(t.get("policy", "?")).removeprefix("SCHED_")
+    if pol in ("FIFO", "RR"):
+        return f"{pol} {t.get('priority')}"
+    if pol in ("OTHER", "NORMAL", "BATCH", "IDLE"):
+        return f"{pol} nice {t.get('nice', t.get('priority'))}"
+    return pol
+
+
+def _stat(t: dict[str, Any], metric: str, key: str) -> Any:
+    s = t.get(metric) or {}
+    return s.get(key)
+
+
+def _headline(r: Result) -> str:
+    h = r.headline
+    if not h:
+        return "–"
+    return f"{h.get('name')} = {_headline_value(h)}"
+
+
+def _headline_value(h: dict[str, Any] | None) -> str:
+    if not h or h.get("value") is None:
+        return "–"
+    v, unit = h["value"], h.get("unit") or ""
+    scale = {"s": 1e9, "ms": 1e6, "us": 1e3, "µs": 1e3, "ns": 1.0}.get(unit)
+    if isinstance(v, (int, float)) and scale is not None:
+        return fmt_ns(v * scale)
+    text = f"{v:.4g}" if isinstance(v, float) else str(v)
+    return f"{text} {unit}".strip()
+
+
+def _overall_wakeup(r: Result) -> dict[str, Any]:
+    """Wake-up latency over every activation of the run: the engine's summary when it gives
+    one, else from the samples (mean, and p99 by nearest rank as in docs/results.md)."""
+    s = r.summary.get("wakeup_latency_ns")
+    if isinstance(s, dict):
+        return s
+    col = r.samples.get_column("wakeup_latency_ns").drop_nulls()
+    n = col.len()
+    if n == 0:
+        return {"count": 0, "mean": None, "p99": None, "max": None}
+    ordered = col.sort()
+    rank = max(1, -(-99 * n // 100))  # ceil(0.99 n)
+    return {"count": n, "mean": col.mean(), "p99": ordered[rank - 1], "max": col.max()}
+
+
+def _task_table(r: Result, rows: int) -> Table:
+    tasks = r.json.get("tasks", [])
+    t = Table(title=f"{escape(r.scheduler)} — {len(tasks)} tasks", title_justify="left")
+    for name, justify in [
+        ("task", "left"), ("policy", "left"), ("cpu", "right"), ("wait", "right"),
+        ("act", "right"), ("wake mean", "right"), ("wake p99", "right"),
+        ("wake max", "right"), ("resp p99", "right"), ("misses", "right"),
+    ]:
+        t.add_column(name, justify=justify)  # type: ignore[arg-type]
+    shown = tasks if rows == 0 else tasks[:rows]
+    for task in shown:
+        t.add_row(
+            escape(str(task.get("name"))),
+            _policy(task),
+            fmt_ns(task.get("cpu_ns")),
+            fmt_ns(task.get("wait_ns")),
+            str(task.get("activations", "–")),
+            fmt_ns(_stat(task, "wakeup_latency_ns", "mean")),
+            fmt_ns(_stat(task, "wakeup_latency_ns", "p99")),
+            fmt_ns(_stat(task, "wakeup_latency_ns", "max")),
+            fmt_ns(_stat(task, "response_ns", "p99")),
+            str(task.get("deadline_misses", "–")),
+        )
+    if len(shown) < len(tasks):
+        t.caption = f"… {len(tasks) - len(shown)} more tasks (--rows 0 shows all)"
+    return t
+
+
+def _print_run(out: Console, r: Result, rows: int) -> None:
+    out.print(_task_table(r, rows))
+    run = r.run
+    out.print(f"headline: {escape(_headline(r))}")
+    ms = r.makespan_ns
+    out.print(f"makespan: {fmt_ns(ms) if ms is not None else '– (the workload does not end)'}")
+    cpus = r.json.get("cpus", [])
+    if cpus:
+        busy = [
+            f"{c.get('cpu')}:{100 * c['busy_ns'] / max(1, c['busy_ns'] + c['idle_ns']):.0f}%"
+            for c in cpus[:32]
+            if isinstance(c.get("busy_ns"), int) and isinstance(c.get("idle_ns"), int)
+        ]
+        out.print("cpu busy: " + " ".join(busy) + (" …" if len(cpus) > 32 else ""))
+    params = run.get("params") or {}
+    ptxt = " ".join(f"{k}={v}" for k, v in params.items())
+    out.print(
+        f"[dim]{escape(r.scheduler)}{' ' + escape(ptxt) if ptxt else ''} · seed {run.get('seed')}"
+        f" · {run.get('cpus')} cpus · HZ {run.get('hz')} · simulated {fmt_ns(run.get('sim_ns'))}"
+        f" · {run.get('events')} events in {run.get('wall_s', 0):.3f} s[/dim]"
+    )
+
+
+def _compare_table(results: list[Result]) -> Table:
+    t = Table()
+    for name, justify in [
+        ("scheduler", "left"), ("headline", "right"), ("makespan", "right"),
+        ("wake mean", "right"), ("wake p99", "right"), ("switches", "right"),
+        ("migrations", "right"), ("misses", "right"),
+    ]:
+        t.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for r in results:
+        tasks = r.json.get("tasks", [])
+        w = _overall_wakeup(r)
+        hv = _headline_value(r.headline)
+        t.add_row(
+            escape(r.scheduler),
+            hv,
+            fmt_ns(r.makespan_ns),
+            fmt_ns(w.get("mean")),
+            fmt_ns(w.get("p99")),
+            str(sum(x.get("switches_voluntary", 0) + x.get("switches_involuntary", 0)
+                    for x in tasks)),
+            str(sum(x.get("migrations", 0) for x in tasks)),
+            str(sum(x.get("deadline_misses", 0) for x in tasks)),
+        )
+    names = {r.headline.get("name") for r in results if r.headline}
+    if len(names) == 1:
+        t.caption = f"headline: {escape(str(names.pop()))}"
+    return t
+
+
+def _dump(obj: Any) -> str:
+    return json.dumps(obj, indent=2, ensure_ascii=False)
+
+
+# --- commands ------------------------------------------------------------------------
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(_core.version(), "-V", "--version", prog_name="schedlab")
+def cli() -> None:
+    """schedlab — a scheduler laboratory: one workload spec, many CPU schedulers, a
+    deterministic simulator, one result schema.
+
+    SPEC arguments are rt-app JSON files (a superset); `-` reads standard input.
+    Exit status: 0 ok, 1 run failed, 2 bad input, 70 internal error.
+    """
+
+
+@cli.command()
+@click.argument("spec")
+@click.option("-s", "--scheduler", metavar="NAME",
+              help="CPU scheduler (default: the spec's choice; see `schedlab schedulers`).")
+@sim_options
+@click.option("--trace", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Write an ftrace-format trace (Perfetto loads it).")
+@click.option("--rows", type=click.IntRange(min=0), default=40, show_default=True, metavar="N",
+              help="Tasks shown in the table (0 = all).")
+def run(
+    spec: str,
+    scheduler: str | None,
+    cpus: int | None,
+    hz: int | None,
+    seed: int | None,
+    duration: int | None,
+    params: tuple[tuple[str, str], ...],
+    check: bool,
+    as_json: bool,
+    parquet: str | None,
+    output: str | None,
+    trace: str | None,
+    rows: int,
+) -> None:
+    """Simulate SPEC under one scheduler and print a summary per task."""
+    src = _load(spec)
+    with _outputs() as outs:
+        trace_tmp = outs.stage(trace) if trace else None
+        with _busy(f"simulating under {scheduler or 'the spec’s scheduler'}…"):
+            r = api._simulate(src, scheduler, list(params), seed, cpus, hz, duration,
+                              trace_tmp, check, True)
+        if output:
+            outs.stage(output).write_text(r.to_json() + "\n", encoding="utf-8")
+        if parquet:
+            _write_parquet(r, parquet)
+    if as_json:
+        click.echo(r.to_json())
+    else:
+        _print_run(_stdout(), r, rows)
+
+
+@cli.command()
+@click.argument("spec")
+@click.option("-s", "--scheduler", "schedulers", multiple=True, required=True,
+              metavar="A[,B…]", help="Schedulers to compare (repeatable or comma-separated).")
+@sim_options
+@click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
+              help="Runs in parallel (default: one per CPU).")
+def compare(
+    spec: str,
+    schedulers: tuple[str, ...],
+    cpus: int | None,
+    hz: int | None,
+    seed: int | None,
+    duration: int | None,
+    params: tuple[tuple[str, str], ...],
+    check: bool,
+    as_json: bool,
+    parquet: str | None,
+    output: str | None,
+    jobs: int | None,
+) -> None:
+    """Simulate SPEC under several schedulers (same seed) and compare them, one row each.
+
+    --param applies to every scheduler; --parquet DIR writes DIR/<scheduler>/.
+    """
+    names = _split_schedulers(schedulers)
+    if not names:
+        raise click.BadParameter("no scheduler given", param_hint="'--scheduler'")
+    src = _load(spec)
+    err = _stderr()
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    progress = Progress(
+        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal,
+    )
+    with progress:
+        bar = progress.add_task(f"simulating {len(names)} schedulers", total=len(names))
+        results = api._compare(
+            src, names, list(params), seed, cpus, hz, duration, check, True, jobs,
+            lambda _name, _r: progress.advance(bar),
+        )
+    with _outputs() as outs:
+        if output:
+            outs.stage(output).write_text(
+                _dump([r.json for r in results]) + "\n", encoding="utf-8")
+        if parquet:
+            for r in results:
+                _write_parquet(r, Path(parquet) / r.scheduler)
+    if as_json:
+        click.echo(_dump([r.json for r in results]))
+    else:
+        out = _stdout()
+        out.print(_compare_table(results))
+        r0 = results[0].run
+        out.print(f"[dim]seed {r0.get('seed')} · {r0.get('cpus')} cpus · HZ {r0.get('hz')} · "
+                  f"simulated {fmt_ns(r0.get('sim_ns'))}[/dim]")
+
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.argument("name", required=False)
+@click.option("--list", "list_", is_flag=True, help="List the generators and their options.")
+@click.pass_context
+def gen(ctx: click.Context, name: str | None, list_: bool) -> None:
+    """Write the spec made by generator NAME to stdout; its options follow as
+    `--option value` (e.g. `schedlab gen hackbench --groups 10 --loops 100 --mode pipe`).
+    A bare `--flag` means `true`. `schedlab gen --list` lists generators and options."""
+    if list_:
+        _print_generators(_stdout())
+        return
+    if not name:
+        raise click.UsageError("missing generator NAME (see `schedlab gen --list`)")
+    opts = _generic_options(ctx.args)
+    click.echo(api.generate_text(name, opts))
+
+
+def _generic_options(args: Sequence[str]) -> list[tuple[str, str]]:
+    opts: list[tuple[str, str]] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if not a.startswith("--") or a == "--":
+            raise click.UsageError(f"unexpected argument {a!r} (options are `--name value`)")
+        key, eq, val = a[2:].partition("=")
+        if not key:
+            raise click.UsageError(f"bad option {a!r}")
+        if not eq:
+            if i + 1 < len(args) and not args[i + 1].startswith("--"):
+                val = args[i + 1]
+                i += 1
+            else:
+                val = "true"
+        opts.append((key, val))
+        i += 1
+    return opts
+
+
+def _print_generators(out: Console) -> None:
+    t = Table(show_lines=True)
+    t.add_column("generator")
+    t.add_column("description")
+    t.add_column("options (default)")
+    for g in api.generators():
+        opts = "\n".join(
+            f"--{escape(o['name'])} [dim]({escape(str(o.get('default')))})[/dim] "
+            f"{escape(o.get('help') or '')}"
+            for o in g.get("options", [])
+        )
+        t.add_row(escape(g["name"]), escape(g.get("description") or ""), opts)
+    out.print(t)
+
+
+@cli.command("schedulers")
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+def schedulers_cmd(as_json: bool) -> None:
+    """List the CPU scheduling policies, their sources and tunables."""
+    scheds = api.schedulers()
+    if as_json:
+        click.echo(_dump(scheds))
+        return
+    t = Table(show_lines=True)
+    t.add_column("scheduler")
+    t.add_column("summary / source")
+    t.add_column("tunables (--param NAME=VALUE, default)")
+    for s in scheds:
+        about = escape(s.get("summary") or "")
+        if s.get("source"):
+            about += f"\n[dim]{escape(s['source'])}[/dim]"
+        if not s.get("available", True):
+            about += f"\n[red]unavailable: {escape(s.get('reason') or 'unknown reason')}[/red]"
+        params = "\n".join(
+            f"{escape(p['name'])} = {escape(str(p.get('default')))}"
+            + (f" [dim]{escape(p['description'])}[/dim]" if p.get("description") else "")
+            for p in s.get("params", [])
+        )
+        name = escape(s["name"]) if s.get("available", True) else f"[dim]{escape(s['name'])}[/dim]"
+        t.add_row(name, about, params or "[dim]–[/dim]")
+    _stdout().print(t)
+
+
+@cli.command()
+@click.argument("specs", nargs=-1, required=True, metavar="SPEC...")
+def validate(specs: tuple[str, ...]) -> None:
+    """Check SPEC files; print one line per file (`ok` or the error with its JSON path)."""
+    failed = 0
+    for spec in specs:
+        try:
+            src = _load(spec)
+            _core.validate(src.text)
+        except SpecError as e:
+            failed += 1
+            _error(f"{spec}: {e.path}: {e.message}")
+        except OSError as e:
+            failed += 1
+            _error(_os_message(e))
+        else:
+            click.echo(f"ok: {spec}")
+    if failed:
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+@cli.command()
+@click.option("--quick", is_flag=True, help="Smaller runs, for a fast check.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="report",
+              show_default=True, help="Directory for the HTML report, plots and specs.")
+def reproduce(quick: bool, out_dir: str) -> None:
+    """Regenerate every seed experiment into an HTML report."""
+    try:
+        from schedlab import reproduce as rep
+    except ImportError as e:
+        if e.name in ("schedlab.reproduce", None):
+            raise CliError(f"reproduce: not available in this build ({e})", EXIT_FAILED) from e
+        raise
+    index = rep.main(quick=quick, out=Path(out_dir))
+    click.echo(f"report written to {index}")
+
+
+# --- entry point ---------------------------------------------------------------------
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _error(message: str) -> None:
+    print(f"error: {_one_line(message)}", file=sys.stderr, flush=True)
+
+
+def _os_message(e: OSError) -> str:
+    where = e.filename if e.filename is not None else ""
+    what = e.strerror or str(e)
+    return f"{where}: {what}" if where else what
+
+
+def run_cli(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (never raises, but for SystemExit)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        args = ["--help"]
+    try:
+        rv = cli.main(args=args, prog_name="schedlab", standalone_mode=False)
+        return rv if isinstance(rv, int) else 0
+    except click.exceptions.UsageError as e:
+        _error(e.format_message())
+        return EXIT_BAD_INPUT
+    except click.ClickException as e:
+        _error(e.format_message())
+        return e.exit_code
+    except click.exceptions.Abort:
+        _error("interrupted")
+        return 130
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return 130
+    except CliError as e:
+        _error(str(e))
+        return e.code
+    except SpecError as e:
+        _error(f"{e.path}: {e.message}")
+        return EXIT_BAD_INPUT
+    except SimError as e:
+        _error(e.message)
+        return EXIT_BAD_INPUT if e.bad_input else EXIT_FAILED
+    except BrokenPipeError:
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        return 141
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as e:
+        _error(_os_message(e))
+        return EXIT_BAD_INPUT
+    except OSError as e:
+        _error(_os_message(e))
+        return EXIT_FAILED
+    except SystemExit:
+        raise
+    except BaseException as e:  # noqa: BLE001 — a panic in Rust or a bug in Python
+        if os.environ.get("SCHEDLAB_DEBUG"):
+            raise
+        kind = "panic in the Rust core" if type(e).__name__ == "PanicException" else type(
+            e).__name__
+        _error(f"internal error ({kind}): {e} — please report it (SCHEDLAB_DEBUG=1 for details)")
+        return EXIT_INTERNAL
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    """The ``schedlab`` console script."""
+    sys.exit(run_cli(argv))

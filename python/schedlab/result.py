@@ -1,0 +1,256 @@
+"""A run's result (docs/results.md) as Python objects and polars DataFrames.
+
+The Rust core computes every statistic; :class:`Result` only reshapes its JSON object and
+the per-activation sample columns into tables.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # polars is imported on first use: the CLI starts faster without it
+    import polars as pl
+
+__all__ = ["SAMPLE_KINDS", "STAT_KEYS", "Result", "fmt_ns"]
+
+SAMPLE_KINDS: dict[int, str] = {0: "timer", 1: "sleep", 2: "wakeup"}
+"""The ``kind`` column of the samples: what released the activation."""
+
+STAT_KEYS: tuple[str, ...] = (
+    "count", "mean", "min", "max", "stddev", "p50", "p90", "p99", "p999",
+)
+"""The keys of a STATS object, in order."""
+
+_SAMPLE_DTYPES: dict[str, str] = {
+    "tid": "UInt32",
+    "release_ns": "UInt64",
+    "wake_ns": "UInt64",
+    "start_ns": "Int64",
+    "end_ns": "Int64",
+    "kind": "UInt8",
+}
+"""The sample columns and their polars types (docs/results.md)."""
+
+
+def fmt_ns(ns: float | int | None, digits: int = 3) -> str:
+    """A duration in nanoseconds as short text with a unit: ``"12.3 µs"``, ``"1.50 s"``."""
+    if ns is None:
+        return "–"
+    a = abs(ns)
+    if a < 1e3:
+        return f"{ns:.0f} ns" if isinstance(ns, float) else f"{ns} ns"
+    scale, unit = (1e9, "s") if a >= 1e9 else (1e6, "ms") if a >= 1e6 else (1e3, "µs")
+    v = ns / scale
+    decimals = max(0, digits - len(str(int(abs(v)))))
+    return f"{v:.{decimals}f} {unit}"
+
+
+def _flatten(prefix: str, obj: Mapping[str, Any], out: dict[str, Any]) -> None:
+    for k, v in obj.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            _flatten(f"{key}_", v, out)
+        else:
+            out[key] = v
+
+
+def _frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
+    import polars as pl
+
+    flat = []
+    for r in rows:
+        d: dict[str, Any] = {}
+        _flatten("", r, d)
+        flat.append(d)
+    df = pl.DataFrame(flat, infer_schema_length=None)
+    # Columns that are null in every row (e.g. stats with count 0) get a numeric type.
+    nulls = [c for c, t in df.schema.items() if t == pl.Null]
+    return df.with_columns(pl.col(nulls).cast(pl.Float64)) if nulls else df
+
+
+class Result:
+    """One run: ``.json`` (the whole docs/results.md object), ``.run``, ``.summary``, and the
+    DataFrames ``.tasks`` (one row per task, STATS flattened as ``wakeup_latency_ns_p99``
+    etc.), ``.samples`` (one row per activation) and ``.cpus``."""
+
+    def __init__(self, data: Mapping[str, Any], samples: Mapping[str, Any] | None = None):
+        self._json = dict(data)
+        self._sample_cols = samples
+        self._tasks: pl.DataFrame | None = None
+        self._samples: pl.DataFrame | None = None
+        self._cpus: pl.DataFrame | None = None
+
+    # --- the JSON object -------------------------------------------------------------
+    @property
+    def json(self) -> dict[str, Any]:
+        """The result object exactly as the engine produced it."""
+        return self._json
+
+    @property
+    def run(self) -> dict[str, Any]:
+        """Run metadata: engine, scheduler, params, seed, spec_sha256, sim_ns, wall_s, …"""
+        return self._json.get("run", {})
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """``makespan_ns``, ``headline`` (``{"name", "value", "unit"}`` or None), ``marks``."""
+        return self._json.get("summary", {})
+
+    @property
+    def scheduler(self) -> str:
+        return str(self.run.get("scheduler", "?"))
+
+    @property
+    def headline(self) -> dict[str, Any] | None:
+        return self.summary.get("headline")
+
+    @property
+    def makespan_ns(self) -> int | None:
+        return self.summary.get("makespan_ns")
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The result object as JSON text."""
+        return json.dumps(self._json, indent=indent, ensure_ascii=False)
+
+    # --- tables ----------------------------------------------------------------------
+    @property
+    def tasks(self) -> pl.DataFrame:
+        """One row per task; nested STATS flattened to ``<metric>_<stat>`` and
+        ``<metric>_filtered6sigma_<stat>`` columns."""
+        if self._tasks is None:
+            self._tasks = _frame(self._json.get("tasks", []))
+        return self._tasks
+
+    @property
+    def cpus(self) -> pl.DataFrame:
+        """One row per CPU: ``cpu``, ``busy_ns``, ``idle_ns``, ``overhead_ns``."""
+        if self._cpus is None:
+            self._cpus = _frame(self._json.get("cpus", []))
+        return self._cpus
+
+    @property
+    def samples(self) -> pl.DataFrame:
+        """One row per activation: ``tid``, ``task`` (name), ``release_ns``, ``wake_ns``,
+        ``start_ns`` (-1 if the task never ran), ``end_ns`` (-1 if it had not ended),
+        ``kind`` (see :data:`SAMPLE_KINDS`), and the derived ``wakeup_latency_ns``
+        (start − release, null if it never ran) and ``response_ns`` (end − release, null if
+        not ended)."""
+        if self._samples is None:
+            import polars as pl
+
+            cols = self._sample_cols or {}
+            base = pl.DataFrame(
+                [
+                    pl.Series(k, cols.get(k, []), dtype=getattr(pl, t))
+                    for k, t in _SAMPLE_DTYPES.items()
+                ]
+            )
+            self._samples = self._derive(base)
+        return self._samples
+
+    def _derive(self, base: pl.DataFrame) -> pl.DataFrame:
+        import polars as pl
+
+        names: dict[int, str] = {}
+        for t in self._json.get("tasks", []):
+            names.setdefault(int(t["tid"]), str(t["name"]))
+        rel = pl.col("release_ns").cast(pl.Int64)
+        df = base.with_columns(
+            pl.col("tid")
+            .replace_strict(list(names), list(names.values()), default=None,
+                            return_dtype=pl.String)
+            .alias("task"),
+            pl.when(pl.col("start_ns") >= 0)
+            .then(pl.col("start_ns") - rel)
+            .otherwise(None)
+            .alias("wakeup_latency_ns"),
+            pl.when(pl.col("end_ns") >= 0)
+            .then(pl.col("end_ns") - rel)
+            .otherwise(None)
+            .alias("response_ns"),
+        )
+        order = ["tid", "task", *[c for c in _SAMPLE_DTYPES if c != "tid"]]
+        return df.select(*order, "wakeup_latency_ns", "response_ns")
+
+    # --- files -----------------------------------------------------------------------
+    def to_parquet(self, directory: str | os.PathLike[str]) -> Path:
+        """Write ``tasks.parquet``, ``samples.parquet``, ``cpus.parquet`` and
+        ``result.json`` into ``directory`` (created if needed). Each file is written to a
+        temporary name and renamed into place only once all are written, so a failure
+        leaves what was there before. Returns the directory."""
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        frames = {"tasks": self.tasks, "samples": self.samples, "cpus": self.cpus}
+        done: list[tuple[str, Path]] = []
+        try:
+            for name, df in frames.items():
+                tmp = _tmp_path(out, f"{name}.parquet")
+                done.append((tmp, out / f"{name}.parquet"))
+                df.write_parquet(tmp)
+            tmp = _tmp_path(out, "result.json")
+            done.append((tmp, out / "result.json"))
+            Path(tmp).write_text(self.to_json() + "\n", encoding="utf-8")
+        except BaseException:
+            for tmp, _ in done:
+                Path(tmp).unlink(missing_ok=True)
+            raise
+        for tmp, final in done:
+            os.replace(tmp, final)
+        return out
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> Result:
+        """Read a directory written by :meth:`to_parquet`."""
+        import polars as pl
+
+        d = Path(directory)
+        data = json.loads((d / "result.json").read_text(encoding="utf-8"))
+        samples = pl.read_parquet(d / "samples.parquet")
+        cols = {k: samples.get_column(k).to_list() for k in _SAMPLE_DTYPES}
+        return cls(data, cols)
+
+    # --- display ---------------------------------------------------------------------
+    def __repr__(self) -> str:
+        run = self.run
+        parts = [
+            f"scheduler={self.scheduler!r}",
+            f"engine={run.get('engine', '?')}",
+            f"seed={run.get('seed')}",
+            f"cpus={run.get('cpus')}",
+            f"tasks={len(self._json.get('tasks', []))}",
+        ]
+        if self._sample_cols is not None:
+            parts.append(f"samples={len(self._sample_cols.get('tid', []))}")
+        h = self.headline
+        if h:
+            parts.append(f"{h.get('name')}={h.get('value')}{h.get('unit') or ''}")
+        if self.makespan_ns is not None:
+            parts.append(f"makespan={fmt_ns(self.makespan_ns)}")
+        if run.get("sim_ns") is not None:
+            parts.append(f"sim={fmt_ns(run['sim_ns'])}")
+        return f"Result({', '.join(parts)})"
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()
+
+
+def _tmp_path(directory: str | os.PathLike[str], name: str) -> str:
+    """A new empty file beside ``directory/name`` to be renamed onto it, with the mode a
+    plain ``open()`` would have given it (mkstemp's is 0600)."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+    try:
+        os.fchmod(fd, 0o666 & ~_UMASK)
+    finally:
+        os.close(fd)
+    return tmp

@@ -1,0 +1,72 @@
+"""python/schedlab/_core.pyi matches the compiled module."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+import schedlab
+from schedlab import _core
+
+STUB = Path(schedlab.__file__).with_name("_core.pyi")
+
+
+def _stub_names() -> tuple[dict[str, list[str]], set[str]]:
+    tree = ast.parse(STUB.read_text(encoding="utf-8"))
+    funcs = {
+        n.name: [a.arg for a in n.args.args]
+        for n in tree.body
+        if isinstance(n, ast.FunctionDef)
+    }
+    classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    return funcs, classes
+
+
+def _module_names() -> tuple[dict[str, list[str]], set[str]]:
+    funcs: dict[str, list[str]] = {}
+    classes: set[str] = set()
+    for name, obj in vars(_core).items():
+        if name.startswith("_"):
+            continue
+        if inspect.isclass(obj):
+            classes.add(name)
+        elif callable(obj):
+            funcs[name] = list(inspect.signature(obj).parameters)
+    return funcs, classes
+
+
+def test_stub_matches_module() -> None:
+    stub_funcs, stub_classes = _stub_names()
+    mod_funcs, mod_classes = _module_names()
+    assert stub_classes == mod_classes
+    assert set(stub_funcs) == set(mod_funcs)
+    for name, params in mod_funcs.items():
+        assert stub_funcs[name] == params, name
+
+
+def test_exception_hierarchy() -> None:
+    assert issubclass(_core.SpecError, ValueError)
+    assert issubclass(_core.SimError, RuntimeError)
+    assert schedlab.SpecError is _core.SpecError
+    assert schedlab.SimError is _core.SimError
+
+
+def test_version() -> None:
+    assert schedlab.__version__ == _core.version()
+    assert schedlab.__version__.count(".") == 2
+
+
+def test_simulate_columns_are_int_lists() -> None:
+    from conftest import FINITE_SPEC
+
+    src = schedlab.load_spec(FINITE_SPEC)
+    sched = next(s["name"] for s in schedlab.schedulers() if s["available"])
+    text, cols = _core.simulate(src.text, scheduler=sched, spec_sha256=src.sha256)
+    assert list(cols) == ["tid", "release_ns", "wake_ns", "start_ns", "end_ns", "kind"]
+    lengths = {len(v) for v in cols.values()}
+    assert len(lengths) == 1 and lengths.pop() > 0
+    for v in cols.values():
+        assert isinstance(v, list) and all(isinstance(x, int) for x in v)
+    assert set(cols["kind"]) <= {0, 1, 2}
+    assert f'"spec_sha256":"{src.sha256}"' in text
