@@ -529,6 +529,7 @@ impl<S: Scheduler> Engine<S> {
                 TState::Running => {
                     self.rt[p.idx()].involuntary += 1;
                     self.set_state(p, TState::Runnable);
+                    prev_state = PrevState::Preempted;
                 }
                 TState::Blocked(b) => {
                     prev_state = match b {

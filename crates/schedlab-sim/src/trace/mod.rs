@@ -9,11 +9,11 @@
 //!   (`scripts/capture-ftrace.sh`), plus [`parse::analyze`], per-task run time and
 //!   switch counts from sched_switch records.
 //!
-//! Line format (kernel/trace/trace_output.c, `trace_print_context` + `trace_print_lat_fmt`
-//! + the event's `TP_printk`):
-//! `<comm>-<pid> (<tgid>) [<cpu:03>] <flags> <secs>.<frac>: <event>: <fields>`; timestamps
-//! are written with nanosecond precision (9 decimals); real captures have 6, the parser
-//! reads both.
+//! Line format (kernel/trace/trace_output.c, `trace_print_context` and
+//! `trace_print_lat_fmt`, then the event's `TP_printk`):
+//! `<comm>-<pid> (<tgid>) [<cpu:03>] <flags> <secs>.<frac>: <event>: <fields>`;
+//! timestamps are written with nanosecond precision (9 decimals); real captures have 6,
+//! the parser reads both.
 
 pub mod parse;
 pub mod writer;

@@ -47,10 +47,11 @@
 //!   the thread id in its name (`<name> <tid>`), or all threads would share one track.
 //!
 //! # Cost
-//! No allocation per line: each task's padded `comm-pid (tgid) ` prefix, its comm and
-//! its pid digits are formatted once at registration into one byte arena; numbers are
-//! written by a small integer formatter into a reusable buffer that is handed to the
-//! sink in large blocks.
+//! No allocation and no `fmt` per line: each task's padded `comm-pid (tgid) ` prefix,
+//! its comm, pid and tgid digits are formatted once at registration into fixed-size
+//! slots; a line is assembled in a preallocated block by fixed-size copies (which
+//! compile to a few vector moves, not `memcpy` calls) and an in-place integer
+//! formatter, and the block is handed to the sink when 256 KiB are full.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -59,12 +60,17 @@ use std::path::Path;
 
 use crate::types::{CpuId, TaskId, Time};
 
-/// Bytes buffered before they are handed to the sink.
+/// Bytes assembled before they are handed to the sink.
 const FLUSH_AT: usize = 256 * 1024;
+/// Room after FLUSH_AT: every line but a counter or slice with a long name fits in it
+/// (those check for room first).
+const SLACK: usize = 1024;
 /// The kernel's TASK_COMM_LEN is 16 including the NUL.
 const COMM_MAX: usize = 15;
 /// The prio ftrace shows for the idle task (`swapper/N`).
 const IDLE_PRIO: i32 = 120;
+/// Longest counter or slice name written (longer ones are cut).
+const NAME_MAX: usize = 256;
 
 /// The header the kernel prints with `record-tgid` and `irq-info` on (6.x), less the
 /// `entries-in-buffer` line, which a streaming writer cannot know.
@@ -81,19 +87,33 @@ const HEADER: &[u8] = b"# tracer: nop\n\
 #           TASK-PID       TGID    CPU#  |||||  TIMESTAMP  FUNCTION\n\
 #              | |           |       |   |||||     |         |\n";
 
-/// The context prefix of lines emitted while a CPU is idle (pid 0 has no tgid).
-const IDLE_PREFIX: &[u8] = b"          <idle>-0       (-------) ";
-
-/// Where a task's cached strings live in the arena.
+/// A short string in a fixed-size slot, copied whole and advanced by `len`.
 #[derive(Clone, Copy)]
-struct Names {
-    /// `%16s-%-7d (%7d) `
-    prefix: (u32, u32),
-    comm: (u32, u32),
-    pid: (u32, u32),
-    /// The tgid, or `u32::MAX` for group leaders (pid == tgid).
-    tgid: u32,
-    tgid_digits: (u32, u32),
+struct Slot<const N: usize> {
+    b: [u8; N],
+    len: u8,
+}
+
+impl<const N: usize> Slot<N> {
+    fn new(s: &[u8]) -> Self {
+        let mut b = [b' '; N];
+        let n = s.len().min(N);
+        b[..n].copy_from_slice(&s[..n]);
+        Slot { b, len: n as u8 }
+    }
+}
+
+/// A task's (or idle CPU's) preformatted text.
+#[derive(Clone, Copy)]
+struct TaskText {
+    /// `%16s-%-7d (%7d) ` — 35 bytes unless the pid or tgid has more than 7 digits.
+    prefix: Slot<48>,
+    comm: Slot<16>,
+    pid: Slot<12>,
+    tgid: Slot<12>,
+    /// True unless the task leads its thread group (pid == tgid).
+    follower: bool,
+    tgid_num: u32,
 }
 
 /// The ftrace `prev_state` of a task leaving the CPU.
@@ -130,17 +150,21 @@ impl PrevState {
 /// The trace writer. A disabled tracer costs one branch per call site.
 pub struct Tracer {
     out: Option<Box<dyn Write>>,
-    buf: Vec<u8>,
-    arena: Vec<u8>,
-    names: Vec<Names>,
-    /// `swapper/<cpu>` digits for the idle task of each CPU, built on first use.
-    idle_comm: Vec<Vec<u8>>,
+    /// The block being assembled: `buf[..pos]` is pending output; the length is fixed
+    /// at FLUSH_AT + SLACK so that fixed-size copies never reallocate.
+    buf: Box<[u8]>,
+    pos: usize,
+    tasks: Vec<TaskText>,
+    /// The idle task of each CPU (`<idle>-0 (-------) `, `swapper/<cpu>`), built on use.
+    idle: Vec<Option<TaskText>>,
     /// Live threads per tgid, for sched_process_exit's `group_dead`.
     live: HashMap<u32, u32>,
     /// The last timestamp written, and its text (` %5u.%09u: `), reused while equal.
     last_ts: Time,
-    ts_text: [u8; 32],
-    ts_len: usize,
+    ts_text: Slot<40>,
+    /// The seconds the text holds, and where its fraction starts.
+    last_secs: u64,
+    frac_at: u8,
     lines: u64,
     error: Option<io::Error>,
 }
@@ -150,14 +174,15 @@ impl Tracer {
     pub fn disabled() -> Tracer {
         Tracer {
             out: None,
-            buf: Vec::new(),
-            arena: Vec::new(),
-            names: Vec::new(),
-            idle_comm: Vec::new(),
+            buf: Box::new([]),
+            pos: 0,
+            tasks: Vec::new(),
+            idle: Vec::new(),
             live: HashMap::new(),
             last_ts: u64::MAX,
-            ts_text: [0; 32],
-            ts_len: 0,
+            ts_text: Slot::new(b""),
+            last_secs: u64::MAX,
+            frac_at: 0,
             lines: 0,
             error: None,
         }
@@ -169,13 +194,13 @@ impl Tracer {
         Self::to_writer(Box::new(f))
     }
 
-    /// A tracer streaming to any writer. Output is buffered here in large blocks, so
+    /// A tracer streaming to any writer. Output is assembled here in 256 KiB blocks, so
     /// `w` need not be buffered.
     pub fn to_writer(mut w: Box<dyn Write>) -> io::Result<Tracer> {
         w.write_all(HEADER)?;
         let mut t = Tracer::disabled();
         t.out = Some(w);
-        t.buf = Vec::with_capacity(FLUSH_AT + 4096);
+        t.buf = vec![0u8; FLUSH_AT + SLACK].into_boxed_slice();
         Ok(t)
     }
 
@@ -191,13 +216,13 @@ impl Tracer {
 
     /// Record a task's name and thread-group id (must be called for every task id in
     /// order, when the task is created). The name is cut to the kernel's 15 bytes
-    /// (TASK_COMM_LEN - 1); spaces, `=` and control characters become `_` so that
+    /// (TASK_COMM_LEN - 1); spaces, `=`, `|` and control characters become `_` so that
     /// key=value splitting (Perfetto's and ours) stays unambiguous.
     pub fn register_task(&mut self, t: TaskId, comm: &str, tgid: u32) {
         if !self.enabled() {
             return;
         }
-        debug_assert_eq!(t.idx(), self.names.len());
+        debug_assert_eq!(t.idx(), self.tasks.len());
         let mut c: Vec<u8> = Vec::with_capacity(COMM_MAX);
         for ch in comm.chars() {
             let ch = if ch.is_whitespace() || ch.is_control() || ch == '=' || ch == '|' {
@@ -214,131 +239,139 @@ impl Tracer {
         if c.is_empty() {
             c.push(b'_');
         }
-        let pid = t.pid();
-        let a = &mut self.arena;
-
-        let start = a.len();
-        for _ in c.len()..16 {
-            a.push(b' ');
-        }
-        a.extend_from_slice(&c);
-        a.push(b'-');
-        let p0 = a.len();
-        put_u64(a, pid as u64);
-        for _ in (a.len() - p0)..7 {
-            a.push(b' ');
-        }
-        a.extend_from_slice(b" (");
-        put_u64_pad(a, tgid as u64, 7, b' ');
-        a.extend_from_slice(b") ");
-        let prefix = span(start, a.len());
-
-        let cs = a.len();
-        a.extend_from_slice(&c);
-        let comm = span(cs, a.len());
-        let ps = a.len();
-        put_u64(a, pid as u64);
-        let pid_span = span(ps, a.len());
-        let ts0 = a.len();
-        put_u64(a, tgid as u64);
-        let tgid_digits = span(ts0, a.len());
-
-        self.names.push(Names {
-            prefix,
-            comm,
-            pid: pid_span,
-            tgid: if tgid == pid { u32::MAX } else { tgid },
-            tgid_digits,
-        });
+        let text = task_text(&c, t.pid(), Some(tgid));
+        self.tasks.push(text);
         *self.live.entry(tgid).or_insert(0) += 1;
     }
 
-    /// Begin a line: context prefix, cpu, flags, timestamp, event name.
+    #[inline(always)]
+    fn task(&mut self, t: Option<TaskId>, cpu: CpuId) -> TaskText {
+        match t {
+            Some(t) => self.tasks[t.idx()],
+            None => self.idle_text(cpu),
+        }
+    }
+
     #[inline]
-    fn begin(&mut self, ts: Time, cpu: CpuId, on: Option<TaskId>, flags: &[u8; 5], event: &[u8]) {
-        if ts != self.last_ts {
-            self.format_ts(ts);
+    fn idle_text(&mut self, cpu: CpuId) -> TaskText {
+        let i = cpu.idx();
+        match self.idle.get(i) {
+            Some(Some(t)) => *t,
+            _ => self.make_idle(i),
         }
-        let Tracer {
-            buf,
-            arena,
-            names,
-            ts_text,
-            ts_len,
-            ..
-        } = self;
-        match on {
-            Some(t) => {
-                let p = names[t.idx()].prefix;
-                buf.extend_from_slice(&arena[p.0 as usize..p.1 as usize]);
-            }
-            None => buf.extend_from_slice(IDLE_PREFIX),
-        }
-        buf.push(b'[');
-        put_u64_pad(buf, cpu.0 as u64, 3, b'0');
-        buf.extend_from_slice(b"] ");
-        buf.extend_from_slice(flags);
-        buf.extend_from_slice(&ts_text[..*ts_len]);
-        buf.extend_from_slice(event);
     }
 
     #[cold]
+    fn make_idle(&mut self, i: usize) -> TaskText {
+        if self.idle.len() <= i {
+            self.idle.resize(i + 1, None);
+        }
+        let mut comm = b"swapper/".to_vec();
+        comm.extend_from_slice(i.to_string().as_bytes());
+        let mut t = task_text(b"<idle>", 0, None);
+        t.comm = Slot::new(&comm);
+        self.idle[i] = Some(t);
+        t
+    }
+
+    /// Copy a fixed-size slot and advance by its length.
+    #[inline(always)]
+    fn slot<const N: usize>(&mut self, s: &Slot<N>) {
+        self.buf[self.pos..self.pos + N].copy_from_slice(&s.b);
+        self.pos += s.len as usize;
+    }
+
+    /// Copy a constant.
+    #[inline(always)]
+    fn lit<const N: usize>(&mut self, s: &[u8; N]) {
+        self.buf[self.pos..self.pos + N].copy_from_slice(s);
+        self.pos += N;
+    }
+
+    /// Write an unsigned decimal in place.
+    #[inline(always)]
+    fn uint(&mut self, v: u64) {
+        self.pos += fmt_into(&mut self.buf[self.pos..self.pos + 20], v);
+    }
+
+    #[inline(always)]
+    fn int(&mut self, v: i64) {
+        if v < 0 {
+            self.lit(b"-");
+        }
+        self.uint(v.unsigned_abs());
+    }
+
+    /// `%03d`
+    #[inline(always)]
+    fn cpu3(&mut self, v: u32) {
+        if v < 1000 {
+            let b = &mut self.buf[self.pos..self.pos + 3];
+            b[0] = b'0' + (v / 100) as u8;
+            b[1] = b'0' + (v / 10 % 10) as u8;
+            b[2] = b'0' + (v % 10) as u8;
+            self.pos += 3;
+        } else {
+            self.uint(v as u64);
+        }
+    }
+
+    /// Begin a line: context prefix, cpu, flags, timestamp. The event name follows.
+    #[inline(always)]
+    fn begin(&mut self, ts: Time, cpu: CpuId, on: Option<TaskId>, flags: &[u8; 5]) {
+        if ts != self.last_ts {
+            self.format_ts(ts);
+        }
+        let who = self.task(on, cpu);
+        self.slot(&who.prefix);
+        self.lit(b"[");
+        self.cpu3(cpu.0);
+        self.lit(b"] ");
+        self.lit(flags);
+        let ts_text = self.ts_text;
+        self.slot(&ts_text);
+    }
+
+    /// Rebuild the timestamp text ` %5u.%09u: ` for a new `ts`, in place: the seconds
+    /// part only when it changed.
+    #[inline]
     fn format_ts(&mut self, ts: Time) {
-        let mut v: Vec<u8> = Vec::with_capacity(32);
-        v.push(b' ');
-        put_u64_pad(&mut v, ts / 1_000_000_000, 5, b' ');
-        v.push(b'.');
-        put_u64_pad(&mut v, ts % 1_000_000_000, 9, b'0');
-        v.extend_from_slice(b": ");
-        let n = v.len().min(self.ts_text.len());
-        self.ts_text[..n].copy_from_slice(&v[..n]);
-        self.ts_len = n;
+        let secs = ts / 1_000_000_000;
+        let mut frac = ts % 1_000_000_000;
+        if secs != self.last_secs {
+            self.format_secs(secs);
+        }
+        let at = self.frac_at as usize;
+        let b = &mut self.ts_text.b[at..at + 11];
+        for k in (1..9).step_by(2).rev() {
+            let d = (frac % 100) as usize * 2;
+            frac /= 100;
+            b[k..k + 2].copy_from_slice(&DIGITS2[d..d + 2]);
+        }
+        b[0] = b'0' + frac as u8;
+        b[9] = b':';
+        b[10] = b' ';
+        self.ts_text.len = (at + 11) as u8;
         self.last_ts = ts;
     }
 
-    /// Write `comm=<c> pid=<p>` style pairs for a task (or the idle task of `cpu`).
-    #[inline]
-    fn put_comm(&mut self, t: Option<TaskId>, cpu: CpuId) {
-        match t {
-            Some(t) => {
-                let c = self.names[t.idx()].comm;
-                let Tracer { buf, arena, .. } = self;
-                buf.extend_from_slice(&arena[c.0 as usize..c.1 as usize]);
-            }
-            None => {
-                let i = cpu.idx();
-                if self.idle_comm.len() <= i {
-                    self.idle_comm.resize(i + 1, Vec::new());
-                }
-                if self.idle_comm[i].is_empty() {
-                    let mut v = b"swapper/".to_vec();
-                    put_u64(&mut v, cpu.0 as u64);
-                    self.idle_comm[i] = v;
-                }
-                let Tracer { buf, idle_comm, .. } = self;
-                buf.extend_from_slice(&idle_comm[i]);
-            }
-        }
+    #[cold]
+    fn format_secs(&mut self, secs: u64) {
+        let mut v: Vec<u8> = Vec::with_capacity(24);
+        v.push(b' ');
+        put_u64_pad(&mut v, secs, 5, b' ');
+        v.push(b'.');
+        self.frac_at = v.len() as u8;
+        self.ts_text = Slot::new(&v);
+        self.last_secs = secs;
     }
 
-    #[inline]
-    fn put_pid(&mut self, t: Option<TaskId>) {
-        match t {
-            Some(t) => {
-                let p = self.names[t.idx()].pid;
-                let Tracer { buf, arena, .. } = self;
-                buf.extend_from_slice(&arena[p.0 as usize..p.1 as usize]);
-            }
-            None => self.buf.push(b'0'),
-        }
-    }
-
-    /// End a line and hand the buffer to the sink when it is full.
-    #[inline]
+    /// End a line and hand the block to the sink when it is full.
+    #[inline(always)]
     fn end(&mut self) {
-        self.buf.push(b'\n');
+        self.lit(b"\n");
         self.lines += 1;
-        if self.buf.len() >= FLUSH_AT {
+        if self.pos >= FLUSH_AT {
             self.drain();
         }
     }
@@ -346,13 +379,13 @@ impl Tracer {
     #[cold]
     fn drain(&mut self) {
         if let Some(out) = self.out.as_mut() {
-            if let Err(e) = out.write_all(&self.buf) {
+            if let Err(e) = out.write_all(&self.buf[..self.pos]) {
                 // Stop tracing on the first error; finish() reports it.
                 self.error.get_or_insert(e);
                 self.out = None;
             }
         }
-        self.buf.clear();
+        self.pos = 0;
     }
 
     /// sched_switch from `prev` (None = idle) to `next` on `cpu`.
@@ -370,53 +403,44 @@ impl Tracer {
         if !self.enabled() {
             return;
         }
-        self.begin(ts, cpu, prev, b"d..2.", b"sched_switch: prev_comm=");
-        self.put_comm(prev, cpu);
-        self.buf.extend_from_slice(b" prev_pid=");
-        self.put_pid(prev);
-        self.buf.extend_from_slice(b" prev_prio=");
-        put_i64(
-            &mut self.buf,
-            if prev.is_some() { prev_prio } else { IDLE_PRIO } as i64,
-        );
-        self.buf.extend_from_slice(b" prev_state=");
-        let st = if prev.is_some() {
+        let p = self.task(prev, cpu);
+        let n = self.task(next, cpu);
+        self.begin(ts, cpu, prev, b"d..2.");
+        self.lit(b"sched_switch: prev_comm=");
+        self.slot(&p.comm);
+        self.lit(b" prev_pid=");
+        self.slot(&p.pid);
+        self.lit(b" prev_prio=");
+        self.int(if prev.is_some() { prev_prio } else { IDLE_PRIO } as i64);
+        match if prev.is_some() {
             prev_state
         } else {
             PrevState::Runnable
-        };
-        self.buf.extend_from_slice(st.as_str().as_bytes());
-        self.buf.extend_from_slice(b" ==> next_comm=");
-        self.put_comm(next, cpu);
-        self.buf.extend_from_slice(b" next_pid=");
-        self.put_pid(next);
-        self.buf.extend_from_slice(b" next_prio=");
-        put_i64(
-            &mut self.buf,
-            if next.is_some() { next_prio } else { IDLE_PRIO } as i64,
-        );
+        } {
+            PrevState::Runnable => self.lit(b" prev_state=R"),
+            PrevState::Preempted => self.lit(b" prev_state=R+"),
+            PrevState::Sleeping => self.lit(b" prev_state=S"),
+            PrevState::Uninterruptible => self.lit(b" prev_state=D"),
+            PrevState::Dead => self.lit(b" prev_state=X"),
+        }
+        self.lit(b" ==> next_comm=");
+        self.slot(&n.comm);
+        self.lit(b" next_pid=");
+        self.slot(&n.pid);
+        self.lit(b" next_prio=");
+        self.int(if next.is_some() { next_prio } else { IDLE_PRIO } as i64);
         self.end();
     }
 
-    fn wake_line(
-        &mut self,
-        ts: Time,
-        cpu: CpuId,
-        on: Option<TaskId>,
-        ev: &[u8],
-        flags: &[u8; 5],
-        t: TaskId,
-        prio: i32,
-        target: CpuId,
-    ) {
-        self.begin(ts, cpu, on, flags, ev);
-        self.put_comm(Some(t), cpu);
-        self.buf.extend_from_slice(b" pid=");
-        self.put_pid(Some(t));
-        self.buf.extend_from_slice(b" prio=");
-        put_i64(&mut self.buf, prio as i64);
-        self.buf.extend_from_slice(b" target_cpu=");
-        put_u64_pad(&mut self.buf, target.0 as u64, 3, b'0');
+    #[inline(always)]
+    fn wake_tail(&mut self, w: &TaskText, prio: i32, target: CpuId) {
+        self.slot(&w.comm);
+        self.lit(b" pid=");
+        self.slot(&w.pid);
+        self.lit(b" prio=");
+        self.int(prio as i64);
+        self.lit(b" target_cpu=");
+        self.cpu3(target.0);
         self.end();
     }
 
@@ -436,39 +460,18 @@ impl Tracer {
         if !self.enabled() {
             return;
         }
-        self.wake_line(
-            ts,
-            cpu,
-            on,
-            b"sched_waking: comm=",
-            b"d..3.",
-            t,
-            prio,
-            target,
-        );
+        let w = self.tasks[t.idx()];
+        self.begin(ts, cpu, on, b"d..3.");
+        self.lit(b"sched_waking: comm=");
+        self.wake_tail(&w, prio, target);
         if new {
-            self.wake_line(
-                ts,
-                cpu,
-                on,
-                b"sched_wakeup_new: comm=",
-                b"d..2.",
-                t,
-                prio,
-                target,
-            );
+            self.begin(ts, cpu, on, b"d..2.");
+            self.lit(b"sched_wakeup_new: comm=");
         } else {
-            self.wake_line(
-                ts,
-                cpu,
-                on,
-                b"sched_wakeup: comm=",
-                b"d..3.",
-                t,
-                prio,
-                target,
-            );
+            self.begin(ts, cpu, on, b"d..3.");
+            self.lit(b"sched_wakeup: comm=");
         }
+        self.wake_tail(&w, prio, target);
     }
 
     /// sched_migrate_task of `t` from `from` to `to`.
@@ -486,16 +489,18 @@ impl Tracer {
         if !self.enabled() {
             return;
         }
-        self.begin(ts, cpu, on, b"d..2.", b"sched_migrate_task: comm=");
-        self.put_comm(Some(t), cpu);
-        self.buf.extend_from_slice(b" pid=");
-        self.put_pid(Some(t));
-        self.buf.extend_from_slice(b" prio=");
-        put_i64(&mut self.buf, prio as i64);
-        self.buf.extend_from_slice(b" orig_cpu=");
-        put_u64(&mut self.buf, from.0 as u64);
-        self.buf.extend_from_slice(b" dest_cpu=");
-        put_u64(&mut self.buf, to.0 as u64);
+        let w = self.tasks[t.idx()];
+        self.begin(ts, cpu, on, b"d..2.");
+        self.lit(b"sched_migrate_task: comm=");
+        self.slot(&w.comm);
+        self.lit(b" pid=");
+        self.slot(&w.pid);
+        self.lit(b" prio=");
+        self.int(prio as i64);
+        self.lit(b" orig_cpu=");
+        self.uint(from.0 as u64);
+        self.lit(b" dest_cpu=");
+        self.uint(to.0 as u64);
         self.end();
     }
 
@@ -504,20 +509,17 @@ impl Tracer {
         if !self.enabled() {
             return;
         }
-        self.begin(
-            ts,
-            cpu,
-            Some(parent),
-            b".....",
-            b"sched_process_fork: comm=",
-        );
-        self.put_comm(Some(parent), cpu);
-        self.buf.extend_from_slice(b" pid=");
-        self.put_pid(Some(parent));
-        self.buf.extend_from_slice(b" child_comm=");
-        self.put_comm(Some(child), cpu);
-        self.buf.extend_from_slice(b" child_pid=");
-        self.put_pid(Some(child));
+        let p = self.tasks[parent.idx()];
+        let c = self.tasks[child.idx()];
+        self.begin(ts, cpu, Some(parent), b".....");
+        self.lit(b"sched_process_fork: comm=");
+        self.slot(&p.comm);
+        self.lit(b" pid=");
+        self.slot(&p.pid);
+        self.lit(b" child_comm=");
+        self.slot(&c.comm);
+        self.lit(b" child_pid=");
+        self.slot(&c.pid);
         self.end();
     }
 
@@ -527,48 +529,51 @@ impl Tracer {
         if !self.enabled() {
             return;
         }
-        let n = self.names[t.idx()];
-        let tgid = if n.tgid == u32::MAX { t.pid() } else { n.tgid };
-        let group_dead = match self.live.get_mut(&tgid) {
+        let w = self.tasks[t.idx()];
+        let group_dead = match self.live.get_mut(&w.tgid_num) {
             Some(c) => {
                 *c = c.saturating_sub(1);
                 *c == 0
             }
             None => true,
         };
-        self.begin(ts, cpu, Some(t), b".....", b"sched_process_exit: comm=");
-        self.put_comm(Some(t), cpu);
-        self.buf.extend_from_slice(b" pid=");
-        self.put_pid(Some(t));
-        self.buf.extend_from_slice(b" prio=");
-        put_i64(&mut self.buf, prio as i64);
-        self.buf.extend_from_slice(if group_dead {
-            b" group_dead=true"
+        self.begin(ts, cpu, Some(t), b".....");
+        self.lit(b"sched_process_exit: comm=");
+        self.slot(&w.comm);
+        self.lit(b" pid=");
+        self.slot(&w.pid);
+        self.lit(b" prio=");
+        self.int(prio as i64);
+        if group_dead {
+            self.lit(b" group_dead=true");
         } else {
-            b" group_dead=false"
-        });
+            self.lit(b" group_dead=false");
+        }
         self.end();
     }
 
-    /// Write `C|<tgid>|<name>[ <tid>]|` — the counter head for task `t`.
-    fn mark_head(&mut self, kind: &[u8], t: TaskId, name: &str, with_tid: bool) {
-        let n = self.names[t.idx()];
-        self.buf.extend_from_slice(kind);
-        let Tracer { buf, arena, .. } = self;
-        buf.extend_from_slice(&arena[n.tgid_digits.0 as usize..n.tgid_digits.1 as usize]);
-        buf.push(b'|');
-        for &b in name.as_bytes() {
-            buf.push(if b == b'|' || b == b'\n' { b'_' } else { b });
+    /// Copy a user-supplied name, `|` and newlines replaced, cut to NAME_MAX bytes.
+    fn name(&mut self, name: &str) {
+        if self.pos + NAME_MAX + 128 > self.buf.len() {
+            self.drain();
         }
-        if with_tid && n.tgid != u32::MAX {
-            buf.push(b' ');
-            buf.extend_from_slice(&arena[n.pid.0 as usize..n.pid.1 as usize]);
+        let mut n = name.len().min(NAME_MAX);
+        while !name.is_char_boundary(n) {
+            n -= 1;
         }
+        let dst = &mut self.buf[self.pos..self.pos + n];
+        dst.copy_from_slice(&name.as_bytes()[..n]);
+        for b in dst.iter_mut() {
+            if *b == b'|' || *b == b'\n' || *b == b'\r' {
+                *b = b'_';
+            }
+        }
+        self.pos += n;
     }
 
     /// A counter of task `t` (Perfetto: a process counter track named `name`, or
     /// `"<name> <tid>"` for a thread that is not its group's leader), emitted on `cpu`
-    /// while `on` runs there.
+    /// while `on` runs there: `tracing_mark_write: C|<tgid>|<name>|<value>`.
     pub fn counter(
         &mut self,
         ts: Time,
@@ -581,10 +586,18 @@ impl Tracer {
         if !self.enabled() {
             return;
         }
-        self.begin(ts, cpu, on, b"...1.", b"tracing_mark_write: ");
-        self.mark_head(b"C|", t, name, true);
-        self.buf.push(b'|');
-        put_i64(&mut self.buf, value);
+        let w = self.tasks[t.idx()];
+        self.begin(ts, cpu, on, b"...1.");
+        self.lit(b"tracing_mark_write: C|");
+        self.slot(&w.tgid);
+        self.lit(b"|");
+        self.name(name);
+        if w.follower {
+            self.lit(b" ");
+            self.slot(&w.pid);
+        }
+        self.lit(b"|");
+        self.int(value);
         self.end();
     }
 
@@ -594,8 +607,12 @@ impl Tracer {
         if !self.enabled() {
             return;
         }
-        self.begin(ts, cpu, Some(t), b"...1.", b"tracing_mark_write: ");
-        self.mark_head(b"B|", t, name, false);
+        let w = self.tasks[t.idx()];
+        self.begin(ts, cpu, Some(t), b"...1.");
+        self.lit(b"tracing_mark_write: B|");
+        self.slot(&w.tgid);
+        self.lit(b"|");
+        self.name(name);
         self.end();
     }
 
@@ -604,16 +621,16 @@ impl Tracer {
         if !self.enabled() {
             return;
         }
-        self.begin(ts, cpu, Some(t), b"...1.", b"tracing_mark_write: E|");
-        let n = self.names[t.idx()].tgid_digits;
-        let Tracer { buf, arena, .. } = self;
-        buf.extend_from_slice(&arena[n.0 as usize..n.1 as usize]);
+        let w = self.tasks[t.idx()];
+        self.begin(ts, cpu, Some(t), b"...1.");
+        self.lit(b"tracing_mark_write: E|");
+        self.slot(&w.tgid);
         self.end();
     }
 
     /// Flush and report the first write error, if any. Tracing stops after an error.
     pub fn finish(&mut self) -> io::Result<()> {
-        if !self.buf.is_empty() {
+        if self.pos > 0 {
             self.drain();
         }
         if let Some(e) = self.error.take() {
@@ -629,7 +646,7 @@ impl Tracer {
 impl Drop for Tracer {
     fn drop(&mut self) {
         // Best effort: a trace whose owner forgot finish() still ends complete.
-        if self.out.is_some() && !self.buf.is_empty() {
+        if self.out.is_some() && self.pos > 0 {
             self.drain();
             if let Some(out) = self.out.as_mut() {
                 let _ = out.flush();
@@ -638,10 +655,70 @@ impl Drop for Tracer {
     }
 }
 
-#[inline]
-fn span(a: usize, b: usize) -> (u32, u32) {
-    (a as u32, b as u32)
+/// Preformat a task's text; `tgid` None prints `(-------)` (the idle task).
+fn task_text(comm: &[u8], pid: u32, tgid: Option<u32>) -> TaskText {
+    let mut v: Vec<u8> = vec![b' '; 16usize.saturating_sub(comm.len())];
+    v.extend_from_slice(comm);
+    v.push(b'-');
+    let p0 = v.len();
+    put_u64(&mut v, pid as u64);
+    let width = v.len() - p0;
+    v.extend(std::iter::repeat_n(b' ', 7usize.saturating_sub(width)));
+    match tgid {
+        Some(g) => {
+            v.extend_from_slice(b" (");
+            put_u64_pad(&mut v, g as u64, 7, b' ');
+            v.extend_from_slice(b") ");
+        }
+        None => v.extend_from_slice(b" (-------) "),
+    }
+    let mut pid_s = Vec::new();
+    put_u64(&mut pid_s, pid as u64);
+    let mut tgid_s = Vec::new();
+    put_u64(&mut tgid_s, tgid.unwrap_or(0) as u64);
+    TaskText {
+        prefix: Slot::new(&v),
+        comm: Slot::new(comm),
+        pid: Slot::new(&pid_s),
+        tgid: Slot::new(&tgid_s),
+        follower: tgid.is_some_and(|g| g != pid),
+        tgid_num: tgid.unwrap_or(0),
+    }
 }
+
+/// Format `v` at the start of `out` (which has room for 20 digits); returns the length.
+#[inline(always)]
+fn fmt_into(out: &mut [u8], mut v: u64) -> usize {
+    let mut n = 1;
+    while n < 20 && v >= POW10[n] {
+        n += 1;
+    }
+    let out = &mut out[..n];
+    let mut i = n;
+    while v >= 100 {
+        let d = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        out[i..i + 2].copy_from_slice(&DIGITS2[d..d + 2]);
+    }
+    if v >= 10 {
+        let d = v as usize * 2;
+        out[i - 2..i].copy_from_slice(&DIGITS2[d..d + 2]);
+    } else {
+        out[i - 1] = b'0' + v as u8;
+    }
+    n
+}
+
+const POW10: [u64; 20] = {
+    let mut p = [1u64; 20];
+    let mut i = 1;
+    while i < 20 {
+        p[i] = p[i - 1] * 10;
+        i += 1;
+    }
+    p
+};
 
 const DIGITS2: &[u8; 200] = b"0001020304050607080910111213141516171819\
 2021222324252627282930313233343536373839\
@@ -691,8 +768,8 @@ pub(crate) fn put_u64_pad(buf: &mut Vec<u8>, v: u64, width: usize, fill: u8) {
 }
 
 /// Append a signed decimal.
-#[inline]
-pub(crate) fn put_i64(buf: &mut Vec<u8>, v: i64) {
+#[cfg(test)]
+fn put_i64(buf: &mut Vec<u8>, v: i64) {
     if v < 0 {
         buf.push(b'-');
     }
@@ -734,6 +811,11 @@ mod tests {
             b.clear();
             put_i64(&mut b, v);
             assert_eq!(b, v.to_string().as_bytes());
+        }
+        let mut out = [0u8; 24];
+        for v in [0u64, 9, 10, 99, 100, 101, 999_999, 1_000_000, u64::MAX] {
+            let n = fmt_into(&mut out, v);
+            assert_eq!(&out[..n], v.to_string().as_bytes());
         }
         b.clear();
         put_u64_pad(&mut b, 7, 3, b'0');
