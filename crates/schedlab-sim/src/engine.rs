@@ -679,11 +679,13 @@ impl<S: Scheduler> Engine<S> {
     /// Step the program of `cpu`'s current task until it needs CPU time (a completion
     /// event is armed), blocks, exits, yields, or something asked for a reschedule.
     fn dispatch(&mut self, cpu: CpuId) {
-        let Some(t) = self.ctx.cpus[cpu.idx()].curr else {
-            return;
-        };
-        let start = self.ctx.now + self.ctx.cpus[cpu.idx()].overhead_left;
-        self.metrics.started(t, start);
+        let Some(t) = self.ctx.cpus[cpu.idx()].curr else { return };
+        if self.ctx.cpus[cpu.idx()].overhead_left > 0 {
+            // The context switch is still being paid: the program makes no progress (and
+            // nothing it does is visible) until it is.
+            return self.arm_burst(cpu, 0);
+        }
+        self.metrics.started(t, self.ctx.now);
         loop {
             if self.ctx.resched_mask.contains(cpu) || self.error.is_some() {
                 return;
@@ -728,16 +730,9 @@ impl<S: Scheduler> Engine<S> {
         self.ctx.push(at, EventKind::Complete { cpu, gen });
     }
 
-    /// A completion event fired: the burst is over.
+    /// A completion event fired: the switch overhead or the burst is over (`account` has
+    /// brought `remaining` down by the work done); carry on with the program.
     fn burst_done(&mut self, cpu: CpuId) {
-        let Some(t) = self.ctx.cpus[cpu.idx()].curr else {
-            return;
-        };
-        match self.rt[t.idx()].stage {
-            Stage::Burst => self.rt[t.idx()].remaining = 0,
-            Stage::Until(_) => {}
-            _ => debug_assert!(false, "completion without a burst"),
-        }
         self.dispatch(cpu);
     }
 
@@ -1119,15 +1114,10 @@ impl<S: Scheduler> Engine<S> {
         self.ctx.resched(cpu);
     }
 
-    /// Change the running task's attributes at a phase boundary (sched_setattr on self):
-    /// put_prev, dequeue(SAVE), change, prio_changed, enqueue(RESTORE), reschedule.
-    fn change_attrs(
-        &mut self,
-        cpu: CpuId,
-        t: TaskId,
-        attrs: Option<SchedAttrs>,
-        cpus: Option<CpuMask>,
-    ) {
+    /// Change the running task's attributes at a phase boundary (sched_setattr on self, in
+    /// `__sched_setscheduler`'s order): dequeue(SAVE), put_prev, change, prio_changed,
+    /// enqueue(RESTORE); the reschedule that follows stands in for `set_next_task`.
+    fn change_attrs(&mut self, cpu: CpuId, t: TaskId, attrs: Option<SchedAttrs>, cpus: Option<CpuMask>) {
         let old = self.ctx.tasks[t.idx()].attrs;
         let new_attrs = attrs.unwrap_or(old);
         if let Err(e) = self.policy.accepts(&new_attrs) {
@@ -1135,10 +1125,12 @@ impl<S: Scheduler> Engine<S> {
             return;
         }
         self.account(cpu);
+        let v = &mut self.ctx.tasks[t.idx()];
+        v.on_rq = false;
+        v.running = false;
+        self.policy.dequeue(&mut self.ctx, cpu, t, DequeueKind::Save);
         self.policy.put_prev(&mut self.ctx, cpu, t);
         self.prev_put[cpu.idx()] = true;
-        self.policy
-            .dequeue(&mut self.ctx, cpu, t, DequeueKind::Save);
         self.ctx.tasks[t.idx()].attrs = new_attrs;
         if let Some(m) = cpus {
             let m = m.and(&CpuMask::first_n(self.ctx.nr_cpus()));
@@ -1147,28 +1139,29 @@ impl<S: Scheduler> Engine<S> {
             }
         }
         self.policy.prio_changed(&mut self.ctx, t, old);
+        self.ctx.tasks[t.idx()].on_rq = true;
         if self.ctx.tasks[t.idx()].affinity.contains(cpu) {
-            self.policy
-                .enqueue(&mut self.ctx, cpu, t, EnqueueKind::Restore);
+            self.policy.enqueue(&mut self.ctx, cpu, t, EnqueueKind::Restore);
+            self.ctx.tasks[t.idx()].running = true;
         } else {
             // Not allowed here any more: leave the CPU and be placed elsewhere, as
             // sched_setaffinity's migration does.
-            self.ctx.tasks[t.idx()].running = false;
-            self.ctx.tasks[t.idx()].on_rq = false;
             self.ctx.cpus[cpu.idx()].gen += 1;
             self.burst_armed[cpu.idx()] = false;
             let c = &mut self.ctx.cpus[cpu.idx()];
             c.curr = None;
             c.idle_since = self.ctx.now;
+            c.overhead_left = 0;
             self.prev_put[cpu.idx()] = false;
             self.rt[t.idx()].involuntary += 1;
+            if self.ctx.tracer.enabled() {
+                self.trace_switch(cpu, Some(t), PrevState::Preempted, None);
+            }
             self.set_state(t, TState::Blocked(Block::Suspend));
-            let dest = self.ctx.tasks[t.idx()].affinity.first().unwrap();
-            self.ctx.tasks[t.idx()].cpu = dest;
-            self.ctx.counters[t.idx()].migrations += 1;
-            let sel = self
-                .policy
-                .select_cpu(&mut self.ctx, t, dest, WakeKind::Wakeup);
+            let dest = self.ctx.tasks[t.idx()].affinity.first().expect("non-empty affinity");
+            self.ctx.tasks[t.idx()].on_rq = false;
+            self.ctx.set_task_cpu(t, dest);
+            let sel = self.policy.select_cpu(&mut self.ctx, t, dest, WakeKind::Wakeup);
             self.place(t, dest, sel, Some(cpu), false);
         }
         self.ctx.resched(cpu);

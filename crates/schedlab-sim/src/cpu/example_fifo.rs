@@ -61,6 +61,11 @@ impl Scheduler for ExampleFifo {
     /// enqueue_task: join the tail of the global queue, and kick every idle CPU that may
     /// run the task so one of them takes it (sched_ext's `scx_bpf_kick_cpu`).
     fn enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, _kind: EnqueueKind) {
+        if ctx.task(t).running {
+            // Woken at the instant it blocked, before its CPU switched away: it is still
+            // current, and put_prev will queue it (as for any running task).
+            return;
+        }
         self.queue.push_back((t, cpu));
         let allowed = ctx.task(t).affinity;
         for c in allowed.iter() {
