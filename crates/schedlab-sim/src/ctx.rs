@@ -219,6 +219,13 @@ impl Ctx {
         self.resched_mask.set(cpu);
     }
 
+    /// True if `cpu` will reschedule once the current event is handled
+    /// (test_tsk_need_resched(rq->curr)).
+    #[inline]
+    pub fn need_resched(&self, cpu: CpuId) -> bool {
+        self.resched_mask.contains(cpu)
+    }
+
     /// Move a queued task that is not running to another CPU (set_task_cpu()): the engine
     /// counts the migration and traces sched_migrate_task. The policy moves it between its
     /// own queues itself.

@@ -79,6 +79,10 @@ pub(crate) struct TaskRt {
     pub since: Time,
     /// A new phase begins with its next op: apply the phase's attributes first.
     pub phase_pending: bool,
+    /// The mutex a condvar wait releases and re-acquires.
+    pub cond_mutex: u32,
+    /// Woken from a condvar: re-acquire `cond_mutex` before the next op.
+    pub reacquire: bool,
     pub wait_ns: u64,
     pub sleep_ns: u64,
     pub voluntary: u64,
@@ -169,7 +173,9 @@ impl<S: Scheduler> Engine<S> {
                 })
                 .collect(),
             nr_timers: r.timers.len(),
-            timer_unique: (0..r.timers.len()).map(|i| r.timer_unique.get(i).copied().unwrap_or(true)).collect(),
+            timer_unique: (0..r.timers.len())
+                .map(|i| r.timer_unique.get(i).copied().unwrap_or(true))
+                .collect(),
             shared_timers: vec![u64::MAX; r.timers.len()],
             metrics: Metrics::new(r.marks.len(), collect_samples),
             cfg,
@@ -285,6 +291,8 @@ impl<S: Scheduler> Engine<S> {
             started_at: self.ctx.now,
             since: self.ctx.now,
             phase_pending: false,
+            cond_mutex: 0,
+            reacquire: false,
             wait_ns: 0,
             sleep_ns: 0,
             voluntary: 0,
@@ -292,10 +300,10 @@ impl<S: Scheduler> Engine<S> {
         });
         self.metrics.add_task();
         self.live_tasks += 1;
-        self.policy.task_new(&mut self.ctx, id, parent);
         if let Some(first) = self.templates[tmpl as usize].phases.first() {
             self.apply_phase_attrs_initial(id, first.attr.clone(), first.cpus);
         }
+        self.policy.task_new(&mut self.ctx, id, parent);
         id
     }
 
@@ -365,7 +373,9 @@ impl<S: Scheduler> Engine<S> {
         match kind {
             EventKind::Tick { cpu } => self.on_tick(cpu),
             EventKind::Complete { cpu, gen } => {
-                if EventKind::wrap_gen(self.ctx.cpus[cpu.idx()].gen) == gen && self.burst_armed[cpu.idx()] {
+                if EventKind::wrap_gen(self.ctx.cpus[cpu.idx()].gen) == gen
+                    && self.burst_armed[cpu.idx()]
+                {
                     self.burst_armed[cpu.idx()] = false;
                     self.account(cpu);
                     self.burst_done(cpu);
@@ -482,6 +492,7 @@ impl<S: Scheduler> Engine<S> {
         let prev = self.ctx.cpus[c].curr;
         if let Some(p) = prev {
             self.account(cpu);
+            self.finish_due_burst(cpu, p);
             if !std::mem::replace(&mut self.prev_put[c], false) {
                 self.policy.put_prev(&mut self.ctx, cpu, p);
             }
@@ -515,6 +526,28 @@ impl<S: Scheduler> Engine<S> {
             return;
         }
         self.switch(cpu, prev, next);
+    }
+
+    /// A burst that ends exactly now has done its work even if its completion event is
+    /// still queued behind the event that asked for this reschedule: let the task carry on
+    /// (it may block) before it is switched out, rather than preempt it with nothing left
+    /// to run.
+    fn finish_due_burst(&mut self, cpu: CpuId, t: TaskId) {
+        let c = cpu.idx();
+        if !self.burst_armed[c] || self.ctx.cpus[c].overhead_left > 0 {
+            return;
+        }
+        let due = match self.rt[t.idx()].stage {
+            Stage::Burst => self.rt[t.idx()].remaining == 0,
+            Stage::Until(until) => until <= self.ctx.now,
+            _ => false,
+        };
+        if due {
+            self.burst_armed[c] = false;
+            self.ctx.cpus[c].gen += 1;
+            self.dispatch(cpu);
+            self.ctx.resched_mask.clear(cpu);
+        }
     }
 
     fn switch(&mut self, cpu: CpuId, prev: Option<TaskId>, next: Option<TaskId>) {
@@ -679,7 +712,9 @@ impl<S: Scheduler> Engine<S> {
     /// Step the program of `cpu`'s current task until it needs CPU time (a completion
     /// event is armed), blocks, exits, yields, or something asked for a reschedule.
     fn dispatch(&mut self, cpu: CpuId) {
-        let Some(t) = self.ctx.cpus[cpu.idx()].curr else { return };
+        let Some(t) = self.ctx.cpus[cpu.idx()].curr else {
+            return;
+        };
         if self.ctx.cpus[cpu.idx()].overhead_left > 0 {
             // The context switch is still being paid: the program makes no progress (and
             // nothing it does is visible) until it is.
@@ -743,6 +778,13 @@ impl<S: Scheduler> Engine<S> {
 
     /// Start the op under the cursor: ops that cost CPU time enter `Stage::Burst` first.
     fn begin_op(&mut self, cpu: CpuId, t: TaskId) {
+        if self.rt[t.idx()].reacquire {
+            let m = self.rt[t.idx()].cond_mutex as usize;
+            if !self.try_lock(cpu, t, m) {
+                return;
+            }
+            self.rt[t.idx()].reacquire = false;
+        }
         let Some(op) = self.current_op(t) else {
             return self.exit(cpu, t);
         };
@@ -809,14 +851,8 @@ impl<S: Scheduler> Engine<S> {
                 mode,
             } => self.timer(cpu, t, timer as usize, period_ns, mode),
             Op::Lock { mutex } => {
-                self.next_op(cpu, t);
-                let m = &mut self.mutexes[mutex as usize];
-                if m.owner.is_none() {
-                    m.owner = Some(t);
-                } else {
-                    let prio = self.ctx.tasks[t.idx()].attrs.prio();
-                    m.waiters.push(prio, t);
-                    self.block(cpu, t, Block::Mutex);
+                if self.try_lock(cpu, t, mutex as usize) {
+                    self.next_op(cpu, t);
                 }
             }
             Op::Unlock { mutex } => {
@@ -889,8 +925,16 @@ impl<S: Scheduler> Engine<S> {
     fn timer(&mut self, cpu: CpuId, t: TaskId, slot: usize, period: u64, mode: TimerMode) {
         let now = self.ctx.now;
         let unique = self.timer_unique[slot];
-        let prev = if unique { self.rt[t.idx()].timers[slot] } else { self.shared_timers[slot] };
-        let base = if prev == u64::MAX { self.rt[t.idx()].started_at } else { prev };
+        let prev = if unique {
+            self.rt[t.idx()].timers[slot]
+        } else {
+            self.shared_timers[slot]
+        };
+        let base = if prev == u64::MAX {
+            self.rt[t.idx()].started_at
+        } else {
+            prev
+        };
         let mut next = base + period;
         if next <= now && mode == TimerMode::Relative {
             next = now;
@@ -921,15 +965,29 @@ impl<S: Scheduler> Engine<S> {
         }
     }
 
+    /// Take `mutex` if it is free; else queue on it and block (the op is retried when
+    /// the task is woken, as a futex-based lock retries after FUTEX_WAIT returns).
+    fn try_lock(&mut self, cpu: CpuId, t: TaskId, mutex: usize) -> bool {
+        let m = &mut self.mutexes[mutex];
+        if m.owner.is_none() {
+            m.owner = Some(t);
+            return true;
+        }
+        let prio = self.ctx.tasks[t.idx()].attrs.prio();
+        m.waiters.push(prio, t);
+        self.block(cpu, t, Block::Mutex);
+        false
+    }
+
+    /// pthread_mutex_unlock of a default (non-PI) mutex: release it and wake the first
+    /// waiter, which competes for it when it runs (no hand-off: the unlocker, or anyone
+    /// else, may take it again first).
     fn unlock(&mut self, cpu: CpuId, mutex: usize) {
         let m = &mut self.mutexes[mutex];
-        match m.waiters.pop() {
-            Some(w) => {
-                m.owner = Some(w);
-                self.metrics.release(w, self.ctx.now, ActKind::Wakeup);
-                self.make_runnable(w, Some(cpu));
-            }
-            None => m.owner = None,
+        m.owner = None;
+        if let Some(w) = m.waiters.pop() {
+            self.metrics.release(w, self.ctx.now, ActKind::Wakeup);
+            self.make_runnable(w, Some(cpu));
         }
     }
 
@@ -939,20 +997,15 @@ impl<S: Scheduler> Engine<S> {
         }
         let prio = self.ctx.tasks[t.idx()].attrs.prio();
         self.conds[cond].waiters.push(prio, t);
-        self.cond_mutex_note(t, mutex);
+        self.rt[t.idx()].cond_mutex = mutex as u32;
         if self.rt[t.idx()].state == TState::Running {
             self.block(cpu, t, Block::Cond);
         }
     }
 
-    /// Remember which mutex a condvar waiter must re-acquire (kept in `xfer_left`, which
-    /// is unused while a task waits on a condvar).
-    fn cond_mutex_note(&mut self, t: TaskId, mutex: usize) {
-        self.rt[t.idx()].xfer_left = mutex as u64;
-    }
-
-    /// Wake one (signal) or all (broadcast) waiters; each re-acquires its mutex or queues
-    /// on it (the activation is released now either way).
+    /// Wake one (signal) or all (broadcast) waiters. Each becomes runnable now (its
+    /// activation is released now) and re-acquires its mutex when it runs, before its
+    /// next op, as pthread_cond_wait does on return.
     fn cond_wake(&mut self, cpu: CpuId, cond: usize, all: bool) {
         let mut woken = std::mem::take(&mut self.scratch);
         woken.clear();
@@ -964,16 +1017,8 @@ impl<S: Scheduler> Engine<S> {
         let now = self.ctx.now;
         for &w in &woken {
             self.metrics.release(w, now, ActKind::Wakeup);
-            let mutex = self.rt[w.idx()].xfer_left as usize;
-            let m = &mut self.mutexes[mutex];
-            if m.owner.is_none() {
-                m.owner = Some(w);
-                self.make_runnable(w, Some(cpu));
-            } else {
-                let prio = self.ctx.tasks[w.idx()].attrs.prio();
-                m.waiters.push(prio, w);
-                self.set_state(w, TState::Blocked(Block::Mutex));
-            }
+            self.rt[w.idx()].reacquire = true;
+            self.make_runnable(w, Some(cpu));
         }
         self.scratch = woken;
     }
@@ -1115,9 +1160,17 @@ impl<S: Scheduler> Engine<S> {
     }
 
     /// Change the running task's attributes at a phase boundary (sched_setattr on self, in
-    /// `__sched_setscheduler`'s order): dequeue(SAVE), put_prev, change, prio_changed,
-    /// enqueue(RESTORE); the reschedule that follows stands in for `set_next_task`.
-    fn change_attrs(&mut self, cpu: CpuId, t: TaskId, attrs: Option<SchedAttrs>, cpus: Option<CpuMask>) {
+    /// `__sched_setscheduler`'s order): dequeue(SAVE), put_prev, change, enqueue(RESTORE),
+    /// prio_changed; the reschedule that follows stands in for `set_next_task`. A task no
+    /// longer allowed on its CPU is placed elsewhere like a waking task (prio_changed is not
+    /// called: it is a new arrival on its new CPU).
+    fn change_attrs(
+        &mut self,
+        cpu: CpuId,
+        t: TaskId,
+        attrs: Option<SchedAttrs>,
+        cpus: Option<CpuMask>,
+    ) {
         let old = self.ctx.tasks[t.idx()].attrs;
         let new_attrs = attrs.unwrap_or(old);
         if let Err(e) = self.policy.accepts(&new_attrs) {
@@ -1128,7 +1181,8 @@ impl<S: Scheduler> Engine<S> {
         let v = &mut self.ctx.tasks[t.idx()];
         v.on_rq = false;
         v.running = false;
-        self.policy.dequeue(&mut self.ctx, cpu, t, DequeueKind::Save);
+        self.policy
+            .dequeue(&mut self.ctx, cpu, t, DequeueKind::Save);
         self.policy.put_prev(&mut self.ctx, cpu, t);
         self.prev_put[cpu.idx()] = true;
         self.ctx.tasks[t.idx()].attrs = new_attrs;
@@ -1138,11 +1192,12 @@ impl<S: Scheduler> Engine<S> {
                 self.ctx.tasks[t.idx()].affinity = m;
             }
         }
-        self.policy.prio_changed(&mut self.ctx, t, old);
         self.ctx.tasks[t.idx()].on_rq = true;
         if self.ctx.tasks[t.idx()].affinity.contains(cpu) {
-            self.policy.enqueue(&mut self.ctx, cpu, t, EnqueueKind::Restore);
+            self.policy
+                .enqueue(&mut self.ctx, cpu, t, EnqueueKind::Restore);
             self.ctx.tasks[t.idx()].running = true;
+            self.policy.prio_changed(&mut self.ctx, t, old);
         } else {
             // Not allowed here any more: leave the CPU and be placed elsewhere, as
             // sched_setaffinity's migration does.
@@ -1158,10 +1213,15 @@ impl<S: Scheduler> Engine<S> {
                 self.trace_switch(cpu, Some(t), PrevState::Preempted, None);
             }
             self.set_state(t, TState::Blocked(Block::Suspend));
-            let dest = self.ctx.tasks[t.idx()].affinity.first().expect("non-empty affinity");
+            let dest = self.ctx.tasks[t.idx()]
+                .affinity
+                .first()
+                .expect("non-empty affinity");
             self.ctx.tasks[t.idx()].on_rq = false;
             self.ctx.set_task_cpu(t, dest);
-            let sel = self.policy.select_cpu(&mut self.ctx, t, dest, WakeKind::Wakeup);
+            let sel = self
+                .policy
+                .select_cpu(&mut self.ctx, t, dest, WakeKind::Wakeup);
             self.place(t, dest, sel, Some(cpu), false);
         }
         self.ctx.resched(cpu);

@@ -55,10 +55,18 @@ impl EventKind {
         let gen = w >> (TAG_BITS + ID_BITS);
         match w & 7 {
             0 => EventKind::Tick { cpu: CpuId(id) },
-            1 => EventKind::Complete { cpu: CpuId(id), gen },
-            2 => EventKind::Wake { task: TaskId(id), gen },
+            1 => EventKind::Complete {
+                cpu: CpuId(id),
+                gen,
+            },
+            2 => EventKind::Wake {
+                task: TaskId(id),
+                gen,
+            },
             3 => EventKind::Start { task: TaskId(id) },
-            _ => EventKind::PolicyTimer { token: w >> TAG_BITS },
+            _ => EventKind::PolicyTimer {
+                token: w >> TAG_BITS,
+            },
         }
     }
 
@@ -99,12 +107,18 @@ pub(crate) struct EventQueue {
 
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
-        EventQueue { heap: Vec::with_capacity(n) }
+        EventQueue {
+            heap: Vec::with_capacity(n),
+        }
     }
 
     #[inline]
     pub fn push(&mut self, ev: Event) {
-        let e = Entry { time: ev.time, seq: ev.seq, payload: ev.kind.pack() };
+        let e = Entry {
+            time: ev.time,
+            seq: ev.seq,
+            payload: ev.kind.pack(),
+        };
         let mut i = self.heap.len();
         self.heap.push(e);
         while i > 0 {
@@ -153,7 +167,11 @@ impl EventQueue {
             }
             self.heap[i] = last;
         }
-        Some(Event { time: top.time, seq: top.seq, kind: EventKind::unpack(top.payload) })
+        Some(Event {
+            time: top.time,
+            seq: top.seq,
+            kind: EventKind::unpack(top.payload),
+        })
     }
 }
 
@@ -166,8 +184,14 @@ mod tests {
     fn kinds_survive_packing() {
         for k in [
             EventKind::Tick { cpu: CpuId(255) },
-            EventKind::Complete { cpu: CpuId(3), gen: 123_456_789 },
-            EventKind::Wake { task: TaskId(1_000_000), gen: 7 },
+            EventKind::Complete {
+                cpu: CpuId(3),
+                gen: 123_456_789,
+            },
+            EventKind::Wake {
+                task: TaskId(1_000_000),
+                gen: 7,
+            },
             EventKind::Start { task: TaskId(42) },
             EventKind::PolicyTimer { token: 0xdead_beef },
         ] {

@@ -99,7 +99,12 @@ fn summary<S: Scheduler>(e: &mut Engine<S>, spec: &Spec) -> Value {
             .filter(|r| matches!(r.state, crate::engine::TState::Blocked(_)))
             .count();
     let headline = headline(e, spec, makespan);
-    let mut all: Vec<u64> = e.metrics.tasks.iter().flat_map(|m| m.latency.iter().copied()).collect();
+    let mut all: Vec<u64> = e
+        .metrics
+        .tasks
+        .iter()
+        .flat_map(|m| m.latency.iter().copied())
+        .collect();
     json!({
         "makespan_ns": makespan,
         "wakeup_latency_ns": stats_json(&mut all),

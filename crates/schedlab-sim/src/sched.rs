@@ -173,8 +173,10 @@ pub trait Scheduler {
     }
 
     /// A task's policy, priority or nice changed (`prio_changed` / `switched_to` /
-    /// `reweight_task`). `old` holds the previous attributes. The engine dequeues a queued
-    /// task (`DequeueKind::Save`) before and re-enqueues it (`EnqueueKind::Restore`) after.
+    /// `reweight_task`). `old` holds the previous attributes. As `__sched_setscheduler`
+    /// does, the engine first dequeues the task (`DequeueKind::Save`) and puts it (put_prev)
+    /// if it was running, changes the attributes, re-enqueues it (`EnqueueKind::Restore`),
+    /// then calls this hook, then reschedules its CPU.
     fn prio_changed(&mut self, ctx: &mut Ctx, t: TaskId, old: SchedAttrs) {
         let _ = (ctx, t, old);
     }

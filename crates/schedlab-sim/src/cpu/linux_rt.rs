@@ -240,6 +240,18 @@ struct RtRq {
     pull_below: Option<i32>,
 }
 
+impl RtRq {
+    fn new() -> Self {
+        RtRq {
+            active: PrioArray::new(),
+            curr: None,
+            nr_running: 0,
+            nr_migratory: 0,
+            pull_below: None,
+        }
+    }
+}
+
 /// The RT class (SCHED_FIFO / SCHED_RR).
 pub struct LinuxRt {
     rqs: Vec<RtRq>,
@@ -249,6 +261,16 @@ pub struct LinuxRt {
     rr_timeslice_ms: Option<u64>,
 }
 
+/// Timer tokens of the deferred push (`rt_queue_push_tasks` after the switch): tag | cpu.
+const PUSH_TIMER: u64 = 0x5254_5055_0000_0000; // "RTPU"
+const TIMER_TAG_MASK: u64 = 0xFFFF_FFFF_0000_0000;
+
+/// The token of the deferred push timer for `cpu` (for drivers that fire timers).
+#[doc(hidden)]
+pub fn push_timer_token(cpu: CpuId) -> u64 {
+    PUSH_TIMER | cpu.0 as u64
+}
+
 /// cpupri levels: lower = less important work on the CPU.
 const CPUPRI_IDLE: i32 = 0;
 const CPUPRI_NORMAL: i32 = 1;
@@ -256,15 +278,8 @@ const CPUPRI_NORMAL: i32 = 1;
 impl LinuxRt {
     /// An RT class for a machine with `nr_cpus` CPUs.
     pub fn new(nr_cpus: usize) -> Self {
-        let rq = RtRq {
-            active: PrioArray::new(),
-            curr: None,
-            nr_running: 0,
-            nr_migratory: 0,
-            pull_below: None,
-        };
         LinuxRt {
-            rqs: vec![rq; nr_cpus.max(1)],
+            rqs: vec![RtRq::new(); nr_cpus.max(1)],
             links: Links::default(),
             se: Vec::new(),
             rr_timeslice_ms: None,
@@ -277,14 +292,7 @@ impl LinuxRt {
             self.links.ensure(t);
         }
         if self.rqs.len() < ctx.nr_cpus() {
-            let proto = self.rqs[0].clone();
-            let mut fresh = proto;
-            fresh.active = PrioArray::new();
-            fresh.curr = None;
-            fresh.nr_running = 0;
-            fresh.nr_migratory = 0;
-            fresh.pull_below = None;
-            self.rqs.resize(ctx.nr_cpus(), fresh);
+            self.rqs.resize(ctx.nr_cpus(), RtRq::new());
         }
     }
 
@@ -352,10 +360,12 @@ impl LinuxRt {
             if lvl >= task_level {
                 continue;
             }
+            // The lowest level wins; within it the task's own CPU, else the lowest number
+            // (the first one met, as CPUs are visited in increasing order).
             match best {
-                Some((bl, bc)) if lvl > bl || (lvl == bl && bc == own) => {}
-                Some((bl, _)) if lvl == bl && c != own => {}
-                _ => best = Some((lvl, c)),
+                None => best = Some((lvl, c)),
+                Some((bl, _)) if lvl < bl || (lvl == bl && c == own) => best = Some((lvl, c)),
+                _ => {}
             }
         }
         ctx.count_work(steps);
@@ -382,7 +392,10 @@ impl LinuxRt {
 
     fn do_dequeue(&mut self, ctx: &Ctx, cpu: CpuId, t: TaskId) {
         let se = self.se[t.idx()];
-        debug_assert!(se.queued && se.cpu == cpu, "rt dequeue of {t:?} not queued on {cpu:?}");
+        debug_assert!(
+            se.queued && se.cpu == cpu,
+            "rt dequeue of {t:?} not queued on {cpu:?}"
+        );
         let rq = &mut self.rqs[cpu.idx()];
         rq.active.remove(&mut self.links, se.prio as usize, t);
         rq.nr_running -= 1;
@@ -392,11 +405,14 @@ impl LinuxRt {
         self.se[t.idx()].queued = false;
     }
 
-    /// Is `t` pushable from its CPU (queued, not running there, may run elsewhere)?
+    /// Is `t` pushable from its CPU (queued, not the RT current there, may run
+    /// elsewhere)? `enqueue_pushable_task` / `dequeue_pushable_task`.
     #[inline]
     fn pushable(&self, ctx: &Ctx, cpu: CpuId, t: TaskId) -> bool {
+        // A task the engine still shows running (the previous task of a CPU that is being
+        // rescheduled) cannot be migrated until the switch is done.
         self.rqs[cpu.idx()].curr != Some(t)
-            && ctx.curr(cpu) != Some(t)
+            && !ctx.task(t).running
             && ctx.task(t).affinity.count() > 1
     }
 
@@ -411,7 +427,11 @@ impl LinuxRt {
         let mut steps = 0u64;
         rq.active.for_each(&self.links, &mut |_, t| {
             steps += 1;
-            if self.pushable(ctx, cpu, t) && dst.is_none_or(|d| ctx.task(t).affinity.contains(d)) {
+            let allowed = match dst {
+                Some(d) => ctx.task(t).affinity.contains(d),
+                None => true,
+            };
+            if allowed && self.pushable(ctx, cpu, t) {
                 found = Some(t);
                 return false;
             }
@@ -432,15 +452,21 @@ impl LinuxRt {
     /// `push_rt_tasks`: while `cpu` has a pushable task that a lower-priority CPU could
     /// run, move it there and reschedule that CPU.
     fn push_rt_tasks(&mut self, ctx: &mut Ctx, cpu: CpuId) {
+        let Some(curr) = self.rqs[cpu.idx()].curr else {
+            return;
+        };
+        let cprio = self.se[curr.idx()].prio as i32;
         // Each successful push removes a task from `cpu`, so this terminates.
         while let Some(next) = self.best_pushable(ctx, cpu, None) {
             let nprio = self.se[next.idx()].prio as i32;
-            if nprio < Self::curr_prio(ctx, cpu) && self.rqs[cpu.idx()].curr.is_some() {
+            if nprio < cprio {
                 // It slipped in ahead of the running task: just reschedule.
                 ctx.resched(cpu);
                 return;
             }
-            let Some(dst) = self.find_lowest_rq(ctx, next) else { return };
+            let Some(dst) = self.find_lowest_rq(ctx, next) else {
+                return;
+            };
             if dst == cpu || self.highest_prio(dst) <= nprio {
                 return;
             }
@@ -462,7 +488,9 @@ impl LinuxRt {
             if srq.nr_running < 2 || srq.nr_migratory == 0 {
                 continue; // not overloaded (rto_mask)
             }
-            let Some(p) = self.best_pushable(ctx, src, Some(this)) else { continue };
+            let Some(p) = self.best_pushable(ctx, src, Some(this)) else {
+                continue;
+            };
             let pprio = self.se[p.idx()].prio as i32;
             if pprio >= self.highest_prio(this) {
                 continue;
@@ -669,6 +697,14 @@ impl Scheduler for LinuxRt {
         self.rqs[cpu.idx()].curr = Some(t);
         if self.rqs[cpu.idx()].nr_running > 1 {
             self.push_rt_tasks(ctx, cpu);
+            // The previous task is still on the CPU until the switch: push it (if it is a
+            // queued RT task) right after, like the kernel's post-switch balance callback.
+            if let Some(prev) = ctx.curr(cpu) {
+                let ps = self.se[prev.idx()];
+                if prev != t && ps.queued && ps.cpu == cpu && ctx.task(prev).affinity.count() > 1 {
+                    ctx.arm_timer(ctx.now(), push_timer_token(cpu));
+                }
+            }
         }
         Some(t)
     }
@@ -679,12 +715,13 @@ impl Scheduler for LinuxRt {
         if ctx.task(t).attrs.policy != Policy::Rr {
             return;
         }
+        let refill = self.rr_timeslice_ticks(ctx.hz());
         let se = &mut self.se[t.idx()];
         se.time_slice = se.time_slice.saturating_sub(1);
         if se.time_slice > 0 {
             return;
         }
-        se.time_slice = self.rr_timeslice_ticks(ctx.hz());
+        se.time_slice = refill;
         let se = self.se[t.idx()];
         if se.queued && !self.rqs[cpu.idx()].active.alone(se.prio as usize, t) {
             let arr = &mut self.rqs[cpu.idx()].active;
@@ -731,6 +768,16 @@ impl Scheduler for LinuxRt {
             && self.rqs[cpu.idx()].nr_running == 0
         {
             self.pull_rt_task(ctx, cpu);
+        }
+    }
+
+    /// The deferred post-switch push.
+    fn timer(&mut self, ctx: &mut Ctx, token: u64) {
+        if token & TIMER_TAG_MASK == PUSH_TIMER {
+            let cpu = CpuId((token & !TIMER_TAG_MASK) as u32);
+            if cpu.idx() < self.rqs.len() {
+                self.push_rt_tasks(ctx, cpu);
+            }
         }
     }
 
@@ -818,7 +865,10 @@ mod tests {
         ctx.set_curr_for_test(c0, Some(a));
         s.enqueue(&mut ctx, c0, b, EnqueueKind::Wakeup);
         s.wakeup_preempt(&mut ctx, c0, b);
-        assert!(!ctx.resched_mask.contains(c0), "equal prio must not preempt");
+        assert!(
+            !ctx.resched_mask.contains(c0),
+            "equal prio must not preempt"
+        );
         assert_eq!(order(&s, c0), vec![a.0, b.0]);
         s.enqueue(&mut ctx, c0, hi, EnqueueKind::Wakeup);
         s.wakeup_preempt(&mut ctx, c0, hi);
@@ -831,5 +881,99 @@ mod tests {
         s.put_prev(&mut ctx, c0, hi);
         assert_eq!(s.pick_next(&mut ctx, c0), Some(a));
         assert_eq!(order(&s, c0), vec![a.0, b.0]);
+    }
+
+    /// put_prev + pick_next, as the engine's schedule() does.
+    fn resched(ctx: &mut Ctx, s: &mut LinuxRt, cpu: CpuId) -> Option<TaskId> {
+        if let Some(p) = ctx.curr(cpu) {
+            s.put_prev(ctx, cpu, p);
+        }
+        let n = s.pick_next(ctx, cpu);
+        ctx.set_curr_for_test(cpu, n);
+        n
+    }
+
+    #[test]
+    fn priority_change_raised_to_tail_lowered_to_head_unchanged_in_place() {
+        let c0 = CpuId(0);
+        // Four queued user-prio-10 tasks [a b c d].
+        let setup = || {
+            let mut ctx = Ctx::for_test(1, 1000);
+            let mut s = LinuxRt::new(1);
+            let ts: Vec<TaskId> = (0..4)
+                .map(|_| {
+                    let t = ctx.add_task_for_test(rt(Policy::Fifo, 10), CpuMask::first_n(1));
+                    s.task_new(&mut ctx, t, None);
+                    s.enqueue(&mut ctx, c0, t, EnqueueKind::Wakeup);
+                    t
+                })
+                .collect();
+            (ctx, s, ts)
+        };
+        // engine.rs change_attrs order: DEQUEUE_SAVE, new attrs, prio_changed, RESTORE.
+        let change = |ctx: &mut Ctx, s: &mut LinuxRt, t: TaskId, prio: i32| {
+            s.dequeue(ctx, c0, t, DequeueKind::Save);
+            let old = ctx.task(t).attrs;
+            ctx.tasks[t.idx()].attrs.rt_priority = prio;
+            s.prio_changed(ctx, t, old);
+            s.enqueue(ctx, c0, t, EnqueueKind::Restore);
+        };
+        let drain = |ctx: &mut Ctx, s: &mut LinuxRt| {
+            let mut v = Vec::new();
+            while let Some(t) = resched(ctx, s, c0) {
+                v.push(t);
+                s.dequeue(ctx, c0, t, DequeueKind::Sleep);
+            }
+            v
+        };
+        // Unchanged: b keeps its place (DEQUEUE_SAVE without DEQUEUE_MOVE).
+        let (mut ctx, mut s, ts) = setup();
+        change(&mut ctx, &mut s, ts[1], 10);
+        assert_eq!(drain(&mut ctx, &mut s), ts);
+        // Lowered (user 10 → 5) into a list that already holds d: head (ENQUEUE_HEAD).
+        let (mut ctx, mut s, ts) = setup();
+        change(&mut ctx, &mut s, ts[3], 5);
+        change(&mut ctx, &mut s, ts[1], 5);
+        assert_eq!(drain(&mut ctx, &mut s), vec![ts[0], ts[2], ts[1], ts[3]]);
+        // Raised (10 → 20) into a list that already holds c: tail.
+        let (mut ctx, mut s, ts) = setup();
+        change(&mut ctx, &mut s, ts[2], 20);
+        change(&mut ctx, &mut s, ts[0], 20);
+        assert_eq!(drain(&mut ctx, &mut s), vec![ts[2], ts[0], ts[1], ts[3]]);
+    }
+
+    #[test]
+    fn wakeup_goes_to_a_cpu_running_lower_priority_work() {
+        let mut ctx = Ctx::for_test(3, 1000);
+        let mut s = LinuxRt::new(3);
+        let all = CpuMask::first_n(3);
+        let busy = ctx.add_task_for_test(rt(Policy::Fifo, 50), all);
+        let other = ctx.add_task_for_test(rt(Policy::Fifo, 30), all);
+        let w = ctx.add_task_for_test(rt(Policy::Fifo, 40), all);
+        for t in [busy, other, w] {
+            s.task_new(&mut ctx, t, None);
+        }
+        let (c0, c1, c2) = (CpuId(0), CpuId(1), CpuId(2));
+        s.enqueue(&mut ctx, c0, busy, EnqueueKind::Wakeup);
+        assert_eq!(resched(&mut ctx, &mut s, c0), Some(busy));
+        s.enqueue(&mut ctx, c1, other, EnqueueKind::Wakeup);
+        ctx.tasks[other.idx()].cpu = c1;
+        assert_eq!(resched(&mut ctx, &mut s, c1), Some(other));
+        // prev = 0 runs a higher RT prio: go to the lowest CPU, idle CPU 2 (below CPU 1's
+        // lower RT prio).
+        assert_eq!(s.select_cpu(&mut ctx, w, c0, WakeKind::Wakeup), c2);
+        // prev = 1 runs a lower RT prio: stay and preempt.
+        assert_eq!(s.select_cpu(&mut ctx, w, c1, WakeKind::Wakeup), c1);
+        // Strictly higher preempts, equal does not.
+        ctx.tasks[w.idx()].cpu = c1;
+        s.enqueue(&mut ctx, c1, w, EnqueueKind::Wakeup);
+        s.wakeup_preempt(&mut ctx, c1, w);
+        assert!(ctx.resched_mask.contains(c1));
+        assert_eq!(resched(&mut ctx, &mut s, c1), Some(w));
+        // `other` (preempted, migratable) is pushed to the idle CPU 2 after the switch.
+        s.timer(&mut ctx, push_timer_token(c1));
+        assert_eq!(ctx.task(other).cpu, c2);
+        assert!(ctx.resched_mask.contains(c2));
+        assert_eq!(resched(&mut ctx, &mut s, c2), Some(other));
     }
 }

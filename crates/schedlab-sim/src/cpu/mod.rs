@@ -6,6 +6,9 @@
 
 pub mod example_fifo;
 pub mod fp;
+pub mod linux_cfs;
+pub mod linux_rt;
+pub mod stack;
 
 use crate::sched::{PolicyInfo, Scheduler};
 
@@ -39,6 +42,7 @@ pub(crate) fn construct<V: PolicyVisitor>(
 
 fn build<V: PolicyVisitor>(name: &str, nr_cpus: usize, v: V) -> Option<V::Out> {
     Some(match name {
+        "linux-cfs" => v.visit(linux_cfs::linux_cfs(nr_cpus)),
         "fp" => v.visit(fp::Fp::new(nr_cpus)),
         "example-fifo" => v.visit(example_fifo::ExampleFifo::new()),
         _ => return None,

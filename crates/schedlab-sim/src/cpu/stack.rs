@@ -38,9 +38,7 @@
 //! Cost: routing is O(1) per hook (one byte per task records the class holding it).
 
 use crate::ctx::Ctx;
-use crate::sched::{
-    BalanceKind, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind,
-};
+use crate::sched::{BalanceKind, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind};
 use crate::types::{CpuId, SchedAttrs, TaskId};
 
 /// A scheduling class that can sit in a [`Stacked`] (the kernel's `struct sched_class`

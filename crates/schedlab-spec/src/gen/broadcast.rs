@@ -29,6 +29,13 @@ pub(super) fn info() -> GeneratorInfo {
             opt("prio", 90, "SCHED_FIFO priority of the broadcaster (waiters get prio-10 when rt=true)"),
             opt("work_us", 50, "work each waiter does after waking, µs"),
             opt("load_groups", 10, "groups of the looping hackbench load (0 = no load)"),
+            opt(
+                "warmup_us",
+                200000,
+                "start the broadcaster and the waiters this long after the load, so that they \
+                 join a loaded machine in steady state (a thread created on an idle CFS queue \
+                 starts a whole sched_latency behind a load started later)",
+            ),
             opt("cpus", 2, "CPUs of the simulated machine (the lab host has 2; the seed's board had 1)"),
         ],
     }
@@ -43,6 +50,11 @@ pub(super) fn generate(options: &[(String, String)]) -> Result<Value, SpecError>
     let prio = o.int("prio", 11, 99)?;
     let work = o.int("work_us", 0, 10_000_000)?;
     let load_groups = o.int("load_groups", 0, 1000)?;
+    let warmup = if load_groups > 0 {
+        o.int("warmup_us", 0, 100_000_000)?
+    } else {
+        0
+    };
     let cpus = o.int("cpus", 1, 256)?;
 
     let mut tasks = Map::new();
@@ -79,7 +91,13 @@ pub(super) fn generate(options: &[(String, String)]) -> Result<Value, SpecError>
     if load_groups > 0 {
         hackbench::load(load_groups).emit(&mut tasks, &mut pipes, &mut sockets);
     }
-    let duration = duration_s_covering(iterations as u128 * period as u128 * 1000);
+    if warmup > 0 {
+        for name in ["broadcaster", "waiter"] {
+            tasks[name]["delay"] = json!(warmup);
+        }
+    }
+    let duration =
+        duration_s_covering((warmup as u128 + iterations as u128 * period as u128) * 1000);
     Ok(json!({
         "global": {"duration": duration},
         "tasks": Value::Object(tasks),
