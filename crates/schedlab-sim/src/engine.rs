@@ -414,12 +414,16 @@ impl<S: Scheduler> Engine<S> {
     }
 
     /// Arm the next tick of a busy CPU on the global tick grid (ticks are aligned across
-    /// CPUs; idle CPUs take none — NO_HZ idle).
+    /// CPUs). Idle CPUs take none (NO_HZ idle), nor do busy CPUs whose policy says the
+    /// tick would change nothing (NO_HZ full, `sched_can_stop_tick`).
     fn arm_tick(&mut self, cpu: CpuId) {
-        let c = &mut self.ctx.cpus[cpu.idx()];
-        if c.tick_armed {
+        if self.ctx.cpus[cpu.idx()].tick_armed
+            || self.ctx.cpus[cpu.idx()].curr.is_none()
+            || self.policy.can_stop_tick(&self.ctx, cpu)
+        {
             return;
         }
+        let c = &mut self.ctx.cpus[cpu.idx()];
         c.tick_armed = true;
         let tick = self.ctx.tick_ns;
         let next = (self.ctx.now / tick + 1) * tick;
@@ -693,6 +697,8 @@ impl<S: Scheduler> Engine<S> {
         } else {
             self.account(cpu);
             self.policy.wakeup_preempt(&mut self.ctx, cpu, t);
+            // One more runnable task may need the tick back (sched_update_tick_dependency).
+            self.arm_tick(cpu);
         }
     }
 

@@ -161,6 +161,15 @@ pub trait Scheduler {
         let _ = (ctx, cpu, t, delta_ns);
     }
 
+    /// May `cpu` run without its periodic tick (`sched_can_stop_tick`, the NO_HZ_FULL
+    /// test in kernel/sched/core.c)? Only if `tick` and tick-driven `balance` would do
+    /// nothing until the next enqueue on this CPU (the engine asks again after each). The
+    /// default keeps the tick.
+    fn can_stop_tick(&self, ctx: &Ctx, cpu: CpuId) -> bool {
+        let _ = (ctx, cpu);
+        false
+    }
+
     /// Periodic tick on a busy CPU with `t` running (`task_tick`, sched_ext `tick`).
     fn tick(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
         let _ = (ctx, cpu, t);

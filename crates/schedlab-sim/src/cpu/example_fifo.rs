@@ -90,6 +90,11 @@ impl Scheduler for ExampleFifo {
         }
     }
 
+    /// Nothing here is tick-driven (no time slices, no balancing): run tickless.
+    fn can_stop_tick(&self, _ctx: &Ctx, _cpu: CpuId) -> bool {
+        true
+    }
+
     /// pick_next_task: the oldest task allowed on this CPU, moved here if it was queued
     /// for another CPU (but not one still current on another CPU: a task woken at the
     /// instant it blocked is queued before its CPU has switched away from it).

@@ -255,6 +255,12 @@ impl Scheduler for Fp {
         Some(t)
     }
 
+    /// Without the emulated cyclic handler the tick does nothing (μITRON has no time
+    /// slicing): the CPU runs tickless.
+    fn can_stop_tick(&self, _ctx: &Ctx, _cpu: CpuId) -> bool {
+        self.timeslice_ticks == 0
+    }
+
     /// The emulated cyclic handler: rot_rdq every `timeslice_ticks`.
     fn tick(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
         if self.timeslice_ticks == 0 {
