@@ -18,7 +18,10 @@ use schedlab_spec::model::Spec;
 const REPEATS: usize = 3;
 
 fn spec_of(gen: &str, opts: &[(&str, &str)]) -> Spec {
-    let opts: Vec<(String, String)> = opts.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let opts: Vec<(String, String)> = opts
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     let v = schedlab_spec::gen::generate(gen, &opts).unwrap_or_else(|e| panic!("{gen}: {e}"));
     schedlab_spec::parse_value(&v).unwrap_or_else(|e| panic!("{gen}: {e}"))
 }
@@ -37,37 +40,70 @@ fn timed(spec: &Spec, cfg: &SimConfig) -> (f64, SimOutput) {
 }
 
 fn activations(out: &SimOutput) -> u64 {
-    out.result["tasks"].as_array().unwrap().iter().map(|t| t["activations"].as_u64().unwrap()).sum()
+    out.result["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["activations"].as_u64().unwrap())
+        .sum()
 }
 
 fn policies() -> Vec<&'static str> {
-    schedlab_sim::schedulers().into_iter().filter(|e| e.available).map(|e| e.info.name).collect()
+    schedlab_sim::schedulers()
+        .into_iter()
+        .filter(|e| e.available)
+        .map(|e| e.info.name)
+        .collect()
 }
 
 fn main() {
     let periodic = spec_of(
         "periodic",
-        &[("n", "10"), ("utilization", "2.4"), ("seed", "1"), ("pmin_us", "5000"), ("pmax_us", "50000"), ("duration_s", "1000"), ("cpus", "4")],
+        &[
+            ("n", "10"),
+            ("utilization", "2.4"),
+            ("seed", "1"),
+            ("pmin_us", "5000"),
+            ("pmax_us", "50000"),
+            ("duration_s", "1000"),
+            ("cpus", "4"),
+        ],
     );
     println!("## Activations per second (10 periodic tasks, 4 CPUs, 1000 s simulated, one core)\n");
     println!("| policy | activations | wall s | activations/s |");
     println!("|---|---:|---:|---:|");
     for p in policies() {
-        let cfg = SimConfig { scheduler: Some(p.into()), cpus: Some(4), samples: false, ..Default::default() };
+        let cfg = SimConfig {
+            scheduler: Some(p.into()),
+            cpus: Some(4),
+            samples: false,
+            ..Default::default()
+        };
         let (wall, out) = timed(&periodic, &cfg);
         let a = activations(&out);
         println!("| {p} | {a} | {wall:.3} | {:.2} M |", a as f64 / wall / 1e6);
     }
 
-    let hb = spec_of("hackbench", &[("groups", "30"), ("loops", "100"), ("mode", "pipe")]);
+    let hb = spec_of(
+        "hackbench",
+        &[("groups", "30"), ("loops", "100"), ("mode", "pipe")],
+    );
     println!("\n## hackbench 30 (pipes, processes, 100 loops), 2 CPUs\n");
     println!("| policy | simulated s | wall s | decisions | work units/decision | wall ns/decision | trace on/off |");
     println!("|---|---:|---:|---:|---:|---:|---:|");
     let trace = std::env::temp_dir().join(format!("schedlab-bench-{}.trace", std::process::id()));
     for p in policies() {
-        let cfg = SimConfig { scheduler: Some(p.into()), cpus: Some(2), samples: false, ..Default::default() };
+        let cfg = SimConfig {
+            scheduler: Some(p.into()),
+            cpus: Some(2),
+            samples: false,
+            ..Default::default()
+        };
         let (wall, out) = timed(&hb, &cfg);
-        let traced = SimConfig { trace: Some(trace.clone()), ..cfg.clone() };
+        let traced = SimConfig {
+            trace: Some(trace.clone()),
+            ..cfg.clone()
+        };
         let (wall_traced, _) = timed(&hb, &traced);
         let run = &out.result["run"];
         let decisions = run["decisions"].as_u64().unwrap().max(1);
@@ -75,7 +111,9 @@ fn main() {
         let headline = &out.result["summary"]["headline"]["value"];
         println!(
             "| {p} | {} | {wall:.3} | {decisions} | {:.1} | {:.0} | {:.2}x |",
-            headline.as_f64().map_or("—".to_string(), |v| format!("{v:.3}")),
+            headline
+                .as_f64()
+                .map_or("—".to_string(), |v| format!("{v:.3}")),
             units as f64 / decisions as f64,
             wall * 1e9 / decisions as f64,
             wall_traced / wall,

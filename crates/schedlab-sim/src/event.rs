@@ -100,14 +100,21 @@ impl Entry {
     }
 }
 
-/// A 4-ary min-heap of events keyed by (time, seq).
+/// A 4-ary min-heap of events keyed by (time, seq), with a one-entry front slot.
+///
+/// The front slot holds an entry strictly earlier than everything in the heap. A discrete
+/// event simulation often schedules an event that becomes the very next one (a CPU burst
+/// shorter than every pending timer); such an event goes to the slot and is popped from
+/// there, skipping a heap insertion and removal.
 pub(crate) struct EventQueue {
+    front: Option<Entry>,
     heap: Vec<Entry>,
 }
 
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
+            front: None,
             heap: Vec::with_capacity(n),
         }
     }
@@ -119,6 +126,45 @@ impl EventQueue {
             seq: ev.seq,
             payload: ev.kind.pack(),
         };
+        let spill = match self.front {
+            Some(f) if e.key() < f.key() => {
+                self.front = Some(e);
+                f
+            }
+            Some(_) => e,
+            None if self.heap.first().is_none_or(|top| e.key() < top.key()) => {
+                self.front = Some(e);
+                return;
+            }
+            None => e,
+        };
+        self.heap_push(spill);
+    }
+
+    /// The earliest event's time, if any.
+    #[inline]
+    pub fn peek_time(&self) -> Option<Time> {
+        match self.front {
+            Some(f) => Some(f.time),
+            None => self.heap.first().map(|e| e.time),
+        }
+    }
+
+    #[inline]
+    pub fn pop(&mut self) -> Option<Event> {
+        let top = match self.front.take() {
+            Some(f) => f,
+            None => self.heap_pop()?,
+        };
+        Some(Event {
+            time: top.time,
+            seq: top.seq,
+            kind: EventKind::unpack(top.payload),
+        })
+    }
+
+    #[inline]
+    fn heap_push(&mut self, e: Entry) {
         let mut i = self.heap.len();
         self.heap.push(e);
         while i > 0 {
@@ -132,16 +178,10 @@ impl EventQueue {
         self.heap[i] = e;
     }
 
-    /// The earliest event's time, if any.
     #[inline]
-    pub fn peek_time(&self) -> Option<Time> {
-        self.heap.first().map(|e| e.time)
-    }
-
-    #[inline]
-    pub fn pop(&mut self) -> Option<Event> {
+    fn heap_pop(&mut self) -> Option<Entry> {
         let top = *self.heap.first()?;
-        let last = self.heap.pop().unwrap();
+        let last = self.heap.pop().expect("non-empty");
         let n = self.heap.len();
         if n > 0 {
             let mut i = 0;
@@ -167,11 +207,7 @@ impl EventQueue {
             }
             self.heap[i] = last;
         }
-        Some(Event {
-            time: top.time,
-            seq: top.seq,
-            kind: EventKind::unpack(top.payload),
-        })
+        Some(top)
     }
 }
 
