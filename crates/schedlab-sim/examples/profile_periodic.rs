@@ -16,11 +16,26 @@ fn main() {
     .iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
-    let spec = schedlab_spec::parse_value(&schedlab_spec::gen::generate("periodic", &opts).unwrap()).unwrap();
-    let cfg = schedlab_sim::SimConfig { scheduler: Some(policy), samples: false, ..Default::default() };
+    let spec =
+        schedlab_spec::parse_value(&schedlab_spec::gen::generate("periodic", &opts).unwrap())
+            .unwrap();
+    let cfg = schedlab_sim::SimConfig {
+        scheduler: Some(policy),
+        samples: false,
+        ..Default::default()
+    };
     let t = std::time::Instant::now();
     let out = schedlab_sim::simulate(&spec, &cfg).unwrap();
-    let acts: u64 = out.result["tasks"].as_array().unwrap().iter().map(|t| t["activations"].as_u64().unwrap()).sum();
+    let acts: u64 = out.result["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["activations"].as_u64().unwrap())
+        .sum();
     let dt = t.elapsed().as_secs_f64();
-    println!("{acts} activations, {} events, {dt:.3} s, {:.2} M/s", out.result["run"]["events"], acts as f64 / dt / 1e6);
+    println!(
+        "{acts} activations, {} events, {dt:.3} s, {:.2} M/s",
+        out.result["run"]["events"],
+        acts as f64 / dt / 1e6
+    );
 }

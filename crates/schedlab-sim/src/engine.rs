@@ -32,6 +32,8 @@ pub(crate) enum Block {
     Read,
     Write,
     Suspend,
+    /// Created, waiting for its start `delay` (nothing may wake it early).
+    NotStarted,
 }
 
 /// A task's engine state.
@@ -282,7 +284,7 @@ impl<S: Scheduler> Engine<S> {
             tmpl,
             name,
             cursor: Cursor::default(),
-            state: TState::Blocked(Block::Suspend),
+            state: TState::Blocked(Block::NotStarted),
             stage: Stage::Fresh,
             remaining: 0,
             xfer_left: 0,
@@ -645,6 +647,7 @@ impl<S: Scheduler> Engine<S> {
             // It blocked at this very instant and its CPU has not switched away yet
             // (ttwu_runnable): it is simply queued again where it is.
             self.set_state(t, TState::Running);
+            self.metrics.runnable(t, self.ctx.now);
             self.ctx.tasks[t.idx()].on_rq = true;
             self.policy
                 .enqueue(&mut self.ctx, prev, t, EnqueueKind::Wakeup);
@@ -1179,6 +1182,12 @@ impl<S: Scheduler> Engine<S> {
     ) {
         let old = self.ctx.tasks[t.idx()].attrs;
         let new_attrs = attrs.unwrap_or(old);
+        let new_mask = cpus.map(|m| m.and(&CpuMask::first_n(self.ctx.nr_cpus())));
+        let new_mask = new_mask.filter(|m| !m.is_empty());
+        if new_attrs == old && new_mask.is_none_or(|m| m == self.ctx.tasks[t.idx()].affinity) {
+            // __sched_setscheduler returns early when nothing changes: no requeue.
+            return;
+        }
         if let Err(e) = self.policy.accepts(&new_attrs) {
             self.error = Some(RunError(format!("task {}: {e}", self.rt[t.idx()].name)));
             return;

@@ -172,9 +172,12 @@ impl cpu::PolicyVisitor for Run<'_> {
                 .map_err(|e| SimError::input(format!("--param {k}={v}: {e}")))?;
         }
         for t in &self.spec.tasks {
-            policy
-                .accepts(&engine::attrs_of(&t.attr))
-                .map_err(|e| SimError::input(format!("task {}: {e}", t.name)))?;
+            let phase_attrs = t.phases.iter().filter_map(|p| p.attr.as_ref());
+            for a in std::iter::once(&t.attr).chain(phase_attrs) {
+                policy
+                    .accepts(&engine::attrs_of(a))
+                    .map_err(|e| SimError::input(format!("task {}: {e}", t.name)))?;
+            }
             if let Some(c) = t
                 .cpus
                 .as_ref()

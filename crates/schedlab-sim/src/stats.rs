@@ -105,7 +105,7 @@ mod tests {
             (Some(50), Some(90), Some(99), Some(100))
         );
         let sd = s.stddev.unwrap();
-        assert!((sd - 28.866_070_047_722_118).abs() < 1e-9);
+        assert!((sd - 28.866_070_047_722_12).abs() < 1e-9);
     }
 
     #[test]

@@ -113,7 +113,7 @@ pub const DEFAULT_PRIO: i32 = 120;
 
 /// What the engine knows about a task's scheduling attributes. Policies read it through
 /// [`crate::sched::Ctx::task`]; they keep their own dynamic state in their own tables.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SchedAttrs {
     pub policy: Policy,
     /// User RT priority 1..=99 for FIFO/RR, 0 otherwise.

@@ -80,11 +80,12 @@ fn mutex_cond_barrier_and_pipe_workload_keeps_invariants() {
         ],
     );
     let s = spec(2, vec![waiter, waker, other], res);
-    for sched in ["fp", "example-fifo"] {
+    for sched in ["linux-cfs", "fp", "example-fifo"] {
         let out = run(&s, sched, true);
+        // 5 loops of 100 µs of work plus 5 reads of 300 bytes (1 µs + 3 ns each).
         assert_eq!(
-            task_json(&out, "waiter")["cpu_ns"].as_u64().unwrap() >= 500 * US,
-            true,
+            task_json(&out, "waiter")["cpu_ns"].as_u64().unwrap(),
+            5 * (100 * US + 1000 + 3),
             "{sched}"
         );
         assert!(

@@ -699,8 +699,12 @@ impl Scheduler for LinuxRt {
             self.push_rt_tasks(ctx, cpu);
             // The previous task is still on the CPU until the switch: push it (if it is a
             // queued RT task) right after, like the kernel's post-switch balance callback.
-            if let Some(prev) = ctx.curr(cpu) {
-                let ps = self.se[prev.idx()];
+            // ctx.curr may be a task of a lower class that this class has no entry for.
+            if let Some(ps) = ctx
+                .curr(cpu)
+                .and_then(|p| self.se.get(p.idx()).map(|s| (p, *s)))
+            {
+                let (prev, ps) = ps;
                 if prev != t && ps.queued && ps.cpu == cpu && ctx.task(prev).affinity.count() > 1 {
                     ctx.arm_timer(ctx.now(), push_timer_token(cpu));
                 }

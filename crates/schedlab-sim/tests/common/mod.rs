@@ -91,3 +91,146 @@ pub fn task_json<'a>(out: &'a schedlab_sim::SimOutput, name: &str) -> &'a serde_
         .find(|t| t["name"] == name)
         .unwrap_or_else(|| panic!("no task {name}"))
 }
+
+// ---------------------------------------------------------------- cross-policy helpers
+// (added for random_workloads.rs and hackbench.rs)
+
+/// Names of every policy the registry can run (`schedulers()` filtered by `available`).
+pub fn available_schedulers() -> Vec<String> {
+    schedlab_sim::schedulers()
+        .into_iter()
+        .filter(|e| e.available)
+        .map(|e| e.info.name.to_string())
+        .collect()
+}
+
+/// Run `spec` under `scheduler` with a fixed seed, samples on, and the invariant checker
+/// on or off; the error is returned, not unwrapped.
+pub fn try_run(
+    spec: &Spec,
+    scheduler: &str,
+    seed: u64,
+    check: bool,
+) -> Result<schedlab_sim::SimOutput, schedlab_sim::SimError> {
+    let cfg = schedlab_sim::SimConfig {
+        scheduler: Some(scheduler.into()),
+        seed: Some(seed),
+        check,
+        samples: true,
+        ..Default::default()
+    };
+    schedlab_sim::simulate(spec, &cfg)
+}
+
+/// True when the error is the policy refusing a task's attributes before the run starts
+/// (`Scheduler::accepts`, reported as bad input `task <name>: ...`).
+pub fn is_rejected_attrs(e: &schedlab_sim::SimError) -> bool {
+    e.bad_input && e.message.starts_with("task ")
+}
+
+/// The result JSON with the only non-deterministic field (`run.wall_s`) zeroed, as text.
+pub fn result_bytes(out: &schedlab_sim::SimOutput) -> String {
+    let mut r = out.result.clone();
+    r["run"]["wall_s"] = serde_json::json!(0);
+    r.to_string()
+}
+
+fn u(v: &serde_json::Value, what: &str) -> Result<u64, String> {
+    v.as_u64()
+        .ok_or_else(|| format!("{what} is not an unsigned integer: {v}"))
+}
+
+/// Accounting properties every result must have, finished or not:
+/// - every task's cpu_ns + wait_ns + sleep_ns <= run.sim_ns;
+/// - Σ CPU busy_ns == Σ task cpu_ns + Σ CPU overhead_ns;
+/// - per CPU busy_ns + idle_ns == run.sim_ns;
+/// - one sample per activation (Σ activations == samples.len()), and every sample is
+///   ordered release <= wake <= start <= end where set;
+/// - for a finished workload (summary.makespan_ns set): every task's activations equal
+///   its number of response samples, and nothing is blocked at the end.
+pub fn check_accounting(out: &schedlab_sim::SimOutput) -> Result<(), String> {
+    check_accounting_lenient(out, false)
+}
+
+/// [`check_accounting`], optionally tolerating a sample whose wake time is after its start
+/// (the engine bug shown by random_workloads.rs
+/// `bug_ttwu_runnable_wakeup_leaves_wake_time_unset`).
+pub fn check_accounting_lenient(
+    out: &schedlab_sim::SimOutput,
+    allow_wake_after_start: bool,
+) -> Result<(), String> {
+    let r = &out.result;
+    let sim = u(&r["run"]["sim_ns"], "run.sim_ns")?;
+    let tasks = r["tasks"].as_array().ok_or("no tasks array")?;
+    let mut cpu_sum = 0u64;
+    let mut act_sum = 0u64;
+    let finished = !r["summary"]["makespan_ns"].is_null();
+    for t in tasks {
+        let name = t["name"].as_str().unwrap_or("?");
+        let cpu = u(&t["cpu_ns"], "cpu_ns")?;
+        let wait = u(&t["wait_ns"], "wait_ns")?;
+        let sleep = u(&t["sleep_ns"], "sleep_ns")?;
+        if cpu + wait + sleep > sim {
+            return Err(format!(
+                "task {name}: cpu_ns {cpu} + wait_ns {wait} + sleep_ns {sleep} = {} > sim_ns {sim}",
+                cpu + wait + sleep
+            ));
+        }
+        cpu_sum += cpu;
+        let acts = u(&t["activations"], "activations")?;
+        act_sum += acts;
+        if finished {
+            let resp = u(&t["response_ns"]["count"], "response_ns.count")?;
+            if acts != resp {
+                return Err(format!(
+                    "task {name}: finished workload but activations {acts} != response samples {resp}"
+                ));
+            }
+        }
+    }
+    let cpus = r["cpus"].as_array().ok_or("no cpus array")?;
+    let (mut busy_sum, mut ov_sum) = (0u64, 0u64);
+    for c in cpus {
+        let busy = u(&c["busy_ns"], "busy_ns")?;
+        let idle = u(&c["idle_ns"], "idle_ns")?;
+        let ov = u(&c["overhead_ns"], "overhead_ns")?;
+        if busy + idle != sim {
+            return Err(format!(
+                "cpu {}: busy_ns {busy} + idle_ns {idle} != sim_ns {sim}",
+                c["cpu"]
+            ));
+        }
+        busy_sum += busy;
+        ov_sum += ov;
+    }
+    if busy_sum != cpu_sum + ov_sum {
+        return Err(format!(
+            "Σ busy_ns {busy_sum} != Σ task cpu_ns {cpu_sum} + Σ overhead_ns {ov_sum}"
+        ));
+    }
+    let s = &out.samples;
+    if s.len() as u64 != act_sum {
+        return Err(format!("{} samples but Σ activations = {act_sum}", s.len()));
+    }
+    for i in 0..s.len() {
+        let (rel, wake, start, end) = (s.release_ns[i], s.wake_ns[i], s.start_ns[i], s.end_ns[i]);
+        let bad = wake < rel
+            || (start >= 0 && (start as u64) < wake && !allow_wake_after_start)
+            || (start >= 0 && (start as u64) < rel)
+            || (end >= 0 && (end as u64) < wake)
+            || (end >= 0 && start >= 0 && end < start);
+        if bad {
+            return Err(format!(
+                "sample {i} of tid {} out of order: release {rel} wake {wake} start {start} end {end} (kind {})",
+                s.tid[i], s.kind[i]
+            ));
+        }
+    }
+    if finished && r["summary"]["blocked_at_end"] != 0 {
+        return Err(format!(
+            "makespan set but blocked_at_end = {}",
+            r["summary"]["blocked_at_end"]
+        ));
+    }
+    Ok(())
+}
