@@ -212,7 +212,7 @@ pub fn sysctl_factor(nr_cpus: usize, scaling: u32) -> u64 {
     }
 }
 
-fn parse_bool(name: &str, v: &str) -> Result<bool, String> {
+pub(crate) fn parse_bool(name: &str, v: &str) -> Result<bool, String> {
     match v.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
@@ -222,7 +222,7 @@ fn parse_bool(name: &str, v: &str) -> Result<bool, String> {
     }
 }
 
-fn parse_u64(name: &str, v: &str) -> Result<u64, String> {
+pub(crate) fn parse_u64(name: &str, v: &str) -> Result<u64, String> {
     v.trim()
         .replace('_', "")
         .parse::<u64>()
