@@ -4,16 +4,30 @@
 //! `example_fifo.rs`), declare the module here, and add one arm to [`construct`] and one
 //! entry to [`NAMES`].
 
+pub mod bfs;
 pub mod example_fifo;
 pub mod fp;
 pub mod linux_cfs;
+pub mod linux_eevdf;
+pub mod linux_o1;
 pub mod linux_rt;
+pub mod muqss;
 pub mod stack;
+pub mod staircase;
 
 use crate::sched::{PolicyInfo, Scheduler};
 
 /// Every policy name the registry knows, in display order.
-pub const NAMES: &[&str] = &["linux-cfs", "fp", "example-fifo"];
+pub const NAMES: &[&str] = &[
+    "linux-cfs",
+    "fp",
+    "example-fifo",
+    "bfs",
+    "linux-o1",
+    "staircase",
+    "linux-eevdf",
+    "muqss",
+];
 
 /// A policy listed for users, possibly unavailable.
 #[derive(Clone, Debug)]
@@ -43,8 +57,13 @@ pub(crate) fn construct<V: PolicyVisitor>(
 fn build<V: PolicyVisitor>(name: &str, nr_cpus: usize, v: V) -> Option<V::Out> {
     Some(match name {
         "linux-cfs" => v.visit(linux_cfs::linux_cfs(nr_cpus)),
+        "linux-eevdf" => v.visit(linux_eevdf::linux_eevdf(nr_cpus)),
         "fp" => v.visit(fp::Fp::new(nr_cpus)),
         "example-fifo" => v.visit(example_fifo::ExampleFifo::new()),
+        "bfs" => v.visit(bfs::Bfs::new(nr_cpus)),
+        "muqss" => v.visit(muqss::muqss(nr_cpus)),
+        "linux-o1" => v.visit(linux_o1::LinuxO1::new(nr_cpus)),
+        "staircase" => v.visit(staircase::Staircase::new(nr_cpus)),
         _ => return None,
     })
 }
