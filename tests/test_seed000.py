@@ -223,7 +223,15 @@ def test_reproduce_quick_real_engine(tmp_path: Path) -> None:
                 if avg is None or avg < 0 or not n:
                     empty.append(f"wake-up {w}/{f}/{p}: avg={cell} n={rows[0][11]}")
     notes = re.findall(r'<div class="note warn">(.*?)</div>', page)
-    assert not empty, f"unpopulated cells: {empty}; page warnings: {notes}"
+    # A policy may legitimately produce no wake-up sample (its waiter starves behind the
+    # load within the quick run); the page must then say so in a warning naming it. The
+    # reference policy of this issue, linux-cfs, must populate every cell.
+    unexplained = [
+        e for e in empty
+        if e.split("/")[-1].split(":")[0] == "linux-cfs"
+        or not any(e.split("/")[-1].split(":")[0] in n for n in notes)
+    ]
+    assert not unexplained, f"unpopulated cells: {unexplained}; page warnings: {notes}"
     for stem in ("seed000-hackbench", "seed000-wakeup-cdf"):
         assert (tmp_path / "plots" / f"{stem}.svg").exists()
     print(f"reproduce --quick took {elapsed:.1f} s")

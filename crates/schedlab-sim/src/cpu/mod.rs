@@ -93,13 +93,35 @@ impl PolicyVisitor for Describe {
 
 /// Every policy with its description and tunables (for `schedlab schedulers`).
 pub fn schedulers() -> Vec<SchedulerEntry> {
-    NAMES
+    let available = NAMES
         .iter()
         .filter_map(|n| build(n, 1, Describe))
         .map(|info| SchedulerEntry {
             info,
             available: true,
             reason: None,
-        })
-        .collect()
+        });
+    available.chain(unavailable()).collect()
+}
+
+/// Schedulers the seeds name that schedlab cannot model, with the reason (listed, never
+/// invented).
+fn unavailable() -> impl Iterator<Item = SchedulerEntry> {
+    [(
+        "ingo_ll",
+        "plugsched's lower-latency variant of the O(1) scheduler (seed 000)",
+        "no primary source survives: neither the plugsched 6.3 tarballs nor LKML keep its \
+         code, so it is not modelled rather than invented",
+    )]
+    .into_iter()
+    .map(|(name, summary, reason)| SchedulerEntry {
+        info: PolicyInfo {
+            name,
+            summary,
+            source: "none found",
+            params: Vec::new(),
+        },
+        available: false,
+        reason: Some(reason.to_string()),
+    })
 }
