@@ -81,6 +81,8 @@ pub(crate) struct TaskRt {
     pub since: Time,
     /// A new phase begins with its next op: apply the phase's attributes first.
     pub phase_pending: bool,
+    /// The dynamic priority last written to the trace as a counter.
+    pub traced_dprio: Option<i64>,
     /// The mutex a condvar wait releases and re-acquires.
     pub cond_mutex: u32,
     /// Woken from a condvar: re-acquire `cond_mutex` before the next op.
@@ -293,6 +295,7 @@ impl<S: Scheduler> Engine<S> {
             started_at: self.ctx.now,
             since: self.ctx.now,
             phase_pending: false,
+            traced_dprio: None,
             cond_mutex: 0,
             reacquire: false,
             wait_ns: 0,
@@ -622,7 +625,11 @@ impl<S: Scheduler> Engine<S> {
             .switch(now, cpu, prev, pprio, st, next, nprio);
         for t in [prev, next].into_iter().flatten() {
             if let Some((name, v)) = self.policy.dynamic_prio(t) {
-                self.ctx.tracer.counter(now, cpu, next, t, name, v);
+                // A counter track only needs a sample when the value moves.
+                if self.rt[t.idx()].traced_dprio != Some(v) {
+                    self.rt[t.idx()].traced_dprio = Some(v);
+                    self.ctx.tracer.counter(now, cpu, next, t, name, v);
+                }
             }
         }
     }
