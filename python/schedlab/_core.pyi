@@ -72,5 +72,11 @@ def parse_trace(path: str | os.PathLike[str]) -> dict[str, list[Any]]:
     (tracing_mark_write); ``body`` (other events, free-text marks). The GIL is released
     while the file is read. Raises TraceError at the first bad line."""
 
+def timeslice(scheduler: str, hz: int) -> list[tuple[int, int | None]]:
+    """The timeslice in ns the policy gives a lone SCHED_OTHER task of each nice level
+    -20..19 at tick rate ``hz`` (computed by the policy's own code), as ``(nice, ns)``
+    pairs in nice order; None where the policy has no per-task slice (CFS, EEVDF: it
+    depends on the load). Raises SimError (bad_input) for an unknown scheduler or HZ."""
+
 def version() -> str:
     """Version of the Rust crates."""

@@ -566,6 +566,140 @@ def reproduce(quick: bool, out_dir: str) -> None:
     click.echo(f"report written to {index}")
 
 
+def _ms(ns: int | None) -> str:
+    if ns is None:
+        return "–"
+    return f"{ns / 1e6:.3f}".rstrip("0").rstrip(".")
+
+
+@cli.command("timeslice")
+@click.option("-s", "--scheduler", "schedulers", multiple=True, metavar="A[,B…]",
+              help="Policies to tabulate (repeatable or comma-separated; default: every "
+                   "available one).")
+@click.option("--hz", type=click.IntRange(min=1), default=1000, show_default=True,
+              metavar="HZ", help="Tick rate: 100, 250, 300 or 1000.")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print {"<policy>": {"<nice>": <timeslice_ns or null>, …}, …}.')
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Write timeslice-vs-nice plots to DIR, one per policy "
+                   "(timeslice-<policy>-hz<HZ>.png/.svg).")
+def timeslice_cmd(
+    schedulers: tuple[str, ...], hz: int, as_json: bool, plot_dir: str | None
+) -> None:
+    """The timeslice each policy gives a lone SCHED_OTHER task of each nice level
+    (-20..19), computed by the policy's own code (seed 000). Policies with no per-task
+    slice (linux-cfs, linux-eevdf: it depends on the load; fp, example-fifo) show – and
+    map every nice to null in --json."""
+    registry = [s["name"] for s in api.schedulers() if s.get("available", True)]
+    names = _split_schedulers(schedulers) or registry
+    tables = {n: _core.timeslice(n, hz) for n in names}
+    if plot_dir:
+        from schedlab import plots
+
+        d = Path(plot_dir)
+        if d.exists() and not d.is_dir():
+            raise CliError(f"{d}: not a directory")
+        for name, table in tables.items():
+            # colour by registry position, so a policy's figure is the same whatever -s says
+            index = registry.index(name) if name in registry else 0
+            fig = plots.timeslice_vs_nice(name, table, hz=hz, index=index)
+            plots.save(fig, d, f"timeslice-{name}-hz{hz}")
+    if as_json:
+        click.echo(_dump({n: {str(nice): ns for nice, ns in t} for n, t in tables.items()}))
+        return
+    t = Table(title=f"timeslice (ms) of a lone SCHED_OTHER task, HZ {hz}",
+              title_justify="left")
+    t.add_column("nice", justify="right")
+    for n in names:
+        t.add_column(escape(n), justify="right")
+    for row, nice in enumerate(range(-20, 20)):
+        t.add_row(str(nice), *(_ms(tables[n][row][1]) for n in names))
+    t.caption = ("– = no per-task timeslice (linux-cfs/linux-eevdf: the slice depends on "
+                 "the load; fp/example-fifo: run to completion)")
+    _stdout().print(t)
+    if plot_dir:
+        _stdout().print(f"plots written to {plot_dir}")
+
+
+@cli.group("plot")
+def plot_group() -> None:
+    """Draw plots from traces."""
+
+
+def _pid_list(values: Sequence[str]) -> list[int]:
+    pids: list[int] = []
+    for v in values:
+        for s in v.split(","):
+            if not s.strip():
+                continue
+            try:
+                pids.append(int(s))
+            except ValueError:
+                raise click.BadParameter(f"{s.strip()!r} is not a PID",
+                                         param_hint="'--pids'") from None
+    return pids
+
+
+@plot_group.command("dprio")
+@click.argument("trace", type=click.Path(dir_okay=False))
+@click.option("-o", "--out", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Output FILE (.png or .svg; both are written). Default: "
+                   "<TRACE stem>-dprio.png/.svg next to TRACE.")
+@click.option("--pids", multiple=True, metavar="P[,Q…]",
+              help="Only these PIDs (repeatable or comma-separated; default: all).")
+def plot_dprio(trace: str, out: str | None, pids: tuple[str, ...]) -> None:
+    """Draw each task's dynamic priority against time from TRACE's tracing_mark_write
+    counters (C|pid|name|value; the simulator writes "prio", "vruntime" or "deadline"),
+    one line per PID and one panel per counter name (seed 000: "DPRIO against time per
+    PID"). TRACE may be simulated (`schedlab run --trace`) or a real ftrace capture."""
+    from schedlab import plots
+
+    wanted = set(_pid_list(pids))
+    try:
+        cols = _core.parse_trace(trace)
+    except _core.TraceError as e:
+        # line 0: the file could not be opened (the message names it)
+        raise CliError(f"{trace}: line {e.line}: {e.message}" if e.line else e.message) from None
+    comm: dict[int, str] = {}
+    series: dict[str, dict[int, tuple[list[float], list[float]]]] = {}
+    for kind, pid, name, value, ts, wpid, wcomm in zip(
+        cols["mark_kind"], cols["mark_tgid"], cols["mark_name"], cols["mark_value"],
+        cols["ts_ns"], cols["pid"], cols["comm"], strict=True,
+    ):
+        if kind != "C" or pid is None or value is None or name is None:
+            continue
+        if wpid == pid and pid not in comm:
+            comm[pid] = wcomm
+        if wanted and pid not in wanted:
+            continue
+        xs, ys = series.setdefault(name, {}).setdefault(pid, ([], []))
+        xs.append(ts / 1e9)
+        ys.append(float(value))
+    if not series:
+        which = f" for PIDs {', '.join(map(str, sorted(wanted)))}" if wanted else ""
+        raise CliError(f"{trace}: no tracing_mark_write counters (C|pid|name|value){which}")
+    labelled = {
+        name: {
+            (f"{pid} ({comm[pid]})" if pid in comm else str(pid)): per[pid]
+            for pid in sorted(per)
+        }
+        for name, per in sorted(series.items())
+    }
+    if out:
+        o = Path(out)
+        stem = o.stem if o.suffix.lower() in (".png", ".svg") else o.name
+        out_dir = o.parent
+    else:
+        t = Path(trace)
+        stem, out_dir = f"{t.stem}-dprio", t.parent
+    if not out_dir.is_dir():
+        raise CliError(f"{out}: directory {out_dir} does not exist")
+    title = f"dynamic priority against time — {Path(trace).name}"
+    fig = plots.counter_timeline(labelled, title=title)
+    for p in plots.save(fig, out_dir, stem):
+        click.echo(f"wrote {p}")
+
+
 # --- entry point ---------------------------------------------------------------------
 
 

@@ -200,3 +200,78 @@ def bar_compare(
     ax.legend(fontsize=8, frameon=False)
     fig.tight_layout()
     return fig
+
+
+def timeslice_vs_nice(
+    policy: str,
+    table: Sequence[tuple[int, int | None]],
+    *,
+    hz: int,
+    index: int = 0,
+) -> Figure:
+    """Seed 000's timeslice-vs-nice plot for one policy: ``table`` is ``(nice, ns)`` pairs
+    (``_core.timeslice``); nice levels with no slice (``None``) are left out, and a policy
+    with none at all says so (CFS/EEVDF: the slice depends on the load)."""
+    setup()
+    fig, ax = plt.subplots(figsize=FIGSIZE)
+    pts = [(n, v / 1e6) for n, v in table if v is not None]
+    if pts:
+        ax.step([p[0] for p in pts], [p[1] for p in pts], where="mid", color=colour(index),
+                lw=1.6)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", ms=3, color=colour(index))
+        ax.set_ylim(bottom=0.0)
+    else:
+        ax.text(0.5, 0.5, "no per-task timeslice", ha="center",
+                va="center", transform=ax.transAxes)
+    ax.set_xlim(-20.5, 19.5)
+    ax.xaxis.set_major_locator(ticker.MultipleLocator(5))
+    ax.set_xlabel("nice")
+    ax.set_ylabel("timeslice (ms)")
+    ax.set_title(f"{policy}: timeslice of a lone SCHED_OTHER task, HZ {hz}", fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def counter_timeline(
+    series: Mapping[str, Mapping[str, tuple[Sequence[float], Sequence[float]]]],
+    *,
+    title: str,
+    xlabel: str = "time (s)",
+) -> Figure:
+    """Counters against time, one panel per counter name and one step line per key:
+    ``series[counter][label] = (times, values)`` — seed 000's "DPRIO against time per
+    PID" when the counters are the policy's dynamic priority. Lines keep their colour
+    across panels (by first appearance)."""
+    setup()
+    labels: list[str] = []
+    for per in series.values():
+        for lab in per:
+            if lab not in labels:
+                labels.append(lab)
+    n = max(len(series), 1)
+    fig, axes = plt.subplots(n, 1, figsize=(FIGSIZE[0], FIGSIZE[1] * (1 + 0.6 * (n - 1))),
+                             sharex=True, squeeze=False)
+    for row, (name, per) in enumerate(series.items()):
+        ax = axes[row][0]
+        for lab, (xs, ys) in per.items():
+            ax.step(list(xs), list(ys), where="post", lw=1.2, label=lab, marker=".", ms=4,
+                    color=colour(labels.index(lab)))
+        ax.set_ylabel(name)
+        if name == "prio":
+            ax.invert_yaxis()  # lower prio value = more important, drawn on top
+    axes[-1][0].set_xlabel(xlabel)
+    fig.suptitle(title, fontsize=11)
+    handles, labs = axes[0][0].get_legend_handles_labels()
+    for ax in axes[1:]:
+        for h, lab in zip(*ax[0].get_legend_handles_labels(), strict=True):
+            if lab not in labs:
+                handles.append(h)
+                labs.append(lab)
+    if handles:
+        ncol = min(len(handles), 5)
+        fig.legend(handles, labs, loc="lower center", ncol=ncol, fontsize=8, frameon=False)
+        rows = math.ceil(len(handles) / ncol)
+        fig.tight_layout(rect=(0.0, min(0.5, 0.05 + 0.05 * rows), 1.0, 1.0))
+    else:
+        fig.tight_layout()
+    return fig

@@ -355,6 +355,15 @@ fn parse_trace<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDic
 }
 
 /// The version of the Rust crates (the workspace version).
+/// The timeslice (ns) `scheduler` gives a lone SCHED_OTHER task of each nice level
+/// −20..=19 at tick rate `hz`, as `(nice, ns)` pairs in nice order; `None` where the policy
+/// has no per-task slice (CFS, EEVDF). Raises SimError (bad_input) for an unknown scheduler
+/// or an unsupported HZ.
+#[pyfunction]
+fn timeslice(py: Python<'_>, scheduler: &str, hz: u32) -> PyResult<Vec<(i32, Option<u64>)>> {
+    schedlab_sim::timeslice_table(scheduler, hz).map_err(|e| sim_error(py, e))
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -372,6 +381,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generators, m)?)?;
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(parse_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(timeslice, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

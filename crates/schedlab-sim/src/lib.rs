@@ -14,6 +14,7 @@ pub mod cpu;
 pub mod ctx;
 mod engine;
 pub(crate) mod event;
+pub mod instruments;
 pub mod metrics;
 mod program;
 mod result;
@@ -31,6 +32,7 @@ use sha2::{Digest, Sha256};
 
 pub use cpu::{schedulers, SchedulerEntry};
 pub use ctx::Ctx;
+pub use instruments::timeslice_table;
 pub use metrics::Samples;
 pub use sched::Scheduler;
 
@@ -135,11 +137,7 @@ pub fn simulate(spec: &Spec, cfg: &SimConfig) -> Result<SimOutput, SimError> {
         )));
     }
     let hz = cfg.hz.unwrap_or(spec.machine.hz);
-    if ![100, 250, 300, 1000].contains(&hz) {
-        return Err(SimError::input(format!(
-            "hz: expected 100, 250, 300 or 1000, got {hz}"
-        )));
-    }
+    check_hz(hz)?;
     let mut params = spec.scheduler.params.clone();
     params.extend(cfg.params.iter().cloned());
     let run = Run {
@@ -151,6 +149,17 @@ pub fn simulate(spec: &Spec, cfg: &SimConfig) -> Result<SimOutput, SimError> {
         params: &params,
     };
     cpu::construct(&name, cpus as usize, run).map_err(SimError::input)?
+}
+
+/// The tick rates schedlab models (CONFIG_HZ choices).
+pub(crate) fn check_hz(hz: u32) -> Result<(), SimError> {
+    if [100, 250, 300, 1000].contains(&hz) {
+        Ok(())
+    } else {
+        Err(SimError::input(format!(
+            "hz: expected 100, 250, 300 or 1000, got {hz}"
+        )))
+    }
 }
 
 struct Run<'a> {

@@ -209,6 +209,17 @@ pub trait Scheduler {
         None
     }
 
+    /// The timeslice this policy gives a task with these attributes when it is alone / at
+    /// its static priority, in ns, at a tick rate of `hz`, computed by the policy's own code
+    /// (`task_timeslice` in O(1), the staircase slice, BFS `rr_interval` × …, 100 ms for
+    /// SCHED_RR). `None` when the policy has no per-task slice (CFS/EEVDF: the slice depends
+    /// on load) or does not run tasks with these attributes. Used by the seed-000
+    /// instruments (`timeslice_table`, `schedlab timeslice`); the engine never calls it.
+    fn timeslice_ns(&self, attrs: &SchedAttrs, hz: u32) -> Option<u64> {
+        let _ = (attrs, hz);
+        None
+    }
+
     /// Every task the policy holds in its run queues, with the CPU queue it sits on; used by
     /// the invariant checker (no task in two places, affinity respected). The running task
     /// may be included (policies that keep `curr` linked, like the RT class) or not (CFS

@@ -673,6 +673,17 @@ impl Scheduler for Bfs {
         }
     }
 
+    /// `timeslice()` = `MS_TO_US(rr_interval)`, the same for every nice level (nice only
+    /// moves the virtual deadline, `prio_deadline_diff`); SCHED_FIFO as real RT never
+    /// expires. Shared by `muqss`.
+    fn timeslice_ns(&self, attrs: &SchedAttrs, hz: u32) -> Option<u64> {
+        let _ = hz;
+        if self.never_expires(attrs) || self.accepts(attrs).is_err() {
+            return None;
+        }
+        Some(timeslice_ns(self.rr_interval_ms))
+    }
+
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
         self.deadline
             .get(t.idx())

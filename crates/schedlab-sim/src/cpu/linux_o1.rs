@@ -68,22 +68,22 @@ use crate::types::{CpuId, Policy, SchedAttrs, TaskId};
 pub const MAX_PRIO: usize = 140;
 const MAX_RT_PRIO: i32 = 100;
 const MAX_USER_PRIO: i64 = 40;
-const WORDS: usize = MAX_PRIO.div_ceil(64);
-const NIL: u32 = u32::MAX;
+pub(crate) const WORDS: usize = MAX_PRIO.div_ceil(64);
+pub(crate) const NIL: u32 = u32::MAX;
 /// SCHED_LOAD_SCALE (include/linux/sched.h:616).
 const SCHED_LOAD_SCALE: u64 = 128;
 
 /// One `prio_array`: a FIFO list per priority plus the bitmap of non-empty levels.
 #[derive(Clone)]
-struct PrioArray {
-    head: [u32; MAX_PRIO],
-    tail: [u32; MAX_PRIO],
-    bitmap: [u64; WORDS],
-    nr_active: u32,
+pub(crate) struct PrioArray {
+    pub(crate) head: [u32; MAX_PRIO],
+    pub(crate) tail: [u32; MAX_PRIO],
+    pub(crate) bitmap: [u64; WORDS],
+    pub(crate) nr_active: u32,
 }
 
 impl PrioArray {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         PrioArray {
             head: [NIL; MAX_PRIO],
             tail: [NIL; MAX_PRIO],
@@ -93,7 +93,7 @@ impl PrioArray {
     }
 
     /// sched_find_first_bit: word 0 (RT levels) first.
-    fn first(&self) -> Option<usize> {
+    pub(crate) fn first(&self) -> Option<usize> {
         self.bitmap
             .iter()
             .enumerate()
@@ -1302,6 +1302,16 @@ impl Scheduler for LinuxO1 {
                 }
             }
         }
+    }
+
+    /// `task_timeslice(p)` (l.164-186) at the task's static priority, in ns; SCHED_FIFO
+    /// has no slice (scheduler_tick only counts SCHED_RR and SCHED_OTHER/BATCH slices).
+    fn timeslice_ns(&self, attrs: &SchedAttrs, hz: u32) -> Option<u64> {
+        if attrs.policy == Policy::Fifo || self.accepts(attrs).is_err() {
+            return None;
+        }
+        let k = self.consts(hz);
+        Some(self.task_timeslice(hz, crate::types::DEFAULT_PRIO + attrs.nice) * k.tick_ns)
     }
 
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {

@@ -785,6 +785,12 @@ impl Scheduler for LinuxRt {
         }
     }
 
+    /// SCHED_RR: `sched_rr_timeslice` (`RR_TIMESLICE`, 100 ms) in ns; SCHED_FIFO has none.
+    fn timeslice_ns(&self, attrs: &SchedAttrs, hz: u32) -> Option<u64> {
+        (attrs.policy == Policy::Rr)
+            .then(|| self.rr_timeslice_ticks(hz) as u64 * (1_000_000_000 / hz as u64))
+    }
+
     fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
         for (i, rq) in self.rqs.iter().enumerate() {
             let cpu = CpuId(i as u32);

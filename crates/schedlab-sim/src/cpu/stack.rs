@@ -319,6 +319,16 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
         }
     }
 
+    /// Asked of the class that owns these attributes (CFS/EEVDF answer `None`: their slice
+    /// depends on the load).
+    fn timeslice_ns(&self, attrs: &SchedAttrs, hz: u32) -> Option<u64> {
+        match self.owner(attrs) {
+            HI => self.hi.timeslice_ns(attrs, hz),
+            LO => self.lo.timeslice_ns(attrs, hz),
+            _ => None,
+        }
+    }
+
     fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
         self.hi.for_each_queued(f);
         self.lo.for_each_queued(f);

@@ -773,6 +773,15 @@ impl Scheduler for Staircase {
         }
     }
 
+    /// The full staircase `slice(p)` in ns (for RT tasks one `rr_interval`); SCHED_FIFO
+    /// never expires.
+    fn timeslice_ns(&self, attrs: &SchedAttrs, hz: u32) -> Option<u64> {
+        if attrs.policy == Policy::Fifo || self.accepts(attrs).is_err() {
+            return None;
+        }
+        Some(slice(hz, self.compute, attrs) as u64 * (1_000_000_000 / hz as u64))
+    }
+
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
         self.tasks.get(t.idx()).map(|p| ("prio", p.prio as i64))
     }
