@@ -12,6 +12,7 @@ pub mod linux_eevdf;
 pub mod linux_o1;
 pub mod linux_rt;
 pub mod muqss;
+pub mod nicksched;
 pub mod stack;
 pub mod staircase;
 
@@ -27,6 +28,7 @@ pub const NAMES: &[&str] = &[
     "staircase",
     "linux-eevdf",
     "muqss",
+    "nicksched",
 ];
 
 /// A policy listed for users, possibly unavailable.
@@ -64,6 +66,7 @@ fn build<V: PolicyVisitor>(name: &str, nr_cpus: usize, v: V) -> Option<V::Out> {
         "muqss" => v.visit(muqss::muqss(nr_cpus)),
         "linux-o1" => v.visit(linux_o1::LinuxO1::new(nr_cpus)),
         "staircase" => v.visit(staircase::Staircase::new(nr_cpus)),
+        "nicksched" => v.visit(nicksched::Nicksched::new(nr_cpus)),
         _ => return None,
     })
 }

@@ -1,0 +1,603 @@
+//! `nicksched` pinned to Nick Piggin's scheduler policy v8 (LKML, 28 Aug 2003, as given in
+//! shared/reference/scheduler-specs.md §2.2): the timeslice as a function of the dynamic
+//! priority and the best priority queued in the active *and expired* arrays at HZ
+//! 100/250/1000, the sleep history and priority of a sleeper vs a hog, slice expiry always
+//! to the expired array, fork/exit slice and history rules, yield, preemption, and
+//! end-to-end runs with the invariant checker (hackbench from the generator included).
+mod common;
+
+use schedlab_sim::cpu::nicksched::{nick_prio, History, Nicksched};
+use schedlab_sim::sched::{DequeueKind, EnqueueKind, Scheduler};
+use schedlab_sim::types::{CpuId, CpuMask, Policy, SchedAttrs, TaskId};
+use schedlab_sim::Ctx;
+
+const C0: CpuId = CpuId(0);
+
+fn attrs(policy: Policy, nice: i32, rt_priority: i32) -> SchedAttrs {
+    SchedAttrs {
+        policy,
+        rt_priority,
+        nice,
+        dl: None,
+    }
+}
+
+fn other(nice: i32) -> SchedAttrs {
+    attrs(Policy::Other, nice, 0)
+}
+
+/// The v8 formula written out independently (jiffies): MIN_TIMESLICE = max(HZ/1000, 1),
+/// idx = min(best queued user prio, prio), base = MIN*41/(prio-idx+2),
+/// slice = max(base*(idx-100+8)/8, 1).
+fn v8_timeslice(hz: u64, prio: i64, best: i64) -> u64 {
+    let min = (hz / 1000).max(1) as i64;
+    let idx = best.min(prio);
+    let base = min * 41 / (prio - idx + 2);
+    (base * (idx - 100 + 8) / 8).max(1) as u64
+}
+
+/// One CPU at `hz`; tasks created (no parent) with the given nice values and histories
+/// (sleep_avg ‰, set before they are queued), then enqueued as new tasks.
+fn setup(hz: u32, tasks: &[(i32, u64)]) -> (Ctx, Nicksched, Vec<TaskId>) {
+    let mut ctx = Ctx::for_test(1, hz);
+    let mut s = Nicksched::new(1);
+    let mut v = Vec::new();
+    for &(nice, sleep_avg) in tasks {
+        let t = ctx.add_task_for_test(other(nice), CpuMask::first_n(1));
+        s.task_new(&mut ctx, t, None);
+        s.set_history_for_test(
+            t,
+            History {
+                total_time: 1_000_000,
+                sleep_time: sleep_avg * 1000,
+                sleep_avg,
+            },
+        );
+        s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
+        v.push(t);
+    }
+    (ctx, s, v)
+}
+
+/// The engine's schedule(): put_prev of the current task, pick_next, switch.
+fn schedule(ctx: &mut Ctx, s: &mut Nicksched) -> Option<TaskId> {
+    if let Some(p) = ctx.curr(C0) {
+        s.put_prev(ctx, C0, p);
+    }
+    let n = s.pick_next(ctx, C0);
+    ctx.set_curr_for_test(C0, n);
+    n
+}
+
+/// One jiffy passes with the current task running, then the tick and a schedule() (the
+/// test context has no engine to clear resched requests, so it always reschedules; the
+/// policy picks the same task unless the tick moved it).
+fn tick(ctx: &mut Ctx, s: &mut Nicksched) {
+    let t = ctx.curr(C0).expect("a running task");
+    let j = ctx.tick_ns();
+    ctx.set_now_for_test(ctx.now() + j);
+    s.update_curr(ctx, C0, t, j);
+    s.tick(ctx, C0, t);
+    schedule(ctx, s);
+}
+
+/// The current task blocks.
+fn block(ctx: &mut Ctx, s: &mut Nicksched) {
+    let t = ctx.curr(C0).expect("a running task");
+    s.dequeue(ctx, C0, t, DequeueKind::Sleep);
+    s.put_prev(ctx, C0, t);
+    ctx.set_curr_for_test(C0, None);
+}
+
+#[test]
+fn timeslice_tracks_dynamic_prio_and_best_prio_at_hz_100_250_1000() {
+    // Spot values at HZ 1000 (MIN_TIMESLICE = 1 ms): alone at prio 130 (nice 0, no
+    // sleep) 41/2 = 20 → 20·38/8 = 95; alone at 110 → 20·18/8 = 45; at 120 with the best
+    // at 110: 41/12 = 3 → 3·18/8 = 6.
+    assert_eq!(v8_timeslice(1000, 130, 130), 95);
+    assert_eq!(v8_timeslice(1000, 110, 110), 45);
+    assert_eq!(v8_timeslice(1000, 120, 110), 6);
+    for hz in [100u32, 250, 1000] {
+        let k = Nicksched::new(1).consts(hz);
+        assert_eq!(k.min_timeslice, (hz as u64 / 1000).max(1), "HZ {hz}");
+        assert_eq!(k.max_timeslice, 40 * k.min_timeslice);
+        assert_eq!(k.max_sleep, hz as u64);
+        for prio in 100..140 {
+            for best in 100..140 {
+                assert_eq!(
+                    k.timeslice(prio, Some(best)),
+                    v8_timeslice(hz as u64, prio as i64, best as i64),
+                    "HZ {hz} prio {prio} best {best}"
+                );
+            }
+        }
+        // Through the policy: the best prio is found in the expired array too.
+        // a: nice 0, sleep_avg 0 → prio 130; b: nice 0, sleep_avg 1000 → prio 110.
+        let (mut ctx, mut s, t) = setup(hz, &[(0, 0), (0, 1000)]);
+        let (a, b) = (t[0], t[1]);
+        assert_eq!((s.prio(a), s.prio(b)), (130, 110));
+        assert_eq!(s.task_timeslice(&ctx, a), v8_timeslice(hz as u64, 130, 110));
+        assert_eq!(s.task_timeslice(&ctx, b), v8_timeslice(hz as u64, 110, 110));
+        // b yields: now in the expired array, it still bounds a's slice.
+        assert_eq!(schedule(&mut ctx, &mut s), Some(b));
+        s.yield_task(&mut ctx, C0, b);
+        assert_eq!(s.in_expired(b), Some(true));
+        assert_eq!(s.task_timeslice(&ctx, a), v8_timeslice(hz as u64, 130, 110));
+        assert_eq!(schedule(&mut ctx, &mut s), Some(a));
+        // Once b leaves the CPU, a is alone and gets the big slice.
+        s.dequeue(&mut ctx, C0, b, DequeueKind::Sleep);
+        assert_eq!(s.task_timeslice(&ctx, a), v8_timeslice(hz as u64, 130, 130));
+        // Trait hook: alone with an empty history; SCHED_RR gets MAX_TIMESLICE.
+        let tick = 1_000_000_000 / hz as u64;
+        assert_eq!(
+            s.timeslice_ns(&other(0), hz),
+            Some(v8_timeslice(hz as u64, 130, 130) * tick)
+        );
+        assert_eq!(
+            s.timeslice_ns(&other(-20), hz),
+            Some(v8_timeslice(hz as u64, 120, 120) * tick)
+        );
+        assert_eq!(
+            s.timeslice_ns(&attrs(Policy::Rr, 0, 10), hz),
+            Some(40 * k.min_timeslice * tick)
+        );
+        assert_eq!(s.timeslice_ns(&attrs(Policy::Fifo, 0, 10), hz), None);
+        assert_eq!(s.timeslice_ns(&attrs(Policy::Batch, 0, 0), hz), None);
+    }
+}
+
+#[test]
+fn prio_from_nice_and_sleep_avg() {
+    // prio = 100 + (nice+20)/2 + 20 − (40·sleep_avg/1000)/2.
+    for nice in -20..=19 {
+        for sa in [0u64, 24, 25, 50, 499, 500, 525, 975, 999, 1000] {
+            let want = 100 + (nice + 20) / 2 + 20 - ((40 * sa / 1000) / 2) as i32;
+            assert_eq!(
+                nick_prio(nice, sa),
+                want.clamp(100, 139),
+                "nice {nice} sa {sa}"
+            );
+        }
+    }
+    assert_eq!(nick_prio(0, 0), 130);
+    assert_eq!(nick_prio(0, 1000), 110);
+    assert_eq!(nick_prio(-20, 1000), 100);
+    assert_eq!(nick_prio(19, 0), 139);
+}
+
+#[test]
+fn history_decays_and_resets() {
+    let ms = 1000; // MAX_SLEEP at HZ 1000
+    let mut h = History::default();
+    h.add(100, false, ms);
+    assert_eq!((h.total_time, h.sleep_time, h.sleep_avg), (100_000, 0, 0));
+    // t = 500: history × (1000−500)/1000, rounded, then += 1000·500.
+    h.add(500, true, ms);
+    assert_eq!(h.total_time, 50_000 + 500_000);
+    assert_eq!(h.sleep_time, 500_000);
+    assert_eq!(h.sleep_avg, 1000 * 500_000 / 550_000);
+    // t ≥ MAX_SLEEP: capped and the history restarts.
+    h.add(5000, false, ms);
+    assert_eq!((h.total_time, h.sleep_time, h.sleep_avg), (1_000_000, 0, 0));
+    // t = 0 changes nothing.
+    let before = h;
+    h.add(0, true, ms);
+    assert_eq!(h, before);
+}
+
+/// A task that runs 1 jiffy per 10 ends near sleep_avg 900 (prio 112); a hog stays at 0
+/// (prio 130), both through the policy's own hooks on one CPU.
+#[test]
+fn sleeper_rises_and_hog_stays_at_the_bottom() {
+    // Pure formula first.
+    let mut h = History::default();
+    for _ in 0..200 {
+        h.add(1, false, 1000);
+        h.add(9, true, 1000);
+    }
+    assert!((880..=910).contains(&h.sleep_avg), "{}", h.sleep_avg);
+    assert_eq!(
+        nick_prio(0, h.sleep_avg),
+        130 - (40 * h.sleep_avg / 1000 / 2) as i32
+    );
+
+    let (mut ctx, mut s, t) = setup(1000, &[(0, 0), (0, 0)]);
+    let (hog, sl) = (t[0], t[1]);
+    s.set_history_for_test(sl, History::default());
+    s.set_history_for_test(hog, History::default());
+    assert_eq!(schedule(&mut ctx, &mut s), Some(hog));
+    let tick_ns = ctx.tick_ns();
+    let mut wake_at: Option<u64> = None;
+    let mut sleeper_prios = Vec::new();
+    for _ in 0..5000 {
+        tick(&mut ctx, &mut s);
+        if ctx.curr(C0) == Some(sl) {
+            // The sleeper ran a jiffy: it blocks for 9.
+            block(&mut ctx, &mut s);
+            schedule(&mut ctx, &mut s);
+            wake_at = Some(ctx.now() + 9 * tick_ns);
+        }
+        if wake_at.is_some_and(|w| ctx.now() >= w) {
+            wake_at = None;
+            s.enqueue(&mut ctx, C0, sl, EnqueueKind::Wakeup);
+            sleeper_prios.push(s.prio(sl));
+            // The preemption rule decides (the test context cannot clear need_resched).
+            if s.prio(sl) < s.prio(ctx.curr(C0).unwrap()) {
+                schedule(&mut ctx, &mut s);
+                assert_eq!(ctx.curr(C0), Some(sl));
+            }
+        }
+    }
+    assert!(sleeper_prios.len() > 300, "{}", sleeper_prios.len());
+    assert!(s.history(sl).sleep_avg >= 800, "{:?}", s.history(sl));
+    assert!(s.prio(sl) <= 114, "sleeper prio {}", s.prio(sl));
+    assert_eq!(s.history(hog).sleep_avg, 0);
+    assert_eq!(s.prio(hog), 130);
+    assert!(sleeper_prios.iter().all(|&p| p <= 130));
+}
+
+/// At slice end a task always goes to the expired array, even a maximally interactive
+/// one, with its used slice reset and its prio recomputed.
+#[test]
+fn expiry_always_goes_to_the_expired_array() {
+    let (mut ctx, mut s, t) = setup(1000, &[(0, 1000), (0, 0)]);
+    let (a, b) = (t[0], t[1]);
+    assert_eq!(schedule(&mut ctx, &mut s), Some(a));
+    let ts = s.task_timeslice(&ctx, a);
+    assert_eq!(ts, v8_timeslice(1000, 110, 110));
+    for i in 1..ts {
+        tick(&mut ctx, &mut s);
+        assert_eq!(s.used_slice(a), i);
+        assert_eq!(ctx.curr(C0), Some(a));
+    }
+    tick(&mut ctx, &mut s);
+    assert_eq!(s.used_slice(a), 0);
+    assert_eq!(s.in_expired(a), Some(true));
+    assert_eq!(ctx.curr(C0), Some(b));
+    // b's slice is bounded by a's prio in the expired array... but a's history has run time
+    // now: its prio is recomputed from it.
+    let pa = s.prio(a);
+    assert_eq!(pa, nick_prio(0, s.history(a).sleep_avg));
+    assert_eq!(
+        s.task_timeslice(&ctx, b),
+        v8_timeslice(1000, s.prio(b) as i64, pa as i64)
+    );
+}
+
+/// Wake-up preemption: better prio, or equal prio with a better static priority.
+#[test]
+fn wakeup_preemption_rule() {
+    // nice 0 / sleep_avg 0 → 130; nice -2 → 100 + 9 + 20 = 129; nice 2 → 131;
+    // nice 1 → 100 + 10 + 20 = 130 (equal prio, worse nice).
+    for (nice, sa, preempts) in [
+        (-2, 0, true),
+        (2, 0, false),
+        (1, 0, false),
+        (0, 0, false),
+        (0, 50, true),
+        (5, 1000, true),
+    ] {
+        let (mut ctx, mut s, t) = setup(1000, &[(0, 0), (nice, sa)]);
+        ctx.set_curr_for_test(C0, Some(t[0]));
+        s.wakeup_preempt(&mut ctx, C0, t[1]);
+        assert_eq!(ctx.need_resched(C0), preempts, "nice {nice} sleep_avg {sa}");
+    }
+}
+
+/// Equal prio, better static priority preempts (nice 0 waking against a nice 1 current,
+/// both at prio 130).
+/// A wake-up after the CPU switched arrays starts a fresh slice; one within the same
+/// array epoch keeps the used part.
+#[test]
+fn wakeup_resets_slice_only_after_an_array_switch() {
+    for switch in [false, true] {
+        let (mut ctx, mut s, t) = setup(1000, &[(0, 0), (0, 0)]);
+        let (a, b) = (t[0], t[1]);
+        assert_eq!(schedule(&mut ctx, &mut s), Some(a));
+        for _ in 0..3 {
+            tick(&mut ctx, &mut s);
+        }
+        block(&mut ctx, &mut s);
+        assert_eq!(s.used_slice(a), 3);
+        assert_eq!(schedule(&mut ctx, &mut s), Some(b));
+        if switch {
+            // b runs out its slice: to the expired array, the active one is empty, the CPU
+            // switches arrays and b runs again.
+            let ts = s.task_timeslice(&ctx, b);
+            for _ in 0..ts {
+                tick(&mut ctx, &mut s);
+            }
+            assert_eq!(s.used_slice(b), 0);
+            assert_eq!(s.in_expired(b), Some(false));
+            assert_eq!(ctx.curr(C0), Some(b));
+        } else {
+            ctx.set_now_for_test(ctx.now() + 2 * ctx.tick_ns());
+        }
+        s.enqueue(&mut ctx, C0, a, EnqueueKind::Wakeup);
+        assert_eq!(s.used_slice(a), if switch { 0 } else { 3 });
+        assert!(s.history(a).sleep_avg > 0);
+    }
+}
+
+/// sched_fork: the remaining slice is split, history shared out as in the patch.
+#[test]
+fn fork_splits_slice_and_history() {
+    let (mut ctx, mut s, t) = setup(1000, &[(0, 600)]);
+    let p = t[0];
+    s.set_history_for_test(
+        p,
+        History {
+            total_time: 800_000,
+            sleep_time: 480_000,
+            sleep_avg: 600,
+        },
+    );
+    assert_eq!(schedule(&mut ctx, &mut s), Some(p));
+    s.set_used_slice_for_test(p, 7);
+    let ts = s.task_timeslice(&ctx, p);
+    let c = ctx.add_task_for_test(other(0), CpuMask::first_n(1));
+    s.task_new(&mut ctx, c, Some(p));
+    let rem = ts - 7;
+    assert_eq!(s.used_slice(c), 7 + rem / 2);
+    assert_eq!(s.used_slice(p), 7 + rem.div_ceil(2));
+    let ch = s.history(c);
+    assert_eq!(ch.total_time, 80_000);
+    assert_eq!(ch.sleep_time, 48_000 + (800_000 - 480_000) / 20);
+    assert_eq!(ch.sleep_avg, 1000 * ch.sleep_time / ch.total_time);
+    assert_eq!(s.prio(c), nick_prio(0, ch.sleep_avg));
+    let ph = s.history(p);
+    assert_eq!(ph.sleep_time, 360_000);
+    assert_eq!(ph.sleep_avg, 450);
+    // The child is queued in the active array.
+    s.enqueue(&mut ctx, C0, c, EnqueueKind::New);
+    assert_eq!(s.in_expired(c), Some(false));
+
+    // sched_exit: the child's unused slice goes back to the parent; it slept less than
+    // the parent → the parent is charged (Δsleep_avg)/2 jiffies of run time.
+    let used_p = s.used_slice(p);
+    let cu = s.used_slice(c);
+    s.dequeue(&mut ctx, C0, c, DequeueKind::Exit);
+    // The child's slice as task_timeslice computes it at exit (on its CPU, dequeued).
+    let cts = s.task_timeslice(&ctx, c);
+    s.task_exit(&mut ctx, c);
+    assert_eq!(
+        s.used_slice(p),
+        used_p.saturating_sub(cts.saturating_sub(cu))
+    );
+    let mut want = ph;
+    if ch.sleep_avg < ph.sleep_avg {
+        want.add((ph.sleep_avg - ch.sleep_avg) / 2, false, 1000);
+    }
+    assert_eq!(s.history(p), want);
+}
+
+/// sys_sched_yield: to the expired array at the same prio, slice untouched; RR tasks to
+/// the tail of their active list.
+#[test]
+fn yield_moves_to_expired_without_changing_prio() {
+    let (mut ctx, mut s, t) = setup(1000, &[(0, 500), (0, 0)]);
+    let (a, b) = (t[0], t[1]);
+    assert_eq!(schedule(&mut ctx, &mut s), Some(a));
+    tick(&mut ctx, &mut s);
+    let (pa, ua) = (s.prio(a), s.used_slice(a));
+    s.yield_task(&mut ctx, C0, a);
+    assert_eq!(s.in_expired(a), Some(true));
+    assert_eq!((s.prio(a), s.used_slice(a)), (pa, ua));
+    assert_eq!(schedule(&mut ctx, &mut s), Some(b));
+    // b yields too: active array empty → switch, a (better prio) runs.
+    s.yield_task(&mut ctx, C0, b);
+    assert_eq!(schedule(&mut ctx, &mut s), Some(a));
+    assert_eq!(s.in_expired(a), Some(false));
+}
+
+#[test]
+fn params_and_rejections() {
+    let mut s = Nicksched::new(1);
+    let names: Vec<_> = s.info().params.iter().map(|p| p.name).collect();
+    assert_eq!(
+        names,
+        [
+            "min_timeslice",
+            "max_timeslice",
+            "max_sleep",
+            "cache_decay",
+            "busy_balance_ms",
+            "imbalance_pct"
+        ]
+    );
+    s.set_param("min_timeslice", "4").unwrap();
+    let k = s.consts(1000);
+    assert_eq!((k.min_timeslice, k.max_timeslice), (4, 160));
+    s.set_param("max_timeslice", "100").unwrap();
+    s.set_param("max_sleep", "500").unwrap();
+    let k = s.consts(250);
+    assert_eq!(
+        (k.min_timeslice, k.max_timeslice, k.max_sleep),
+        (1, 25, 125)
+    );
+    assert!(s.set_param("max_sleep", "0").is_err());
+    assert!(s.set_param("imbalance_pct", "99").is_err());
+    assert!(s.set_param("nope", "1").is_err());
+    assert!(s.accepts(&attrs(Policy::Batch, 0, 0)).is_err());
+    assert!(s.accepts(&attrs(Policy::Idle, 0, 0)).is_err());
+    assert!(s.accepts(&attrs(Policy::Rr, 0, 5)).is_ok());
+}
+
+// ------------------------------------------------------------------ end to end
+
+mod e2e {
+    use super::common::*;
+    use schedlab_sim::{simulate, SimConfig, SimOutput};
+    use schedlab_spec::model::*;
+
+    fn run_with(spec: &Spec, params: &[(&str, &str)], hz: Option<u32>) -> SimOutput {
+        let cfg = SimConfig {
+            scheduler: Some("nicksched".into()),
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            hz,
+            check: true,
+            samples: true,
+            ..Default::default()
+        };
+        simulate(spec, &cfg).unwrap_or_else(|e| panic!("nicksched: {e}"))
+    }
+
+    fn hog(name: &str, nice: i32) -> TaskSpec {
+        task(
+            name,
+            attr(Policy::Other, nice),
+            -1,
+            vec![Event::Run { ns: 100 * MS }],
+        )
+    }
+
+    fn cpu_ns(out: &SimOutput, name: &str) -> u64 {
+        task_json(out, name)["cpu_ns"].as_u64().unwrap()
+    }
+
+    #[test]
+    fn hogs_share_and_nice_matters() {
+        let mut s = spec(
+            1,
+            vec![hog("a", 0), hog("b", 0), hog("n10", 10)],
+            Resources::default(),
+        );
+        s.duration_ns = Some(10_000 * MS);
+        for hz in [100, 250, 1000] {
+            let out = run_with(&s, &[], Some(hz));
+            let (a, b, n) = (cpu_ns(&out, "a"), cpu_ns(&out, "b"), cpu_ns(&out, "n10"));
+            let r = a as f64 / b as f64;
+            assert!((r - 1.0).abs() < 0.15, "HZ={hz}: a/b = {r}");
+            assert!(n < a, "HZ={hz}: nice 10 got {n} >= nice 0 {a}");
+        }
+    }
+
+    /// An interactive task beside hogs gains priority and preempts them on wake-up.
+    #[test]
+    fn sleeper_preempts_hogs() {
+        let sleeper = task(
+            "sleeper",
+            attr(Policy::Other, 0),
+            200,
+            vec![Event::Run { ns: MS / 2 }, Event::Sleep { ns: 10 * MS }],
+        );
+        let mut s = spec(
+            1,
+            vec![hog("h1", 0), hog("h2", 0), sleeper],
+            Resources::default(),
+        );
+        s.duration_ns = Some(4_000 * MS);
+        let out = run_with(&s, &[], Some(1000));
+        let sl = task_json(&out, "sleeper");
+        assert!(sl["cpu_ns"].as_u64().unwrap() >= 200 * MS / 2);
+        let lat = &sl["wakeup_latency_ns"];
+        assert!(lat["count"].as_u64().unwrap() >= 100);
+        let p50 = lat["p50"]
+            .as_f64()
+            .or_else(|| lat["mean"].as_f64())
+            .unwrap();
+        assert!(p50 <= 2.0 * MS as f64, "median wake-up latency {p50}");
+    }
+
+    #[test]
+    fn fork_yield_rt_mix_on_four_cpus() {
+        let mut child = task(
+            "child",
+            attr(Policy::Other, 5),
+            20,
+            vec![
+                Event::Run { ns: 3 * MS },
+                Event::Yield,
+                Event::Sleep { ns: MS },
+            ],
+        );
+        child.instances = 0;
+        let parent = task(
+            "parent",
+            attr(Policy::Other, 0),
+            10,
+            vec![
+                Event::Fork { task: 0 },
+                Event::Run { ns: 2 * MS },
+                Event::Sleep { ns: 5 * MS },
+            ],
+        );
+        let rr = task(
+            "rr",
+            attr(Policy::Rr, 20),
+            50,
+            vec![Event::Run { ns: 2 * MS }, Event::Sleep { ns: 3 * MS }],
+        );
+        let fifo = task(
+            "fifo",
+            attr(Policy::Fifo, 50),
+            50,
+            vec![Event::Run { ns: MS }, Event::Sleep { ns: 7 * MS }],
+        );
+        let mut s = spec(
+            4,
+            vec![child, parent, rr, fifo, hog("h", -5), hog("h2", 3)],
+            Resources::default(),
+        );
+        s.duration_ns = Some(2_000 * MS);
+        for hz in [100, 250, 1000] {
+            let out = run_with(&s, &[], Some(hz));
+            assert!(cpu_ns(&out, "parent") >= 20 * MS);
+            assert!(cpu_ns(&out, "rr") >= 100 * MS);
+        }
+    }
+
+    #[test]
+    fn attribute_changes_run_clean() {
+        let phase = |name: &str, a: SchedAttr, events: Vec<Event>| Phase {
+            name: name.into(),
+            loop_count: 3,
+            events,
+            attr: Some(a),
+            cpus: None,
+        };
+        let mut t = task("changer", attr(Policy::Other, 10), 20, vec![]);
+        t.phases = vec![
+            phase(
+                "n10",
+                attr(Policy::Other, 10),
+                vec![Event::Run { ns: MS }, Event::Sleep { ns: 20 * MS }],
+            ),
+            phase(
+                "rr",
+                attr(Policy::Rr, 30),
+                vec![Event::Run { ns: 3 * MS }, Event::Sleep { ns: MS }],
+            ),
+            phase(
+                "n-15",
+                attr(Policy::Other, -15),
+                vec![Event::Run { ns: 5 * MS }, Event::Yield],
+            ),
+        ];
+        let mut s = spec(
+            2,
+            vec![t, hog("h1", 0), hog("h2", 19)],
+            Resources::default(),
+        );
+        s.duration_ns = Some(3_000 * MS);
+        for hz in [100, 1000] {
+            let out = run_with(&s, &[], Some(hz));
+            assert!(cpu_ns(&out, "changer") > 0);
+        }
+    }
+
+    #[test]
+    fn hackbench_completes() {
+        let v = schedlab_spec::gen::generate("hackbench", &[]).expect("generate hackbench");
+        let s = schedlab_spec::parse_value(&v).expect("parse hackbench");
+        for hz in [100, 1000] {
+            let out = run_with(&s, &[], Some(hz));
+            assert!(out.result["tasks"].as_array().unwrap().len() > 1);
+        }
+        let out = run_with(&s, &[("min_timeslice", "4"), ("max_sleep", "200")], None);
+        assert!(out.result["tasks"].as_array().unwrap().len() > 1);
+    }
+}
