@@ -235,3 +235,13 @@ def test_reproduce_quick_real_engine(tmp_path: Path) -> None:
     for stem in ("seed000-hackbench", "seed000-wakeup-cdf"):
         assert (tmp_path / "plots" / f"{stem}.svg").exists()
     print(f"reproduce --quick took {elapsed:.1f} s")
+
+
+def test_hackbench_text_explains_ties_and_single_policy() -> None:
+    published = {"ingosched": 38.62, "nicksched": 45.717, "staircase": 43.845}
+    tied = seed000.hackbench_text(
+        published, {"ingosched": 0.1, "nicksched": 0.1, "staircase": 0.1}, {})
+    assert "tie" in tied and "Only one" not in tied
+    single = seed000.hackbench_text(
+        published, {"ingosched": 0.1, "nicksched": None, "staircase": None}, {})
+    assert "Only one seed scheduler" in single

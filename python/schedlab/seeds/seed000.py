@@ -579,9 +579,15 @@ def hackbench_text(published: Mapping[str, float], simulated: Mapping[str, float
                 f"simulation's is {sim_rank[0][0]}"
                 + (" — they agree." if first_pub == sim_rank[0][0] else " — they differ.")
             )
-        else:
+        elif sum(1 for n in published if simulated.get(n) is not None) < 2:
             parts.append("Only one seed scheduler is modelled so far, so no ordering can be "
                          "compared yet.")
+        else:
+            parts.append("The modelled seed schedulers tie, so no ordering can be compared: "
+                         "the model charges nothing for a context switch or for the "
+                         "scheduler's own work, and a work-conserving scheduler then finishes "
+                         "the same work in the same time. The seed's differences come from "
+                         "exactly those costs.")
     ex = ranking(extra)
     if ex:
         parts.append("Also simulated (no seed counterpart): " + _rank_text(ex, "s", "s") + ".")
