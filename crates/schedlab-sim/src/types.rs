@@ -140,3 +140,24 @@ impl SchedAttrs {
         }
     }
 }
+
+/// Attributes of a fair-class task (SCHED_OTHER, SCHED_BATCH or SCHED_IDLE) with this nice
+/// value (for tests and programs built in code).
+pub fn fair(policy: Policy, nice: i32) -> SchedAttrs {
+    SchedAttrs {
+        policy,
+        rt_priority: 0,
+        nice,
+        dl: None,
+    }
+}
+
+/// Attributes of a real-time task (SCHED_FIFO or SCHED_RR) with this user priority.
+pub fn rt(policy: Policy, prio: i32) -> SchedAttrs {
+    SchedAttrs {
+        policy,
+        rt_priority: prio,
+        nice: 0,
+        dl: None,
+    }
+}

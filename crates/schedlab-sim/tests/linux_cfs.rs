@@ -14,29 +14,12 @@ use schedlab_sim::cpu::linux_cfs::{
 use schedlab_sim::cpu::linux_rt::LinuxRt;
 use schedlab_sim::cpu::stack::SchedClass;
 use schedlab_sim::sched::{DequeueKind, EnqueueKind, Scheduler, WakeKind};
+use schedlab_sim::types::{fair, rt};
 use schedlab_sim::types::{CpuId, CpuMask, Policy, SchedAttrs, TaskId};
 use schedlab_sim::Ctx;
 
 const MS: u64 = 1_000_000;
 const C0: CpuId = CpuId(0);
-
-fn fair(policy: Policy, nice: i32) -> SchedAttrs {
-    SchedAttrs {
-        policy,
-        rt_priority: 0,
-        nice,
-        dl: None,
-    }
-}
-
-fn rt(policy: Policy, prio: i32) -> SchedAttrs {
-    SchedAttrs {
-        policy,
-        rt_priority: prio,
-        nice: 0,
-        dl: None,
-    }
-}
 
 fn one() -> CpuMask {
     CpuMask::first_n(1)

@@ -10,29 +10,12 @@ mod common;
 
 use schedlab_sim::cpu::staircase::{rr_base, rr_interval, slice, Staircase};
 use schedlab_sim::sched::{DequeueKind, EnqueueKind, Scheduler};
+use schedlab_sim::types::{fair, rt};
 use schedlab_sim::types::{CpuId, CpuMask, Policy, SchedAttrs, TaskId};
 use schedlab_sim::Ctx;
 
 const MS: u64 = 1_000_000;
 const C0: CpuId = CpuId(0);
-
-fn fair(policy: Policy, nice: i32) -> SchedAttrs {
-    SchedAttrs {
-        policy,
-        rt_priority: 0,
-        nice,
-        dl: None,
-    }
-}
-
-fn rt(policy: Policy, prio: i32) -> SchedAttrs {
-    SchedAttrs {
-        policy,
-        rt_priority: prio,
-        nice: 0,
-        dl: None,
-    }
-}
 
 fn prio(s: &Staircase, t: TaskId) -> i64 {
     s.dynamic_prio(t).unwrap().1

@@ -1495,27 +1495,10 @@ pub fn linux_cfs(nr_cpus: usize) -> LinuxCfsStack {
 mod tests {
     use super::*;
     use crate::types::CpuMask;
+    use crate::types::{fair, rt};
     use proptest::prelude::*;
 
     const MS: u64 = 1_000_000;
-
-    fn fair(policy: Policy, nice: i32) -> SchedAttrs {
-        SchedAttrs {
-            policy,
-            rt_priority: 0,
-            nice,
-            dl: None,
-        }
-    }
-
-    fn rt(policy: Policy, prio: i32) -> SchedAttrs {
-        SchedAttrs {
-            policy,
-            rt_priority: prio,
-            nice: 0,
-            dl: None,
-        }
-    }
 
     /// Put `t` on `cpu`'s timeline with a chosen vruntime (bypassing placement).
     fn queue_at(s: &mut LinuxCfs, ctx: &mut Ctx, cpu: CpuId, t: TaskId, vr: i64) {

@@ -1418,19 +1418,11 @@ pub fn linux_eevdf(nr_cpus: usize) -> LinuxEevdfStack {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::fair;
     use crate::types::CpuMask;
     use proptest::prelude::*;
 
     const MS: u64 = 1_000_000;
-
-    fn fair(policy: Policy, nice: i32) -> SchedAttrs {
-        SchedAttrs {
-            policy,
-            rt_priority: 0,
-            nice,
-            dl: None,
-        }
-    }
 
     fn one_cpu() -> (Ctx, LinuxEevdf, CpuId, CpuMask) {
         (

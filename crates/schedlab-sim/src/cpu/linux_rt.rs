@@ -838,16 +838,8 @@ impl SchedClass for LinuxRt {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::rt;
     use crate::types::CpuMask;
-
-    fn rt(policy: Policy, prio: i32) -> SchedAttrs {
-        SchedAttrs {
-            policy,
-            rt_priority: prio,
-            nice: 0,
-            dl: None,
-        }
-    }
 
     fn order(s: &LinuxRt, cpu: CpuId) -> Vec<u32> {
         let mut v = Vec::new();
