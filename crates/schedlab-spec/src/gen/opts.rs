@@ -58,35 +58,25 @@ impl Opts {
     }
 
     pub(super) fn int(&self, name: &str, lo: u64, hi: u64) -> Result<u64, SpecError> {
-        let s = self.raw(name);
-        let v: u64 = s.parse().map_err(|_| {
-            err(
-                name,
-                format!("expected an integer in {lo}..={hi}, found {s:?}"),
-            )
-        })?;
-        if v < lo || v > hi {
-            return Err(err(
-                name,
-                format!("expected an integer in {lo}..={hi}, found {v}"),
-            ));
-        }
-        Ok(v)
+        self.integer(name, lo, hi)
     }
 
     pub(super) fn signed(&self, name: &str, lo: i64, hi: i64) -> Result<i64, SpecError> {
+        self.integer(name, lo, hi)
+    }
+
+    /// An integer of any width in `lo..=hi`.
+    fn integer<T>(&self, name: &str, lo: T, hi: T) -> Result<T, SpecError>
+    where
+        T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy,
+    {
         let s = self.raw(name);
-        let v: i64 = s.parse().map_err(|_| {
-            err(
-                name,
-                format!("expected an integer in {lo}..={hi}, found {s:?}"),
-            )
-        })?;
+        let range = || format!("expected an integer in {lo}..={hi}");
+        let v: T = s
+            .parse()
+            .map_err(|_| err(name, format!("{}, found {s:?}", range())))?;
         if v < lo || v > hi {
-            return Err(err(
-                name,
-                format!("expected an integer in {lo}..={hi}, found {v}"),
-            ));
+            return Err(err(name, format!("{}, found {v}", range())));
         }
         Ok(v)
     }
