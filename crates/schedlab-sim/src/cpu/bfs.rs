@@ -407,43 +407,24 @@ impl Scheduler for Bfs {
             source: "Documentation/scheduler/sched-BFS.txt + kernel/sched/bfs.c (BFS 0.4xx, \
                      3.x era): prio_ratios, time_slice_expired, earliest_deadline_task, \
                      can_preempt, try_preempt, wake_up_new_task",
-            params: vec![
-                ParamInfo {
-                    name: "rr_interval_ms",
-                    default: "6".into(),
-                    description: "rr_interval in ms (1..=1000): time slice and deadline scale",
-                },
-                ParamInfo {
-                    name: "iso_cpu",
-                    default: "70".into(),
-                    description: "percent of all CPUs SCHED_ISO tasks may use over ISO_PERIOD \
-                                  (5 s) before running as normal tasks (0..=100)",
-                },
-                ParamInfo {
-                    name: "rt_as_iso",
-                    default: "0".into(),
-                    description: "1 = SCHED_FIFO/RR tasks run as SCHED_ISO (BFS's treatment of \
-                                  unprivileged real-time requests)",
-                },
-                ParamInfo {
-                    name: "yield_type",
-                    default: "1".into(),
-                    description: "sched_yield_type: 0 none, 1 yield to better tasks only, \
-                                  2 expire the slice",
-                },
-                ParamInfo {
-                    name: "locality",
-                    default: "2".into(),
-                    description: "bits a sticky task's deadline is shifted left when looked at \
+            params: shared_params()
+                .into_iter()
+                .chain([
+                    ParamInfo {
+                        name: "locality",
+                        default: "2".into(),
+                        description:
+                            "bits a sticky task's deadline is shifted left when looked at \
                                   from another CPU (0 = no cache-locality bias)",
-                },
-                ParamInfo {
-                    name: "hrexpiry",
-                    default: "1".into(),
-                    description: "1 = expire slices at the exact ns (high-res timer), \
+                    },
+                    ParamInfo {
+                        name: "hrexpiry",
+                        default: "1".into(),
+                        description: "1 = expire slices at the exact ns (high-res timer), \
                                   0 = at the next tick",
-                },
-            ],
+                    },
+                ])
+                .collect(),
         }
     }
 
@@ -697,6 +678,36 @@ impl Scheduler for Bfs {
             }
         }
     }
+}
+
+/// The tunables BFS and MuQSS share (MuQSS adds `interactive`, BFS `locality` and
+/// `hrexpiry`).
+pub(super) fn shared_params() -> Vec<ParamInfo> {
+    vec![
+        ParamInfo {
+            name: "rr_interval_ms",
+            default: "6".into(),
+            description: "rr_interval in ms (1..=1000): time slice and deadline scale",
+        },
+        ParamInfo {
+            name: "iso_cpu",
+            default: "70".into(),
+            description: "percent of all CPUs SCHED_ISO tasks may use over ISO_PERIOD \
+                          (5 s) before running as normal tasks (0..=100)",
+        },
+        ParamInfo {
+            name: "rt_as_iso",
+            default: "0".into(),
+            description: "1 = SCHED_FIFO/RR tasks run as SCHED_ISO (BFS's and MuQSS's \
+                          treatment of unprivileged real-time requests)",
+        },
+        ParamInfo {
+            name: "yield_type",
+            default: "1".into(),
+            description: "sched_yield_type: 0 none, 1 yield to better tasks only, \
+                          2 expire the slice",
+        },
+    ]
 }
 
 #[cfg(test)]

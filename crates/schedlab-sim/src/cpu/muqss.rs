@@ -63,37 +63,15 @@ impl Bfs {
             source: "Documentation/scheduler/sched-MuQSS.txt + kernel/sched/MuQSS.c \
                      (ckolivas/linux 07bd22a6): earliest_deadline_task, select_best_cpu, \
                      try_preempt, time_slice_expired",
-            params: vec![
-                ParamInfo {
-                    name: "rr_interval_ms",
-                    default: "6".into(),
-                    description: "rr_interval in ms (1..=1000): time slice and deadline scale",
-                },
-                ParamInfo {
-                    name: "iso_cpu",
-                    default: "70".into(),
-                    description: "percent of all CPUs SCHED_ISO tasks may use over ISO_PERIOD \
-                                  (5 s) before running as normal tasks (0..=100)",
-                },
-                ParamInfo {
-                    name: "rt_as_iso",
-                    default: "0".into(),
-                    description: "1 = SCHED_FIFO/RR tasks run as SCHED_ISO (unprivileged \
-                                  real-time requests)",
-                },
-                ParamInfo {
-                    name: "yield_type",
-                    default: "1".into(),
-                    description: "sched_yield_type: 0 none, 1 yield to better tasks only, \
-                                  2 expire the slice",
-                },
-                ParamInfo {
+            params: super::bfs::shared_params()
+                .into_iter()
+                .chain([ParamInfo {
                     name: "interactive",
                     default: "1".into(),
                     description: "sched_interactive: 1 = take the earliest deadline across all \
                                   runqueues, 0 = only steal from more loaded runqueues",
-                },
-            ],
+                }])
+                .collect(),
         }
     }
 
