@@ -48,6 +48,12 @@ pub(crate) struct CpuState {
     pub idle_ns: u64,
     pub overhead_ns: u64,
     pub switches: u64,
+    /// Scheduler work counted on this CPU and not yet charged as overhead (cost model:
+    /// `machine.sched_work_ps`; charged at the CPU's next context switch).
+    pub pending_work: u64,
+    /// Sub-nanosecond remainder (ps) of the work already charged, carried to the next
+    /// charge so that rounding never loses or invents time.
+    pub work_carry_ps: u64,
 }
 
 /// Counters a run keeps per task.
@@ -69,6 +75,9 @@ pub struct Ctx {
     pub(crate) seq: u64,
     pub(crate) rng: Rng,
     pub(crate) work_units: u64,
+    /// The CPU whose code the current hook stands for (set by the engine before it calls
+    /// a hook): counted work is charged to it.
+    pub(crate) charge_cpu: usize,
     pub(crate) tracer: Tracer,
 }
 
@@ -85,6 +94,8 @@ impl Ctx {
             idle_ns: 0,
             overhead_ns: 0,
             switches: 0,
+            pending_work: 0,
+            work_carry_ps: 0,
         };
         Ctx {
             now: 0,
@@ -98,6 +109,7 @@ impl Ctx {
             seq: 0,
             rng: Rng::new(seed),
             work_units: 0,
+            charge_cpu: 0,
             tracer,
         }
     }
@@ -252,10 +264,12 @@ impl Ctx {
     }
 
     /// Count `units` of scheduler work (list steps, tree levels, bitmap words) for the
-    /// scheduler-cost metric.
+    /// scheduler-cost metric. The work is also owed by the CPU the current hook runs on,
+    /// which pays for it at its next context switch when the cost model is on.
     #[inline]
     pub fn count_work(&mut self, units: u64) {
         self.work_units += units;
+        self.cpus[self.charge_cpu].pending_work += units;
     }
 
     /// Arm a one-shot policy timer: `Scheduler::timer` is called with `token` at `at`.

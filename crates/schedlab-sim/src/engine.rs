@@ -98,6 +98,8 @@ pub(crate) struct TaskRt {
 pub(crate) struct RunCfg {
     pub end: Option<Time>,
     pub context_switch_ns: u64,
+    /// Cost model: picoseconds of CPU charged per counted unit of scheduler work.
+    pub sched_work_ps: u64,
     pub fork_ns: u64,
     pub wakeup_ns: u64,
     pub check: bool,
@@ -376,11 +378,15 @@ impl<S: Scheduler> Engine<S> {
 
     fn handle(&mut self, kind: EventKind) {
         match kind {
-            EventKind::Tick { cpu } => self.on_tick(cpu),
+            EventKind::Tick { cpu } => {
+                self.ctx.charge_cpu = cpu.idx();
+                self.on_tick(cpu)
+            }
             EventKind::Complete { cpu, gen } => {
                 if EventKind::wrap_gen(self.ctx.cpus[cpu.idx()].gen) == gen
                     && self.burst_armed[cpu.idx()]
                 {
+                    self.ctx.charge_cpu = cpu.idx();
                     self.burst_armed[cpu.idx()] = false;
                     self.account(cpu);
                     self.burst_done(cpu);
@@ -498,6 +504,7 @@ impl<S: Scheduler> Engine<S> {
     /// balance if nothing is runnable), and the context switch.
     fn schedule(&mut self, cpu: CpuId) {
         let c = cpu.idx();
+        self.ctx.charge_cpu = c;
         let prev = self.ctx.cpus[c].curr;
         if let Some(p) = prev {
             self.account(cpu);
@@ -592,10 +599,11 @@ impl<S: Scheduler> Engine<S> {
         }
         match next {
             Some(n) => {
+                let overhead = self.cfg.context_switch_ns + self.sched_work_cost(c);
                 let cs = &mut self.ctx.cpus[c];
                 cs.curr = Some(n);
                 cs.seg_start = now;
-                cs.overhead_left = self.cfg.context_switch_ns;
+                cs.overhead_left = overhead;
                 self.ctx.tasks[n.idx()].running = true;
                 self.set_state(n, TState::Running);
                 self.arm_tick(cpu);
@@ -608,6 +616,16 @@ impl<S: Scheduler> Engine<S> {
                 cs.overhead_left = 0;
             }
         }
+    }
+
+    /// Cost model: the CPU time owed for the scheduler work counted on CPU `c` since its
+    /// last switch (zero, and nothing owed, when `sched_work_ps` is 0).
+    fn sched_work_cost(&mut self, c: usize) -> u64 {
+        let cs = &mut self.ctx.cpus[c];
+        let units = std::mem::take(&mut cs.pending_work);
+        let ps = units.saturating_mul(self.cfg.sched_work_ps) + cs.work_carry_ps;
+        cs.work_carry_ps = ps % 1000;
+        ps / 1000
     }
 
     fn trace_switch(
@@ -640,6 +658,7 @@ impl<S: Scheduler> Engine<S> {
     fn wake_new(&mut self, t: TaskId, waker_cpu: Option<CpuId>) {
         self.rt[t.idx()].started_at = self.ctx.now;
         let prev = self.ctx.tasks[t.idx()].cpu;
+        self.ctx.charge_cpu = waker_cpu.unwrap_or(prev).idx();
         let cpu = self
             .policy
             .select_cpu(&mut self.ctx, t, prev, WakeKind::Fork);
@@ -650,6 +669,8 @@ impl<S: Scheduler> Engine<S> {
     /// caller with `metrics.release`).
     fn make_runnable(&mut self, t: TaskId, waker_cpu: Option<CpuId>) {
         let prev = self.ctx.tasks[t.idx()].cpu;
+        // The waker runs try_to_wake_up; a timer's wake-up runs on the sleeper's CPU.
+        self.ctx.charge_cpu = waker_cpu.unwrap_or(prev).idx();
         if self.ctx.tasks[t.idx()].running {
             // It blocked at this very instant and its CPU has not switched away yet
             // (ttwu_runnable): it is simply queued again where it is.

@@ -219,6 +219,7 @@ impl cpu::PolicyVisitor for Run<'_> {
         let rcfg = engine::RunCfg {
             end,
             context_switch_ns: self.spec.machine.context_switch_ns,
+            sched_work_ps: self.spec.machine.sched_work_ps,
             fork_ns: self.spec.machine.fork_ns,
             wakeup_ns: self.spec.machine.wakeup_ns,
             check: self.cfg.check,

@@ -221,3 +221,56 @@ fn cpu_time_scales_with_loops() {
         );
     }
 }
+
+/// The cost model (`machine.sched_work_ps`): counted scheduler work becomes CPU overhead
+/// of the CPU that did it, paid at its next switch. Tasks' own CPU time is untouched; the
+/// overhead charged is at most the work counted × the unit cost (work counted after a
+/// CPU's last switch is never paid) and, over a run of thousands of switches, most of it;
+/// and the benchmark takes longer.
+#[test]
+fn sched_work_cost_is_charged_as_overhead() {
+    const PS: u64 = 5_000;
+    let mut spec = hackbench(&[
+        ("groups", "2"),
+        ("loops", "20"),
+        ("fds", "4"),
+        ("mode", "pipe"),
+        ("cpus", "1"),
+    ]);
+    let base = run_all(&spec);
+    spec.machine.sched_work_ps = PS;
+    let costed = run_all(&spec);
+    assert_eq!(base.len(), costed.len());
+    let overhead = |r: &serde_json::Value| -> u64 {
+        r["cpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["overhead_ns"].as_u64().unwrap())
+            .sum()
+    };
+    for (b, c) in base.iter().zip(&costed) {
+        let (rb, rc) = (&b.out.result, &c.out.result);
+        let ctx = &c.sched;
+        check_accounting(&c.out).unwrap_or_else(|e| panic!("{ctx}: {e}"));
+        assert_eq!(overhead(rb), 0, "{ctx}: no cost model, no overhead");
+        for (tb, tc) in rb["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(rc["tasks"].as_array().unwrap())
+        {
+            assert_eq!(tb["cpu_ns"], tc["cpu_ns"], "{ctx}: {}", tc["name"]);
+        }
+        let owed = rc["run"]["work_units"].as_u64().unwrap() * PS / 1000;
+        let paid = overhead(rc);
+        assert!(owed > 0, "{ctx}: the policy counted no work");
+        assert!(paid <= owed, "{ctx}: paid {paid} ns > owed {owed} ns");
+        assert!(
+            paid * 10 >= owed * 9,
+            "{ctx}: paid {paid} ns of {owed} ns owed"
+        );
+        let t = |r: &serde_json::Value| r["summary"]["headline"]["value"].as_f64().unwrap();
+        assert!(t(rc) > t(rb), "{ctx}: {} s !> {} s", t(rc), t(rb));
+    }
+}

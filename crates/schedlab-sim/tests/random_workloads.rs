@@ -774,6 +774,14 @@ fn lower(bp: &Blueprint) -> Spec {
     let mut s = spec(ncpu, tasks, lw.res);
     s.machine.hz = bp.hz;
     s.machine.context_switch_ns = bp.context_switch_ns;
+    // The scheduler-work cost model on a third of the workloads (drawn from the seed so
+    // that the blueprint strategy, and the cases the fixed proptest seed explores, stay
+    // as they were): up to 50 ns per counted unit.
+    s.machine.sched_work_ps = if bp.seed % 3 == 0 {
+        bp.seed % 50_000
+    } else {
+        0
+    };
     s.machine.fork_ns = bp.fork_ns;
     s.machine.wakeup_ns = bp.wakeup_ns;
     s.duration_ns = bp.chaos.as_ref().map(|c| c.duration_ms * MS);
@@ -1072,13 +1080,15 @@ fn shrink_spec(mut s: Spec, fails: &dyn Fn(&Spec) -> bool) -> Spec {
             (0, s.machine.context_switch_ns),
             (1, s.machine.fork_ns),
             (2, s.machine.wakeup_ns),
+            (3, s.machine.sched_work_ps),
         ] {
             if v > 0 {
                 let mut c = s.clone();
                 match k {
                     0 => c.machine.context_switch_ns = 0,
                     1 => c.machine.fork_ns = 0,
-                    _ => c.machine.wakeup_ns = 0,
+                    2 => c.machine.wakeup_ns = 0,
+                    _ => c.machine.sched_work_ps = 0,
                 }
                 cands.push(c);
             }

@@ -247,6 +247,9 @@ pub struct Machine {
     pub cpus: u32,
     pub hz: u32,
     pub context_switch_ns: u64,
+    /// Cost model: CPU time (ps) charged per unit of scheduler work the policy counts
+    /// (`Ctx::count_work`), paid by the CPU that did the work at its next context switch.
+    pub sched_work_ps: u64,
     /// CPU time a fork costs the parent.
     pub fork_ns: u64,
     /// CPU time a wake-up costs the waker (try_to_wake_up).
@@ -259,6 +262,7 @@ impl Default for Machine {
             cpus: 1,
             hz: 250,
             context_switch_ns: 0,
+            sched_work_ps: 0,
             fork_ns: 0,
             wakeup_ns: 0,
         }

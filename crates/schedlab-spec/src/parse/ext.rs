@@ -124,6 +124,9 @@ fn machine(v: &Json, path: &str) -> Result<Machine, SpecError> {
             "context_switch_ns" => {
                 m.context_switch_ns = cost(kv, &kp, "a context-switch cost in ns")?
             }
+            "sched_work_ps" => {
+                m.sched_work_ps = cost(kv, &kp, "a cost per unit of scheduler work in ps")?
+            }
             "fork_ns" => m.fork_ns = cost(kv, &kp, "a fork cost in ns")?,
             "wakeup_ns" => m.wakeup_ns = cost(kv, &kp, "a wake-up cost in ns")?,
             _ => {
@@ -131,7 +134,14 @@ fn machine(v: &Json, path: &str) -> Result<Machine, SpecError> {
                     &kp,
                     k,
                     "the machine",
-                    &["cpus", "hz", "context_switch_ns", "fork_ns", "wakeup_ns"],
+                    &[
+                        "cpus",
+                        "hz",
+                        "context_switch_ns",
+                        "sched_work_ps",
+                        "fork_ns",
+                        "wakeup_ns",
+                    ],
                 ))
             }
         }
