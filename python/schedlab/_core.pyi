@@ -78,5 +78,34 @@ def timeslice(scheduler: str, hz: int) -> list[tuple[int, int | None]]:
     pairs in nice order; None where the policy has no per-task slice (CFS, EEVDF: it
     depends on the load). Raises SimError (bad_input) for an unknown scheduler or HZ."""
 
+def sched_cost(
+    scheduler: str,
+    sizes: list[int],
+    params: list[tuple[str, str]] = ...,
+    decisions: int = 20000,
+    cpus: int = 1,
+    hz: int = 1000,
+    task_class: str = "other",
+    subtract_harness: bool = True,
+) -> list[dict[str, Any]]:
+    """The scheduler-cost study: for each number of runnable tasks in ``sizes``, drive the
+    policy (built with ``params``) through ``decisions`` scheduling decisions (tick,
+    block-and-wake or preemption, put_prev, pick_next; see ``instruments::sched_cost``) on
+    ``cpus`` CPUs with tasks of ``task_class`` ("other" or "fifo"). One dict per size:
+    ``scheduler, params ([name, value] pairs), class, cpus, nr_runnable, decisions,
+    work_units, work_per_decision`` (counted, exact), ``ns_per_decision`` (wall ns in the
+    policy's hooks, harness subtracted), ``harness_ns_per_decision``. The GIL is released
+    while it measures. Raises SimError (bad_input) for an unknown scheduler, parameter or
+    class, or a size outside 1..=1 000 000."""
+
+def host_pipe_costs(
+    messages: int = 20000, bytes: int = 100, reps: int = 5
+) -> dict[str, Any]:
+    """Measure this host: two processes pinned to one CPU bounce ``messages`` messages of
+    ``bytes`` bytes over two pipes, ``reps`` times. Returns medians in ns: ``call_ns`` (one
+    uncontended pipe call), ``hop_ns`` (block + wake-up + switch per message),
+    ``round_trip_ns``; and ``cpu, bytes, messages, reps``. The caller's CPU affinity is
+    restored. Raises ValueError for bad arguments, OSError if the kernel refuses."""
+
 def version() -> str:
     """Version of the Rust crates."""

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from schedlab import report
+from schedlab import hostcosts, report
+from schedlab.hostcosts import HostCosts, HostCostsFn
 
 #: ``simulate(spec, scheduler=..., params=..., seed=..., **overrides) -> Result``
 SimulateFn = Callable[..., Any]
@@ -189,6 +190,7 @@ class Context:
         schedulers: Sequence[Any] | None = None,
         progress: Any | None = None,
         jobs: int | None = None,
+        host_costs: HostCostsFn | None = None,
     ) -> None:
         self.quick = quick
         self.out = out
@@ -205,6 +207,8 @@ class Context:
         self.manifest: list[dict[str, Any]] = []
         self._saved_specs: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._measure_costs = host_costs or hostcosts.measure
+        self._host_costs: HostCosts | None = None
 
     # -- facts --------------------------------------------------------------------------
     @property
@@ -217,6 +221,12 @@ class Context:
     def rel(self, path: Path) -> str:
         """``path`` relative to the report directory, with forward slashes."""
         return path.relative_to(self.out).as_posix()
+
+    def host_costs(self) -> HostCosts:
+        """This host's measured pipe and switch costs (measured once per report)."""
+        if self._host_costs is None:
+            self._host_costs = self._measure_costs(self.quick)
+        return self._host_costs
 
     # -- engine -------------------------------------------------------------------------
     def generate(self, name: str, **options: Any) -> dict:
@@ -359,6 +369,7 @@ def main(
     section_fns: Sequence[SectionFn] | None = None,
     progress: bool = True,
     jobs: int | None = None,
+    host_costs: HostCostsFn | None = None,
 ) -> Path:
     """Run every seed experiment and write ``out/index.html``; return its path.
 
@@ -373,7 +384,7 @@ def main(
     bar = _progress_bar() if progress else None
     ctx = Context(
         quick, out, simulate=simulate, generate=generate, schedulers=schedulers,
-        progress=bar, jobs=jobs,
+        progress=bar, jobs=jobs, host_costs=host_costs,
     )
     outputs: list[SectionOutput] = []
     fns = list(section_fns) if section_fns is not None else sections()

@@ -354,7 +354,6 @@ fn parse_trace<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDic
     Ok(d)
 }
 
-/// The version of the Rust crates (the workspace version).
 /// The timeslice (ns) `scheduler` gives a lone SCHED_OTHER task of each nice level
 /// −20..=19 at tick rate `hz`, as `(nice, ns)` pairs in nice order; `None` where the policy
 /// has no per-task slice (CFS, EEVDF). Raises SimError (bad_input) for an unknown scheduler
@@ -364,6 +363,95 @@ fn timeslice(py: Python<'_>, scheduler: &str, hz: u32) -> PyResult<Vec<(i32, Opt
     schedlab_sim::timeslice_table(scheduler, hz).map_err(|e| sim_error(py, e))
 }
 
+/// The scheduler-cost study (`schedlab_sim::sched_cost`): for each number of runnable
+/// tasks in `sizes`, the policy's counted work units and hook wall ns per scheduling
+/// decision, as dicts `{"scheduler", "params", "class", "cpus", "nr_runnable", "decisions",
+/// "work_units", "work_per_decision", "ns_per_decision", "harness_ns_per_decision"}`
+/// (`params` as `[name, value]` pairs). The GIL is released while it measures. Raises
+/// SimError (bad_input) for an unknown scheduler, parameter or class, or bad sizes.
+#[pyfunction]
+#[pyo3(signature = (
+    scheduler,
+    sizes,
+    params = Vec::new(),
+    decisions = 20_000,
+    cpus = 1,
+    hz = 1000,
+    task_class = "other",
+    subtract_harness = true,
+))]
+#[allow(clippy::too_many_arguments)]
+fn sched_cost<'py>(
+    py: Python<'py>,
+    scheduler: &str,
+    sizes: Vec<usize>,
+    params: Vec<(String, String)>,
+    decisions: u64,
+    cpus: usize,
+    hz: u32,
+    task_class: &str,
+    subtract_harness: bool,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let class = schedlab_sim::CostClass::parse(task_class).map_err(|e| sim_error(py, e))?;
+    let cfg = schedlab_sim::CostConfig {
+        params,
+        decisions,
+        cpus,
+        hz,
+        class,
+        subtract_harness,
+    };
+    let points = py
+        .allow_threads(|| schedlab_sim::sched_cost_sweep(scheduler, &cfg, &sizes))
+        .map_err(|e| sim_error(py, e))?;
+    points
+        .into_iter()
+        .map(|c| {
+            let d = PyDict::new(py);
+            d.set_item("scheduler", c.scheduler)?;
+            d.set_item("params", c.params)?;
+            d.set_item("class", c.class.name())?;
+            d.set_item("cpus", c.cpus)?;
+            d.set_item("nr_runnable", c.nr_runnable)?;
+            d.set_item("decisions", c.decisions)?;
+            d.set_item("work_units", c.work_units)?;
+            d.set_item("work_per_decision", c.work_per_decision)?;
+            d.set_item("ns_per_decision", c.ns_per_decision)?;
+            d.set_item("harness_ns_per_decision", c.harness_ns_per_decision)?;
+            Ok(d)
+        })
+        .collect()
+}
+
+/// Measure this host's pipe costs (schedlab_host::probe): `{"call_ns", "hop_ns",
+/// "round_trip_ns", "cpu", "bytes", "messages", "reps"}`. Raises ValueError for bad
+/// arguments, OSError when the kernel refuses (pipe, fork, affinity).
+#[pyfunction]
+#[pyo3(signature = (messages=20000, bytes=100, reps=5))]
+fn host_pipe_costs<'py>(
+    py: Python<'py>,
+    messages: u32,
+    bytes: usize,
+    reps: u32,
+) -> PyResult<Bound<'py, PyDict>> {
+    let c = py
+        .allow_threads(|| schedlab_host::pipe_costs(messages, bytes, reps))
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidInput => PyValueError::new_err(e.to_string()),
+            _ => PyErr::from(e),
+        })?;
+    let d = PyDict::new(py);
+    d.set_item("call_ns", c.call_ns)?;
+    d.set_item("hop_ns", c.hop_ns)?;
+    d.set_item("round_trip_ns", c.round_trip_ns)?;
+    d.set_item("cpu", c.cpu)?;
+    d.set_item("bytes", c.bytes)?;
+    d.set_item("messages", c.messages)?;
+    d.set_item("reps", c.reps)?;
+    Ok(d)
+}
+
+/// The version of the Rust crates (the workspace version).
 #[pyfunction]
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -382,6 +470,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(parse_trace, m)?)?;
     m.add_function(wrap_pyfunction!(timeslice, m)?)?;
+    m.add_function(wrap_pyfunction!(sched_cost, m)?)?;
+    m.add_function(wrap_pyfunction!(host_pipe_costs, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
-from schedlab import plots, report
+from schedlab import hostcosts, plots, report
 from schedlab.report import Cell, Column, Table
 from schedlab.reproduce import (
     RunOutcome,
@@ -731,6 +731,151 @@ def _policy_cell(seed: str | None, policy: str | None) -> Cell:
     return Cell("not modelled", cls="missing", title=NO_MODEL_REASON.get(seed or "", ""))
 
 
+@dataclass
+class Part:
+    """One part of the section: its HTML, files and runs."""
+
+    html: list[str] = field(default_factory=list)
+    files: list[Any] = field(default_factory=list)
+    outcomes: list[RunOutcome] = field(default_factory=list)
+    first_spec: dict | None = None
+
+
+#: The two machine models hackbench runs on: nothing charged, and this host's measured
+#: pipe-call and hop costs (schedlab.hostcosts).
+HB_MODELS = ("zero-cost", "host-cost")
+
+
+def switches_of(result: Any) -> int | None:
+    """Context switches of a run: every task's voluntary + involuntary switches."""
+    tasks = result_json(result).get("tasks") or []
+    if not tasks:
+        return None
+    return sum(int(t.get("switches_voluntary", 0)) + int(t.get("switches_involuntary", 0))
+               for t in tasks)
+
+
+def hackbench_part(ctx: Context, st: Settings, policies: Sequence[str]) -> Part:
+    """hackbench 30 per policy on both machine models, beside the seed's times."""
+    part = Part(html=["<h3>hackbench: time per scheduler</h3>"])
+    runs: dict[str, dict[str, RunOutcome]] = {m: {} for m in HB_MODELS}
+    gen_error: str | None = None
+    costs = None
+    if policies:
+        try:
+            spec, overrides = _machine(ctx.generate("hackbench", **st.hackbench), st)
+            costs = ctx.host_costs()
+            specs = {"zero-cost": spec, "host-cost": hostcosts.apply(spec, costs)}
+            part.first_spec = spec
+            reqs = [RunRequest(f"seed000-hackbench-{m}", specs[m], p, seed=st.seed,
+                               overrides=overrides, label=f"hackbench {m} / {p}", samples=False)
+                    for m in HB_MODELS for p in policies]
+            for o in ctx.run(reqs, "seed 000: hackbench"):
+                runs[o.request.spec_name.removeprefix("seed000-hackbench-")][
+                    o.request.scheduler] = o
+                part.outcomes.append(o)
+        except Exception as exc:
+            gen_error = f"{type(exc).__name__}: {exc}"
+    secs = {m: {p: hackbench_seconds(o.result) if o.ok else None for p, o in runs[m].items()}
+            for m in HB_MODELS}
+    fastest_pub = min(PUBLISHED_HACKBENCH_S.values())
+    sim_vals = [v for v in secs["host-cost"].values() if v]
+    fastest_sim = min(sim_vals) if sim_vals else None
+    rows = []
+    for seed_name, policy in _row_order(policies):
+        pub = PUBLISHED_HACKBENCH_S.get(seed_name) if seed_name else None
+        cells: list[Any] = []
+        for m in HB_MODELS:
+            o = runs[m].get(policy) if policy else None
+            cells.append(_err_cell(o.error or "no result") if o is not None and not o.ok
+                         else secs[m].get(policy) if policy else None)
+        o = runs["host-cost"].get(policy) if policy else None
+        v = secs["host-cost"].get(policy) if policy else None
+        rows.append([
+            seed_name or "—",
+            _policy_cell(seed_name, policy),
+            Cell(pub, decimals=3) if pub is not None else None,
+            pub / fastest_pub if pub is not None else None,
+            *cells,
+            v / fastest_sim if v and fastest_sim else None,
+            switches_of(o.result) if o is not None and o.ok else None,
+        ])
+    note = ("Published: the seed's slide “Hackbench 結果” (<code>./hackbench 30</code>, "
+            f"{report.esc(PLATFORM)}). Ratios are relative to the fastest of each column. "
+            "<em>zero-cost</em>: nothing is charged for a switch and pipe calls carry their "
+            "calibrated whole-path cost; <em>host-cost</em>: every context switch costs one "
+            "measured hop and every pipe call the measured call cost"
+            + (f" ({report.esc(costs.describe())})" if costs else "") + ". ")
+    if policies and not gen_error:
+        note += _spec_links(ctx, [f"seed000-hackbench-{m}" for m in HB_MODELS])
+    part.html.append(report.render_table(Table(
+        id="seed000-hackbench",
+        caption="hackbench: time to completion (seconds)",
+        columns=[Column("seed scheduler"), Column("schedlab policy"),
+                 Column("published s", "s", cls="pub"), Column("÷ fastest", "ratio", cls="pub"),
+                 Column("zero-cost s", "s"), Column("host-cost s", "s"),
+                 Column("÷ fastest", "ratio"), Column("switches", "int")],
+        groups=[("", 2, ""), ("seed (published)", 2, "pub"), ("schedlab (simulated)", 4, "")],
+        rows=rows,
+        note_html=note,
+    )))
+    if gen_error:
+        part.html.append(report.note(f"hackbench could not be simulated: <code>"
+                                     f"{report.esc(gen_error)}</code>", warn=True))
+    part.html.append(report.paragraph(hackbench_models_text(secs)))
+    host = secs["host-cost"]
+    seed_sim = {s: host.get(p) for s, p in SEED_COUNTERPART.items() if p}
+    extra = {p: v for p, v in host.items() if seed_name_of(p) is None}
+    part.html.append(report.paragraph(hackbench_text(PUBLISHED_HACKBENCH_S, seed_sim, extra)))
+    png, svg = _hackbench_figure(ctx, policies, host, fastest_pub, fastest_sim)
+    part.files += [ctx.out / png, ctx.out / svg]
+    part.html.append(report.figure(png, "hackbench time ÷ the fastest scheduler of each column "
+                                   "(seed counterparts by seed name; simulated on the "
+                                   "host-cost model).", svg_rel=svg))
+    return part
+
+
+def hackbench_models_text(secs: Mapping[str, Mapping[str, float | None]]) -> str:
+    """Why the zero-cost times tie (or not), and what the host costs change."""
+    zero = [v for v in secs["zero-cost"].values() if v is not None]
+    host = [v for v in secs["host-cost"].values() if v is not None]
+    if not zero:
+        return ""
+    parts = []
+    if max(zero) - min(zero) <= 1e-9 * max(zero):
+        parts.append(
+            f"On the zero-cost machine every policy takes {report.fmt(zero[0], 's')} s: with "
+            "nothing charged for a switch or for the scheduler's own work, a work-conserving "
+            "scheduler finishes the same work in the same time.")
+    else:
+        parts.append(f"On the zero-cost machine the times span "
+                     f"{report.fmt(min(zero), 's')}–{report.fmt(max(zero), 's')} s.")
+    if host:
+        parts.append(
+            f"With this host's measured costs they span {report.fmt(min(host), 's')}–"
+            f"{report.fmt(max(host), 's')} s: a policy now pays for every context switch it "
+            "makes, so the number of switches (last column) orders them — the mechanism the "
+            "seed's differences come from.")
+    return " ".join(parts)
+
+
+def _hackbench_figure(ctx: Context, policies: Sequence[str], host: Mapping[str, float | None],
+                      fastest_pub: float, fastest_sim: float | None) -> tuple[str, str]:
+    labels = list(SEED_SCHEDULERS) + [p for p in policies if seed_name_of(p) is None]
+    pub_series = [PUBLISHED_HACKBENCH_S.get(x, 0) / fastest_pub if x in PUBLISHED_HACKBENCH_S
+                  else None for x in labels]
+    sim_series: list[float | None] = []
+    for x in labels:
+        p = SEED_COUNTERPART.get(x, x) if x in SEED_COUNTERPART else x
+        v = host.get(p) if p else None
+        sim_series.append(v / fastest_sim if v and fastest_sim else None)
+    fig = plots.bar_compare(labels, {"seed (published)": pub_series,
+                                     "schedlab (host-cost model)": sim_series},
+                            title="hackbench time relative to the fastest",
+                            ylabel="time ÷ fastest")
+    return ctx.save_figure(fig, "seed000-hackbench")
+
+
 def section(ctx: Context) -> SectionOutput:
     """Run seed 000's experiments under every available Linux-family policy and render."""
     st = settings(ctx.quick)
@@ -762,82 +907,11 @@ def section(ctx: Context) -> SectionOutput:
                     f"{items}</ul>")
 
     # -- hackbench ---------------------------------------------------------------------
-    html.append("<h3>hackbench: time per scheduler</h3>")
-    hb_opts = dict(st.hackbench)
-    hb_runs: dict[str, RunOutcome] = {}
-    all_outcomes: list[RunOutcome] = []
-    gen_error: str | None = None
-    first_spec: dict | None = None
-    if policies:
-        try:
-            spec, overrides = _machine(ctx.generate("hackbench", **hb_opts), st)
-            first_spec = spec
-            reqs = [RunRequest("seed000-hackbench", spec, p, seed=st.seed, overrides=overrides,
-                               label=f"hackbench / {p}", samples=False) for p in policies]
-            for o in ctx.run(reqs, "seed 000: hackbench"):
-                hb_runs[o.request.scheduler] = o
-                all_outcomes.append(o)
-        except Exception as exc:
-            gen_error = f"{type(exc).__name__}: {exc}"
-    hb_sim: dict[str, float | None] = {}
-    for p, o in hb_runs.items():
-        hb_sim[p] = hackbench_seconds(o.result) if o.ok else None
-    fastest_pub = min(PUBLISHED_HACKBENCH_S.values())
-    sim_vals = [v for v in hb_sim.values() if v]
-    fastest_sim = min(sim_vals) if sim_vals else None
-    rows = []
-    for seed_name, policy in _row_order(policies):
-        pub = PUBLISHED_HACKBENCH_S.get(seed_name) if seed_name else None
-        o = hb_runs.get(policy) if policy else None
-        if o is not None and not o.ok:
-            sim_cells: list[Any] = [_err_cell(o.error or "no result"), None]
-        else:
-            v = hb_sim.get(policy) if policy else None
-            sim_cells = [v, v / fastest_sim if v and fastest_sim else None]
-        rows.append([
-            seed_name or "—",
-            _policy_cell(seed_name, policy),
-            Cell(pub, decimals=3) if pub is not None else None,
-            pub / fastest_pub if pub is not None else None,
-            *sim_cells,
-        ])
-    hb_note = ("Published: the seed's slide “Hackbench 結果” (<code>./hackbench 30</code>, "
-               f"{report.esc(PLATFORM)}). Ratios are relative to the fastest of each column. ")
-    if policies and not gen_error:
-        hb_note += _spec_links(ctx, ["seed000-hackbench"])
-    html.append(report.render_table(Table(
-        id="seed000-hackbench",
-        caption="hackbench: time to completion (seconds)",
-        columns=[Column("seed scheduler"), Column("schedlab policy"),
-                 Column("published s", "s", cls="pub"), Column("÷ fastest", "ratio", cls="pub"),
-                 Column("simulated s", "s"), Column("÷ fastest", "ratio")],
-        groups=[("", 2, ""), ("seed (published)", 2, "pub"), ("schedlab (simulated)", 2, "")],
-        rows=rows,
-        note_html=hb_note,
-    )))
-    if gen_error:
-        html.append(report.note(f"hackbench could not be simulated: <code>"
-                                f"{report.esc(gen_error)}</code>", warn=True))
-    seed_sim = {s: hb_sim.get(p) for s, p in SEED_COUNTERPART.items() if p}
-    extra = {p: v for p, v in hb_sim.items() if seed_name_of(p) is None}
-    html.append(report.paragraph(hackbench_text(PUBLISHED_HACKBENCH_S, seed_sim, extra)))
-
-    labels = list(SEED_SCHEDULERS) + [p for p in policies if seed_name_of(p) is None]
-    pub_series = [PUBLISHED_HACKBENCH_S.get(x, 0) / fastest_pub if x in PUBLISHED_HACKBENCH_S
-                  else None for x in labels]
-    sim_series: list[float | None] = []
-    for x in labels:
-        p = SEED_COUNTERPART.get(x, x) if x in SEED_COUNTERPART else x
-        v = hb_sim.get(p) if p else None
-        sim_series.append(v / fastest_sim if v and fastest_sim else None)
-    fig = plots.bar_compare(labels, {"seed (published)": pub_series,
-                                     "schedlab (simulated)": sim_series},
-                            title="hackbench time relative to the fastest",
-                            ylabel="time ÷ fastest")
-    png, svg = ctx.save_figure(fig, "seed000-hackbench")
-    files += [ctx.out / png, ctx.out / svg]
-    html.append(report.figure(png, "hackbench time ÷ the fastest scheduler of each column "
-                              "(seed counterparts by seed name).", svg_rel=svg))
+    hb = hackbench_part(ctx, st, policies)
+    html += hb.html
+    files += hb.files
+    all_outcomes: list[RunOutcome] = list(hb.outcomes)
+    first_spec = hb.first_spec
 
     html[machine_note] = report.note(
         f"<strong>Modelled machine:</strong> {report.esc(machine_text(first_spec, st))}. "

@@ -1,0 +1,63 @@
+"""The host-cost probe and how its figures enter a spec (schedlab.hostcosts)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from schedlab import _core, api, hostcosts
+from schedlab.hostcosts import HostCosts
+
+FAKE = HostCosts(call_ns=300.4, hop_ns=1_999.6, round_trip_ns=5_200.0, cpu=0, bytes=100,
+                 messages=1000, reps=3)
+
+
+def test_probe_measures_and_keeps_affinity() -> None:
+    before = os.sched_getaffinity(0)
+    c = hostcosts.measure(quick=True)
+    assert c.call_ns > 0 and c.round_trip_ns > 0 and c.hop_ns >= 0
+    # A round trip is two writes, two reads and two hops (the definition of hop).
+    assert c.round_trip_ns == pytest.approx(4 * c.call_ns + 2 * c.hop_ns) or c.hop_ns == 0
+    assert os.sched_getaffinity(0) == before
+
+
+@pytest.mark.parametrize("kwargs", [{"bytes": 0}, {"bytes": 5000}, {"messages": 0},
+                                    {"reps": 0}])
+def test_probe_rejects_bad_arguments(kwargs: dict) -> None:
+    with pytest.raises(ValueError, match="pipe_costs"):
+        _core.host_pipe_costs(**kwargs)
+
+
+def test_apply_sets_switch_and_pipe_costs_only() -> None:
+    spec = api.generate("hackbench", groups=1, loops=2, fds=2, mode="pipe")
+    out = hostcosts.apply(spec, FAKE)
+    assert out is not spec
+    m = out["schedlab"]["machine"]
+    assert m["context_switch_ns"] == 2000
+    assert m.get("wakeup_ns", 0) == 0
+    pipes = out["schedlab"]["pipes"]
+    assert pipes and all(c["op_cost_ns"] == 300 and c["byte_cost_ps"] == 0
+                         for c in pipes.values())
+    # The original is untouched, and the result is a valid spec.
+    assert spec["schedlab"]["machine"].get("context_switch_ns", 0) == 0
+    api.validate(out)
+
+
+def test_apply_leaves_sockets_alone() -> None:
+    spec = api.generate("hackbench", groups=1, loops=2, fds=2, mode="socket")
+    out = hostcosts.apply(spec, FAKE)
+    assert out["schedlab"]["sockets"] == spec["schedlab"]["sockets"]
+
+
+def test_costed_hackbench_pays_for_its_switches() -> None:
+    spec = api.generate("hackbench", groups=2, loops=5, fds=4, mode="pipe", cpus=1)
+    base = api.simulate(spec, scheduler="linux-o1")
+    costed = api.simulate(hostcosts.apply(spec, FAKE), scheduler="linux-o1")
+    overhead = sum(c["overhead_ns"] for c in costed.json["cpus"])
+    assert sum(c["overhead_ns"] for c in base.json["cpus"]) == 0
+    # Whole switches of 2000 ns each, at least one per time a task blocked.
+    blocked = sum(t["switches_voluntary"] for t in costed.json["tasks"])
+    assert overhead % 2000 == 0 and overhead // 2000 >= blocked > 0
+    # Calls now cost the measured 300 ns instead of the calibrated whole-path cost.
+    assert costed.json["tasks"] != base.json["tasks"]
