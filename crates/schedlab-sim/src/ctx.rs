@@ -5,6 +5,7 @@
 //! hook, so a policy can read and request but never reach the engine's private program state.
 
 use crate::event::{Event, EventKind, EventQueue};
+use crate::sched::WakeFlags;
 use crate::trace::Tracer;
 use crate::types::{CpuId, CpuMask, SchedAttrs, TaskId, Time};
 use schedlab_spec::rng::Rng;
@@ -78,6 +79,8 @@ pub struct Ctx {
     /// The CPU whose code the current hook stands for (set by the engine before it calls
     /// a hook): counted work is charged to it.
     pub(crate) charge_cpu: usize,
+    /// The wake-up in progress (set by the engine before its wake hooks).
+    pub(crate) wake: WakeFlags,
     pub(crate) tracer: Tracer,
 }
 
@@ -110,6 +113,7 @@ impl Ctx {
             rng: Rng::new(seed),
             work_units: 0,
             charge_cpu: 0,
+            wake: WakeFlags::default(),
             tracer,
         }
     }
@@ -270,6 +274,19 @@ impl Ctx {
     pub fn count_work(&mut self, units: u64) {
         self.work_units += units;
         self.cpus[self.charge_cpu].pending_work += units;
+    }
+
+    /// The wake-up being placed (kernel `wake_flags` + the waker's CPU): meaningful in
+    /// `select_cpu`, `enqueue` of a waking or new task, and `wakeup_preempt`.
+    #[inline]
+    pub fn wake_flags(&self) -> WakeFlags {
+        self.wake
+    }
+
+    /// Set the wake-up flags, for policy unit tests that call the wake hooks directly.
+    #[doc(hidden)]
+    pub fn set_wake_flags_for_test(&mut self, w: WakeFlags) {
+        self.wake = w;
     }
 
     /// Arm a one-shot policy timer: `Scheduler::timer` is called with `token` at `at`.

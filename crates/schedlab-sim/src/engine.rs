@@ -16,7 +16,7 @@ use crate::ctx::{Ctx, TaskCounters, TaskView};
 use crate::event::EventKind;
 use crate::metrics::{ActKind, Metrics};
 use crate::program::{mask_of, Advance, Cursor, Template};
-use crate::sched::{BalanceKind, DequeueKind, EnqueueKind, Scheduler, WakeKind};
+use crate::sched::{BalanceKind, DequeueKind, EnqueueKind, Scheduler, WakeFlags, WakeKind};
 use crate::sync::{Barrier, Channel, Cond, Mutex};
 use crate::trace::writer::PrevState;
 use crate::types::{CpuId, CpuMask, SchedAttrs, TaskId, Time};
@@ -403,7 +403,7 @@ impl<S: Scheduler> Engine<S> {
                             ActKind::Sleep
                         };
                         self.metrics.release(task, self.ctx.now, kind);
-                        self.make_runnable(task, None);
+                        self.make_runnable(task, None, false);
                     }
                 }
             }
@@ -659,6 +659,10 @@ impl<S: Scheduler> Engine<S> {
         self.rt[t.idx()].started_at = self.ctx.now;
         let prev = self.ctx.tasks[t.idx()].cpu;
         self.ctx.charge_cpu = waker_cpu.unwrap_or(prev).idx();
+        self.ctx.wake = WakeFlags {
+            sync: false,
+            waker_cpu,
+        };
         let cpu = self
             .policy
             .select_cpu(&mut self.ctx, t, prev, WakeKind::Fork);
@@ -667,10 +671,12 @@ impl<S: Scheduler> Engine<S> {
 
     /// try_to_wake_up: make a blocked task runnable (the activation was opened by the
     /// caller with `metrics.release`).
-    fn make_runnable(&mut self, t: TaskId, waker_cpu: Option<CpuId>) {
+    /// `sync`: WF_SYNC (a pipe or socket wake-up, see [`WakeFlags::sync`]).
+    fn make_runnable(&mut self, t: TaskId, waker_cpu: Option<CpuId>, sync: bool) {
         let prev = self.ctx.tasks[t.idx()].cpu;
         // The waker runs try_to_wake_up; a timer's wake-up runs on the sleeper's CPU.
         self.ctx.charge_cpu = waker_cpu.unwrap_or(prev).idx();
+        self.ctx.wake = WakeFlags { sync, waker_cpu };
         if self.ctx.tasks[t.idx()].running {
             // It blocked at this very instant and its CPU has not switched away yet
             // (ttwu_runnable): it is simply queued again where it is.
@@ -1024,7 +1030,7 @@ impl<S: Scheduler> Engine<S> {
         m.owner = None;
         if let Some(w) = m.waiters.pop() {
             self.metrics.release(w, self.ctx.now, ActKind::Wakeup);
-            self.make_runnable(w, Some(cpu));
+            self.make_runnable(w, Some(cpu), false);
         }
     }
 
@@ -1055,7 +1061,7 @@ impl<S: Scheduler> Engine<S> {
         for &w in &woken {
             self.metrics.release(w, now, ActKind::Wakeup);
             self.rt[w.idx()].reacquire = true;
-            self.make_runnable(w, Some(cpu));
+            self.make_runnable(w, Some(cpu), false);
         }
         self.scratch = woken;
     }
@@ -1078,7 +1084,7 @@ impl<S: Scheduler> Engine<S> {
         let now = self.ctx.now;
         for &w in &woken {
             self.metrics.release(w, now, ActKind::Wakeup);
-            self.make_runnable(w, Some(cpu));
+            self.make_runnable(w, Some(cpu), false);
         }
         self.scratch = woken;
     }
@@ -1091,7 +1097,7 @@ impl<S: Scheduler> Engine<S> {
                 && !self.ctx.tasks[w.idx()].exited
             {
                 self.metrics.release(w, now, ActKind::Wakeup);
-                self.make_runnable(w, Some(cpu));
+                self.make_runnable(w, Some(cpu), false);
             }
         }
     }
@@ -1160,7 +1166,7 @@ impl<S: Scheduler> Engine<S> {
         let now = self.ctx.now;
         for &w in woken {
             self.metrics.release(w, now, ActKind::Wakeup);
-            self.make_runnable(w, Some(cpu));
+            self.make_runnable(w, Some(cpu), true);
         }
     }
 
@@ -1262,6 +1268,10 @@ impl<S: Scheduler> Engine<S> {
                 .expect("non-empty affinity");
             self.ctx.tasks[t.idx()].on_rq = false;
             self.ctx.set_task_cpu(t, dest);
+            self.ctx.wake = WakeFlags {
+                sync: false,
+                waker_cpu: Some(cpu),
+            };
             let sel = self
                 .policy
                 .select_cpu(&mut self.ctx, t, dest, WakeKind::Wakeup);

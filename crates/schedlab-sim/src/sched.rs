@@ -59,6 +59,29 @@ pub enum WakeKind {
     Fork,
 }
 
+/// The wake-up being processed, as the kernel passes it to `select_task_rq` and
+/// `wakeup_preempt` (`wake_flags`, and the waker's CPU, `smp_processor_id()` in
+/// try_to_wake_up). Read it with [`Ctx::wake_flags`] during `select_cpu`, `enqueue`
+/// (Wakeup/New) and `wakeup_preempt`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WakeFlags {
+    /// WF_SYNC: the waker promises to leave the CPU soon. Pipe and socket wake-ups are
+    /// sync (`wake_up_interruptible_sync*` in fs/pipe.c and sock_def_readable); condvar
+    /// (futex), mutex, barrier and timer wake-ups are not.
+    pub sync: bool,
+    /// The CPU the waker runs on; `None` for a timer (interrupt context, the sleeper's
+    /// CPU) or a task's first start.
+    pub waker_cpu: Option<CpuId>,
+}
+
+impl WakeFlags {
+    /// A sync wake-up onto the waker's own CPU: 2.6-era try_to_wake_up skipped the
+    /// preemption test then (`if (!sync || cpu != this_cpu)`).
+    pub fn sync_on(&self, cpu: CpuId) -> bool {
+        self.sync && self.waker_cpu == Some(cpu)
+    }
+}
+
 /// Why `balance` is being called.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BalanceKind {

@@ -777,7 +777,7 @@ fn lower(bp: &Blueprint) -> Spec {
     // The scheduler-work cost model on a third of the workloads (drawn from the seed so
     // that the blueprint strategy, and the cases the fixed proptest seed explores, stay
     // as they were): up to 50 ns per counted unit.
-    s.machine.sched_work_ps = if bp.seed % 3 == 0 {
+    s.machine.sched_work_ps = if bp.seed.is_multiple_of(3) {
         bp.seed % 50_000
     } else {
         0

@@ -26,6 +26,9 @@
 //!   deadline than the CPU hogs and preempts one;
 //! - `can_preempt(p, prio, deadline)`: a better queue index wins; on an equal one
 //!   SCHED_BATCH never preempts, otherwise the earlier deadline does;
+//! - a sync wake-up (pipes, sockets: `WakeFlags::sync`) only kicks an idle CPU, never
+//!   preempts (`ttwu_activate`); MuQSS keeps the plain `try_preempt` here, as no MuQSS
+//!   source for that rule was checked;
 //! - `try_preempt`: an idle CPU the wakee may run on is kicked; otherwise the CPU running the
 //!   worst task (highest queue index, then latest deadline) among the wakee's CPUs is
 //!   rescheduled if `can_preempt` says so;
@@ -562,6 +565,12 @@ impl Scheduler for Bfs {
                     return;
                 }
             }
+        }
+        if kind == EnqueueKind::Wakeup && !self.muqss && ctx.wake_flags().sync {
+            // BFS `ttwu_activate`: a sync wake-up preempts nobody unless a suitable CPU
+            // is idle (`if (!is_sync || suitable_idle_cpus(p)) try_preempt(p, rq)`).
+            self.resched_suitable_idle(ctx, t, None);
+            return;
         }
         self.try_preempt(ctx, t, cpu);
     }

@@ -1173,8 +1173,13 @@ impl Scheduler for LinuxO1 {
         self.unlink(t);
     }
 
-    /// TASK_PREEMPTS_CURR (l.160): strictly better prio.
+    /// TASK_PREEMPTS_CURR (l.160): strictly better prio — tested only when the wake-up is
+    /// not a sync one onto the waker's own CPU (try_to_wake_up, `if (!sync || cpu !=
+    /// this_cpu)`: the waker is about to sleep, so the wakee gets the CPU then).
     fn wakeup_preempt(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+        if ctx.wake_flags().sync_on(cpu) {
+            return;
+        }
         if let Some(curr) = ctx.curr(cpu) {
             if self.tasks[t.idx()].prio < self.tasks[curr.idx()].prio {
                 ctx.resched(cpu);

@@ -719,8 +719,17 @@ impl Scheduler for Nicksched {
         self.unlink(t);
     }
 
-    /// Better prio, or equal prio and better static priority (nice).
+    /// Better prio, or equal prio and better static priority (nice) — and never for a
+    /// sync wake-up. That rule is the 2.6.0-test base kernel's try_to_wake_up (`if (sync)
+    /// __activate_task(p, rq); else { activate_task(p, rq); if (TASK_PREEMPTS_CURR(p, rq))
+    /// resched_task(rq->curr); }`, visible as context in LKML "Demo patch - no
+    /// interactivity 2.6", 24 Nov 2003, against 2.6.0-test9); the v8 summary does not say
+    /// the patch changed it, so it is assumed kept (uncertain, like the rest of §2.2's
+    /// gaps).
     fn wakeup_preempt(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+        if ctx.wake_flags().sync {
+            return;
+        }
         if let Some(curr) = ctx.curr(cpu) {
             let (p, q) = (&self.tasks[t.idx()], &self.tasks[curr.idx()]);
             let sp = |t: TaskId, x: &Task| {

@@ -622,8 +622,13 @@ impl Scheduler for Staircase {
         self.tasks[t.idx()].ns_debit = 0;
     }
 
+    /// try_to_wake_up in the patch (hunk `@@ -1392,10 +1353,9 @@ out_activate:`):
+    /// `if (!sync || cpu != this_cpu) preempt(p, rq);` — a sync wake-up onto the waker's
+    /// own CPU never preempts.
     fn wakeup_preempt(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        self.preempt(ctx, cpu, t);
+        if !ctx.wake_flags().sync_on(cpu) {
+            self.preempt(ctx, cpu, t);
+        }
     }
 
     /// schedule(): prev->runtime = now − timestamp; prev->timestamp = now.
