@@ -18,6 +18,11 @@ $(STAMP): pyproject.toml
 # Build the Rust extension into the venv (release: the simulator is the hot path).
 develop: $(STAMP)
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release --quiet
+	@# `schedlab readyq` (seed 002): the probe next to the venv's python, valgrind for exact counts
+	cargo build --release -p schedlab-rtq-probe --quiet
+	install -m 755 "$${CARGO_TARGET_DIR:-target}/release/rtq-probe" $(VENV)/bin/rtq-probe
+	@command -v valgrind >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind; } \
+		|| echo "warning: valgrind could not be installed; schedlab readyq will report instruction counts as unavailable" >&2
 
 demo: develop
 	$(VENV)/bin/schedlab reproduce --quick --out report
@@ -38,3 +43,5 @@ lint: $(STAMP)
 
 bench: develop
 	cargo run --release -p schedlab-sim --example bench --quiet
+	cargo bench -p schedlab-rtq --bench readyq --quiet
+	$(VENV)/bin/schedlab readyq --quick

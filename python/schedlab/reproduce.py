@@ -312,9 +312,9 @@ SectionFn = Callable[[Context], SectionOutput]
 
 def sections() -> list[SectionFn]:
     """The report's sections, in page order (one per seed; add new seeds here)."""
-    from schedlab.seeds import seed000
+    from schedlab.seeds import seed000, seed002
 
-    return [seed000.section]
+    return [seed000.section, seed002.section]
 
 
 def machine_facts() -> dict[str, str]:

@@ -24,9 +24,16 @@
 //! priority p → 99 − p (0 highest), fair tasks → 120 + nice, so an RT-style task set maps
 //! to μITRON's "smaller number = higher priority". SCHED_DEADLINE is rejected.
 //!
-//! Simplifications: no dispatch-disabled state (`dis_dsp`), no interrupt context; the
-//! ready queue is a per-priority intrusive list with a priority bitmap (JSP's structure);
-//! issue 4 replaces it with the `schedlab-rtq` crate.
+//! Simplifications: no dispatch-disabled state (`dis_dsp`), no interrupt context.
+//!
+//! Ready queue: one `schedlab-rtq` queue per CPU (issue 4), by default `bitmap-lists` —
+//! JSP's per-priority lists with a priority bitmap; `--param readyq=` selects another back
+//! end (`single-list`, the seed-002 "single ready queue"; `two-level-bitmap`; `tree`). The
+//! back end changes no scheduling decision, only the work counted: every queue operation
+//! charges `ctx.count_work` with the steps it really took (nodes walked, bitmap words
+//! scanned, tree nodes visited).
+
+use schedlab_rtq::{AnyQueue, Kind, Prio, ReadyQueue};
 
 use crate::ctx::Ctx;
 use crate::sched::{DequeueKind, EnqueueKind, ParamInfo, PolicyInfo, Scheduler, WakeKind};
@@ -34,48 +41,43 @@ use crate::types::{CpuId, Policy, SchedAttrs, TaskId};
 
 /// Priority levels: kernel prio 0..=139 (index = prio).
 const LEVELS: usize = 140;
-const WORDS: usize = LEVELS.div_ceil(64);
-const NIL: u32 = u32::MAX;
+/// Task slots the queues start with; they double when a new task does not fit.
+const INITIAL_CAPACITY: usize = 16;
 
-/// One CPU's ready queue: a FIFO list per priority plus a bitmap of non-empty levels.
-struct ReadyQueue {
-    head: [u32; LEVELS],
-    tail: [u32; LEVELS],
-    bitmap: [u64; WORDS],
+/// Parse a `readyq` parameter value (one clear message naming the valid ones).
+pub(crate) fn parse_readyq(value: &str) -> Result<Kind, String> {
+    Kind::parse(value.trim()).ok_or_else(|| {
+        format!(
+            "unknown ready queue '{value}' (valid: {})",
+            Kind::ALL.map(Kind::name).join(", ")
+        )
+    })
 }
 
-impl ReadyQueue {
-    fn new() -> Self {
-        ReadyQueue {
-            head: [NIL; LEVELS],
-            tail: [NIL; LEVELS],
-            bitmap: [0; WORDS],
-        }
+/// Room for task `t` in every queue, doubling (never per event: only when a task index
+/// beyond the capacity is first seen).
+pub(crate) fn grow_queues<'a>(
+    queues: impl Iterator<Item = &'a mut AnyQueue>,
+    cap: &mut usize,
+    t: TaskId,
+) {
+    if t.idx() < *cap {
+        return;
     }
-
-    /// The highest (numerically lowest) non-empty level: find-first-set over the bitmap.
-    fn top(&self) -> Option<usize> {
-        self.bitmap
-            .iter()
-            .enumerate()
-            .find(|(_, w)| **w != 0)
-            .map(|(i, w)| i * 64 + w.trailing_zeros() as usize)
+    *cap = (*cap * 2).max(t.idx() + 1);
+    for q in queues {
+        q.grow(*cap);
     }
-}
-
-/// Per-task links of the intrusive lists.
-#[derive(Clone, Copy)]
-struct Link {
-    next: u32,
-    prev: u32,
-    level: u16,
-    queued: bool,
-    cpu: u32,
 }
 
 pub struct Fp {
-    rq: Vec<ReadyQueue>,
-    links: Vec<Link>,
+    /// One ready queue per CPU; the running task stays in it, at the head of its priority.
+    rq: Vec<AnyQueue>,
+    /// The CPU whose queue holds each task (meaningful while it is queued).
+    cpu_of: Vec<u32>,
+    /// Back end of the queues and their task capacity.
+    kind: Kind,
+    cap: usize,
     /// Tasks assigned to each CPU (for partitioning new tasks).
     assigned: Vec<u32>,
     /// rot_rdq period in ticks (0 = never, μITRON's default).
@@ -85,69 +87,55 @@ pub struct Fp {
 
 impl Fp {
     pub fn new(nr_cpus: usize) -> Self {
+        let kind = Kind::BitmapLists;
         Fp {
-            rq: (0..nr_cpus).map(|_| ReadyQueue::new()).collect(),
-            links: Vec::new(),
+            rq: Self::queues(kind, nr_cpus, INITIAL_CAPACITY),
+            cpu_of: Vec::new(),
+            kind,
+            cap: INITIAL_CAPACITY,
             assigned: vec![0; nr_cpus],
             timeslice_ticks: 0,
             ticks_left: vec![0; nr_cpus],
         }
     }
 
-    fn level(attrs: &SchedAttrs) -> usize {
-        attrs.prio().clamp(0, LEVELS as i32 - 1) as usize
+    fn queues(kind: Kind, nr_cpus: usize, cap: usize) -> Vec<AnyQueue> {
+        (0..nr_cpus)
+            .map(|_| AnyQueue::new(kind, LEVELS, cap))
+            .collect()
     }
 
-    fn push_tail(&mut self, cpu: CpuId, t: TaskId, level: usize) {
-        let rq = &mut self.rq[cpu.idx()];
-        let id = t.0;
-        let old_tail = rq.tail[level];
-        self.links[t.idx()] = Link {
-            next: NIL,
-            prev: old_tail,
-            level: level as u16,
-            queued: true,
-            cpu: cpu.0,
+    fn level(attrs: &SchedAttrs) -> Prio {
+        attrs.prio().clamp(0, LEVELS as i32 - 1) as Prio
+    }
+
+    /// The queue holding `t`, if it is queued.
+    fn queue_of(&mut self, t: TaskId) -> Option<&mut AnyQueue> {
+        let q = &mut self.rq[*self.cpu_of.get(t.idx())? as usize];
+        q.is_queued(t.0).then_some(q)
+    }
+
+    /// rot_rdq for the priority of the running `t`: if it has peers it goes behind them.
+    /// `t` normally heads its priority (precedence), which is exactly rot_rdq; if a
+    /// priority change already put it elsewhere it moves to the tail all the same. Returns
+    /// whether it moved.
+    fn rotate(&mut self, ctx: &mut Ctx, t: TaskId) -> bool {
+        let Some(q) = self.queue_of(t) else {
+            return false;
         };
-        if old_tail == NIL {
-            rq.head[level] = id;
-        } else {
-            self.links[old_tail as usize].next = id;
+        let peers = q.next_in_prio(t.0).is_some();
+        let mut work = q.last_steps();
+        if peers {
+            let prio = q.prio_of(t.0).expect("queued");
+            if q.prev_in_prio(t.0).is_none() {
+                q.rotate(prio);
+            } else {
+                q.change_priority(t.0, prio);
+            }
+            work += q.last_steps();
         }
-        rq.tail[level] = id;
-        rq.bitmap[level / 64] |= 1 << (level % 64);
-    }
-
-    fn unlink(&mut self, t: TaskId) {
-        let l = self.links[t.idx()];
-        if !l.queued {
-            return;
-        }
-        let rq = &mut self.rq[l.cpu as usize];
-        let level = l.level as usize;
-        if l.prev == NIL {
-            rq.head[level] = l.next;
-        } else {
-            self.links[l.prev as usize].next = l.next;
-        }
-        if l.next == NIL {
-            rq.tail[level] = l.prev;
-        } else {
-            self.links[l.next as usize].prev = l.prev;
-        }
-        if rq.head[level] == NIL {
-            rq.bitmap[level / 64] &= !(1 << (level % 64));
-        }
-        self.links[t.idx()].queued = false;
-    }
-
-    /// rot_rdq for the level of `t`: move it to the tail if it has peers.
-    fn rotate(&mut self, cpu: CpuId, t: TaskId) {
-        let level = self.links[t.idx()].level as usize;
-        if self.links[t.idx()].queued && self.links[t.idx()].next != NIL {
-            self.unlink(t);
-            self.push_tail(cpu, t, level);
-        }
+        ctx.count_work(work as u64);
+        peers
     }
 }
 
@@ -158,12 +146,15 @@ impl Scheduler for Fp {
             summary: "fixed-priority preemptive RTOS kernel (uITRON 4.0 semantics), partitioned",
             source:
                 "TOPPERS/ASP 1.x kernel/task.c l.275-460, kernel/sys_manage.c l.195 (uITRON 4.0)",
-            params: vec![ParamInfo {
-                name: "timeslice_ticks",
-                default: "0".into(),
-                description: "rotate the running task's priority queue every N ticks, as a cyclic \
-                              handler calling rot_rdq would (0 = never, uITRON default)",
-            }],
+            params: vec![
+                ParamInfo {
+                    name: "timeslice_ticks",
+                    default: "0".into(),
+                    description: "rotate the running task's priority queue every N ticks, as a \
+                                  cyclic handler calling rot_rdq would (0 = never, uITRON default)",
+                },
+                readyq_param(),
+            ],
         }
     }
 
@@ -175,8 +166,14 @@ impl Scheduler for Fp {
                 })?;
                 Ok(())
             }
+            "readyq" => {
+                debug_assert!(self.rq.iter().all(|q| q.is_empty()), "readyq set mid-run");
+                self.kind = parse_readyq(value)?;
+                self.rq = Self::queues(self.kind, self.rq.len(), self.cap);
+                Ok(())
+            }
             _ => Err(format!(
-                "unknown parameter '{name}' (fp has: timeslice_ticks)"
+                "unknown parameter '{name}' (fp has: timeslice_ticks, readyq)"
             )),
         }
     }
@@ -191,15 +188,12 @@ impl Scheduler for Fp {
         Ok(())
     }
 
+    /// Room for the new task in every CPU's queue (grown by doubling, not per event).
     fn task_new(&mut self, _ctx: &mut Ctx, t: TaskId, _parent: Option<TaskId>) {
-        debug_assert_eq!(t.idx(), self.links.len());
-        self.links.push(Link {
-            next: NIL,
-            prev: NIL,
-            level: 0,
-            queued: false,
-            cpu: 0,
-        });
+        grow_queues(self.rq.iter_mut(), &mut self.cap, t);
+        if self.cpu_of.len() <= t.idx() {
+            self.cpu_of.resize(t.idx() + 1, 0);
+        }
     }
 
     /// Partitioned placement: the CPU chosen at creation is kept (no migration).
@@ -223,14 +217,19 @@ impl Scheduler for Fp {
     /// make_runnable: tail of its priority.
     fn enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, _kind: EnqueueKind) {
         let level = Self::level(&ctx.task(t).attrs);
-        ctx.count_work(1);
-        self.push_tail(cpu, t, level);
+        let q = &mut self.rq[cpu.idx()];
+        q.push_tail(t.0, level);
+        ctx.count_work(q.last_steps() as u64);
+        self.cpu_of[t.idx()] = cpu.0;
     }
 
     /// make_non_runnable.
     fn dequeue(&mut self, ctx: &mut Ctx, _cpu: CpuId, t: TaskId, _kind: DequeueKind) {
-        ctx.count_work(1);
-        self.unlink(t);
+        let work = self.queue_of(t).map_or(1, |q| {
+            q.remove(t.0);
+            q.last_steps()
+        });
+        ctx.count_work(work as u64);
     }
 
     /// Preempt only for a strictly higher priority (equal priority never preempts).
@@ -245,10 +244,10 @@ impl Scheduler for Fp {
     /// search_schedtsk: head of the highest non-empty priority. The running task stays
     /// linked (at the head), so a preempted task keeps its precedence.
     fn pick_next(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
-        let rq = &self.rq[cpu.idx()];
-        ctx.count_work(WORDS as u64);
-        let level = rq.top()?;
-        let t = TaskId(rq.head[level]);
+        let q = &self.rq[cpu.idx()];
+        let head = q.peek();
+        ctx.count_work(q.last_steps() as u64);
+        let t = TaskId(head?);
         if ctx.curr(cpu) != Some(t) {
             self.ticks_left[cpu.idx()] = self.timeslice_ticks;
         }
@@ -270,30 +269,37 @@ impl Scheduler for Fp {
         *left = left.saturating_sub(1);
         if *left == 0 {
             *left = self.timeslice_ticks;
-            if self.links[t.idx()].queued && self.links[t.idx()].next != NIL {
-                self.rotate(cpu, t);
+            if self.rotate(ctx, t) {
                 ctx.resched(cpu);
             }
         }
     }
 
     /// rot_rdq(TPRI_SELF).
-    fn yield_task(&mut self, _ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        self.rotate(cpu, t);
+    fn yield_task(&mut self, ctx: &mut Ctx, _cpu: CpuId, t: TaskId) {
+        self.rotate(ctx, t);
     }
 
     /// chg_pri: the task goes to the tail of its new priority (the engine re-enqueues it).
     fn prio_changed(&mut self, _ctx: &mut Ctx, _t: TaskId, _old: SchedAttrs) {}
 
     fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
-        for (c, rq) in self.rq.iter().enumerate() {
-            for level in 0..LEVELS {
-                let mut x = rq.head[level];
-                while x != NIL {
-                    f(CpuId(c as u32), TaskId(x));
-                    x = self.links[x as usize].next;
-                }
-            }
+        for (c, q) in self.rq.iter().enumerate() {
+            q.for_each(|t, _| {
+                f(CpuId(c as u32), TaskId(t));
+                true
+            });
         }
+    }
+}
+
+/// The `readyq` parameter's description (shared with the Linux RT class).
+pub(crate) fn readyq_param() -> ParamInfo {
+    ParamInfo {
+        name: "readyq",
+        default: Kind::BitmapLists.name().into(),
+        description: "ready-queue structure (schedlab-rtq back end): \
+                      single-list|bitmap-lists|two-level-bitmap|tree; decisions are the same, \
+                      the work counted per queue operation differs",
     }
 }

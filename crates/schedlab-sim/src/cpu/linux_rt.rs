@@ -41,8 +41,14 @@
 //! non-IPI path); push/pull consider CPUs' RT queues and whether they are idle, but cannot
 //! see a SCHED_DEADLINE task (not modelled); `find_lowest_rq` ignores cache topology.
 //!
-//! Complexity: enqueue/dequeue/pick O(1) (two-word bitmap); push/pull O(CPUs + queued RT
-//! tasks on the source CPU).
+//! Ready queue: each CPU's `rt_prio_array` is a `schedlab-rtq` queue (issue 4), by default
+//! `bitmap-lists` — the kernel's structure; `--param readyq=` selects another back end
+//! (`single-list`, `two-level-bitmap`, `tree`). Decisions do not depend on it; the work
+//! counted per queue operation (`ctx.count_work`: list nodes walked, bitmap words scanned,
+//! tree nodes visited) does.
+//!
+//! Complexity: enqueue/dequeue/pick O(1) with `bitmap-lists` (two-word bitmap); push/pull
+//! O(CPUs + queued RT tasks on the source CPU).
 
 use crate::ctx::Ctx;
 use crate::sched::{
@@ -50,154 +56,25 @@ use crate::sched::{
 };
 use crate::types::{CpuId, Policy, SchedAttrs, TaskId, MAX_RT_PRIO};
 
+use schedlab_rtq::{AnyQueue, Kind, Prio, ReadyQueue};
+
+use super::fp::{grow_queues, parse_readyq, readyq_param};
 use super::stack::SchedClass;
 
 const NIL: u32 = u32::MAX;
 const NR_PRIO: usize = MAX_RT_PRIO as usize;
+/// Task slots the queues start with; they double when a new task does not fit.
+const INITIAL_CAPACITY: usize = 16;
 
-/// Intrusive doubly-linked list links for every task (a task is on at most one list).
-#[derive(Default)]
-struct Links {
-    prev: Vec<u32>,
-    next: Vec<u32>,
-}
-
-impl Links {
-    fn ensure(&mut self, t: TaskId) {
-        if self.prev.len() <= t.idx() {
-            self.prev.resize(t.idx() + 1, NIL);
-            self.next.resize(t.idx() + 1, NIL);
-        }
-    }
-}
-
-/// One CPU's `rt_prio_array`: 100 FIFO lists and a bitmap of the non-empty ones.
-/// Kept behind this small type so that a shared ready-queue crate can replace it.
-#[derive(Clone)]
-struct PrioArray {
-    bitmap: [u64; 2],
-    head: [u32; NR_PRIO],
-    tail: [u32; NR_PRIO],
-}
-
-impl PrioArray {
-    fn new() -> Self {
-        PrioArray {
-            bitmap: [0; 2],
-            head: [NIL; NR_PRIO],
-            tail: [NIL; NR_PRIO],
-        }
-    }
-
-    /// The best (lowest-numbered) non-empty priority (`sched_find_first_bit`).
-    #[inline]
-    fn first_prio(&self) -> Option<usize> {
-        if self.bitmap[0] != 0 {
-            Some(self.bitmap[0].trailing_zeros() as usize)
-        } else if self.bitmap[1] != 0 {
-            Some(64 + self.bitmap[1].trailing_zeros() as usize)
-        } else {
-            None
-        }
-    }
-
-    /// Head of the best non-empty list (`pick_next_rt_entity`).
-    #[inline]
-    fn first(&self) -> Option<TaskId> {
-        self.first_prio().map(|p| TaskId(self.head[p]))
-    }
-
-    #[inline]
-    fn set_bit(&mut self, p: usize) {
-        self.bitmap[p / 64] |= 1 << (p % 64);
-    }
-
-    #[inline]
-    fn clear_bit(&mut self, p: usize) {
-        self.bitmap[p / 64] &= !(1 << (p % 64));
-    }
-
-    fn push_tail(&mut self, l: &mut Links, p: usize, t: TaskId) {
-        let i = t.0;
-        l.next[t.idx()] = NIL;
-        l.prev[t.idx()] = self.tail[p];
-        if self.tail[p] == NIL {
-            self.head[p] = i;
-        } else {
-            l.next[self.tail[p] as usize] = i;
-        }
-        self.tail[p] = i;
-        self.set_bit(p);
-    }
-
-    fn push_head(&mut self, l: &mut Links, p: usize, t: TaskId) {
-        let i = t.0;
-        l.prev[t.idx()] = NIL;
-        l.next[t.idx()] = self.head[p];
-        if self.head[p] == NIL {
-            self.tail[p] = i;
-        } else {
-            l.prev[self.head[p] as usize] = i;
-        }
-        self.head[p] = i;
-        self.set_bit(p);
-    }
-
-    /// Insert `t` right after `after` (which is on list `p`).
-    fn insert_after(&mut self, l: &mut Links, p: usize, after: TaskId, t: TaskId) {
-        let nx = l.next[after.idx()];
-        l.prev[t.idx()] = after.0;
-        l.next[t.idx()] = nx;
-        l.next[after.idx()] = t.0;
-        if nx == NIL {
-            self.tail[p] = t.0;
-        } else {
-            l.prev[nx as usize] = t.0;
-        }
-    }
-
-    fn remove(&mut self, l: &mut Links, p: usize, t: TaskId) {
-        let (pv, nx) = (l.prev[t.idx()], l.next[t.idx()]);
-        if pv == NIL {
-            self.head[p] = nx;
-        } else {
-            l.next[pv as usize] = nx;
-        }
-        if nx == NIL {
-            self.tail[p] = pv;
-        } else {
-            l.prev[nx as usize] = pv;
-        }
-        l.prev[t.idx()] = NIL;
-        l.next[t.idx()] = NIL;
-        if self.head[p] == NIL {
-            self.clear_bit(p);
-        }
-    }
-
-    /// Is `t` the only task on list `p` (`run_list.prev == run_list.next`)?
-    #[inline]
-    fn alone(&self, p: usize, t: TaskId) -> bool {
-        self.head[p] == t.0 && self.tail[p] == t.0
-    }
-
-    /// Every task in priority order, FIFO within a priority.
-    fn for_each(&self, l: &Links, f: &mut dyn FnMut(usize, TaskId) -> bool) {
-        for w in 0..2 {
-            let mut bits = self.bitmap[w];
-            while bits != 0 {
-                let p = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                let mut i = self.head[p];
-                while i != NIL {
-                    if !f(p, TaskId(i)) {
-                        return;
-                    }
-                    i = l.next[i as usize];
-                }
-            }
-        }
-    }
+/// Where an enqueue puts the task in its priority's list.
+#[derive(Clone, Copy)]
+enum Pos {
+    /// `list_add_tail` (the default).
+    Tail,
+    /// `list_add` (ENQUEUE_HEAD).
+    Head,
+    /// Right after this task (restoring a DEQUEUE_SAVE'd place).
+    After(u32),
 }
 
 /// Per-task RT state (`struct sched_rt_entity`).
@@ -227,9 +104,12 @@ impl Default for RtSe {
 }
 
 /// Per-CPU RT run queue (`struct rt_rq`).
-#[derive(Clone)]
 struct RtRq {
-    active: PrioArray,
+    /// `rt_prio_array`: FIFO lists per prio 0..99, best first.
+    active: AnyQueue,
+    /// `highest_prio.curr`: the best queued prio, MAX_RT_PRIO if none — cached like the
+    /// kernel's (`inc_rt_prio`/`dec_rt_prio`), so cpupri queries cost no queue search.
+    highest: i32,
     /// The RT task currently running here (set by pick_next, cleared by put_prev).
     curr: Option<TaskId>,
     nr_running: u32,
@@ -241,9 +121,10 @@ struct RtRq {
 }
 
 impl RtRq {
-    fn new() -> Self {
+    fn new(kind: Kind, cap: usize) -> Self {
         RtRq {
-            active: PrioArray::new(),
+            active: AnyQueue::new(kind, NR_PRIO, cap),
+            highest: MAX_RT_PRIO,
             curr: None,
             nr_running: 0,
             nr_migratory: 0,
@@ -255,7 +136,9 @@ impl RtRq {
 /// The RT class (SCHED_FIFO / SCHED_RR).
 pub struct LinuxRt {
     rqs: Vec<RtRq>,
-    links: Links,
+    /// Back end of the per-CPU queues and their task capacity.
+    kind: Kind,
+    cap: usize,
     se: Vec<RtSe>,
     /// `sched_rr_timeslice_ms`; `None` = the default `RR_TIMESLICE` (100 ms).
     rr_timeslice_ms: Option<u64>,
@@ -278,21 +161,31 @@ const CPUPRI_NORMAL: i32 = 1;
 impl LinuxRt {
     /// An RT class for a machine with `nr_cpus` CPUs.
     pub fn new(nr_cpus: usize) -> Self {
+        let kind = Kind::BitmapLists;
         LinuxRt {
-            rqs: vec![RtRq::new(); nr_cpus.max(1)],
-            links: Links::default(),
+            rqs: (0..nr_cpus.max(1))
+                .map(|_| RtRq::new(kind, INITIAL_CAPACITY))
+                .collect(),
+            kind,
+            cap: INITIAL_CAPACITY,
             se: Vec::new(),
             rr_timeslice_ms: None,
         }
     }
 
+    /// Per-task state and queue room for `t`, queues for every CPU. Allocates only when
+    /// a task index or a CPU is seen for the first time (queues grow by doubling).
     fn ensure(&mut self, ctx: &Ctx, t: TaskId) {
         if self.se.len() <= t.idx() {
             self.se.resize(t.idx() + 1, RtSe::default());
-            self.links.ensure(t);
+            grow_queues(
+                self.rqs.iter_mut().map(|rq| &mut rq.active),
+                &mut self.cap,
+                t,
+            );
         }
-        if self.rqs.len() < ctx.nr_cpus() {
-            self.rqs.resize(ctx.nr_cpus(), RtRq::new());
+        while self.rqs.len() < ctx.nr_cpus() {
+            self.rqs.push(RtRq::new(self.kind, self.cap));
         }
     }
 
@@ -313,13 +206,22 @@ impl LinuxRt {
         attrs.prio().clamp(0, MAX_RT_PRIO - 1) as usize
     }
 
+    /// `rt_rq->highest_prio.curr`, cached (see `RtRq::highest`): no queue search.
+    #[inline]
+    fn first_prio(&self, cpu: CpuId) -> Option<usize> {
+        let rq = &self.rqs[cpu.idx()];
+        debug_assert_eq!(
+            rq.highest,
+            rq.active.top_prio().map_or(MAX_RT_PRIO, |p| p as i32),
+            "stale highest_prio on {cpu:?}"
+        );
+        (rq.highest < MAX_RT_PRIO).then_some(rq.highest as usize)
+    }
+
     /// `rt_rq->highest_prio.curr`: best queued RT prio on `cpu`, MAX_RT_PRIO if none.
     #[inline]
     fn highest_prio(&self, cpu: CpuId) -> i32 {
-        self.rqs[cpu.idx()]
-            .active
-            .first_prio()
-            .map_or(MAX_RT_PRIO, |p| p as i32)
+        self.first_prio(cpu).map_or(MAX_RT_PRIO, |p| p as i32)
     }
 
     /// The prio of whatever runs on `cpu` (`rq->curr->prio`; an idle CPU counts as the
@@ -331,7 +233,7 @@ impl LinuxRt {
 
     /// The cpupri level of `cpu` (`cpupri_set`: IDLE, NORMAL, then RT99..RT0 upwards).
     fn cpupri(&self, ctx: &Ctx, cpu: CpuId) -> i32 {
-        match self.rqs[cpu.idx()].active.first_prio() {
+        match self.first_prio(cpu) {
             Some(p) => 2 + (MAX_RT_PRIO - 1 - p as i32),
             None if ctx.curr(cpu).is_some() => CPUPRI_NORMAL,
             None => CPUPRI_IDLE,
@@ -372,14 +274,16 @@ impl LinuxRt {
         best.map(|(_, c)| c)
     }
 
-    fn do_enqueue(&mut self, ctx: &Ctx, cpu: CpuId, t: TaskId, head: bool) {
+    fn do_enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, pos: Pos) {
         let p = Self::prio_of(&ctx.task(t).attrs);
         let rq = &mut self.rqs[cpu.idx()];
-        if head {
-            rq.active.push_head(&mut self.links, p, t);
-        } else {
-            rq.active.push_tail(&mut self.links, p, t);
+        match pos {
+            Pos::Tail => rq.active.push_tail(t.0, p as Prio),
+            Pos::Head => rq.active.push_head(t.0, p as Prio),
+            Pos::After(pred) => rq.active.insert_after(t.0, pred),
         }
+        ctx.count_work(rq.active.last_steps() as u64);
+        rq.highest = rq.highest.min(p as i32); // inc_rt_prio
         rq.nr_running += 1;
         if ctx.task(t).affinity.count() > 1 {
             rq.nr_migratory += 1;
@@ -390,19 +294,46 @@ impl LinuxRt {
         se.cpu = cpu;
     }
 
-    fn do_dequeue(&mut self, ctx: &Ctx, cpu: CpuId, t: TaskId) {
+    fn do_dequeue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
         let se = self.se[t.idx()];
         debug_assert!(
             se.queued && se.cpu == cpu,
             "rt dequeue of {t:?} not queued on {cpu:?}"
         );
         let rq = &mut self.rqs[cpu.idx()];
-        rq.active.remove(&mut self.links, se.prio as usize, t);
+        rq.active.remove(t.0);
+        ctx.count_work(rq.active.last_steps() as u64);
+        if se.prio as i32 == rq.highest {
+            // dec_rt_prio: the best prio may have gone; find-first-set again.
+            rq.highest = rq.active.top_prio().map_or(MAX_RT_PRIO, |p| p as i32);
+            ctx.count_work(rq.active.last_steps() as u64);
+        }
         rq.nr_running -= 1;
         if ctx.task(t).affinity.count() > 1 {
             rq.nr_migratory = rq.nr_migratory.saturating_sub(1);
         }
         self.se[t.idx()].queued = false;
+    }
+
+    /// `requeue_task_rt(rq, p, 0)` for a queued `t`: to the tail of its list unless it is
+    /// alone there (`run_list.prev == run_list.next`, as `task_tick_rt` tests). With RR's
+    /// tick the kernel skips a lone task; `sched_yield` requeues it to the same place.
+    /// Returns whether it had peers.
+    fn requeue_tail(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) -> bool {
+        let arr = &mut self.rqs[cpu.idx()].active;
+        let mut alone = arr.prev_in_prio(t.0).is_none();
+        let mut work = arr.last_steps();
+        if alone {
+            alone = arr.next_in_prio(t.0).is_none();
+            work += arr.last_steps();
+        }
+        if !alone {
+            let p = arr.prio_of(t.0).expect("queued");
+            arr.change_priority(t.0, p);
+            work += arr.last_steps();
+        }
+        ctx.count_work(work as u64);
+        !alone
     }
 
     /// Is `t` pushable from its CPU (queued, not the RT current there, may run
@@ -425,7 +356,8 @@ impl LinuxRt {
         }
         let mut found = None;
         let mut steps = 0u64;
-        rq.active.for_each(&self.links, &mut |_, t| {
+        rq.active.for_each(|t, _| {
+            let t = TaskId(t);
             steps += 1;
             let allowed = match dst {
                 Some(d) => ctx.task(t).affinity.contains(d),
@@ -446,7 +378,7 @@ impl LinuxRt {
     fn migrate(&mut self, ctx: &mut Ctx, t: TaskId, src: CpuId, dst: CpuId) {
         self.do_dequeue(ctx, src, t);
         ctx.set_task_cpu(t, dst);
-        self.do_enqueue(ctx, dst, t, false);
+        self.do_enqueue(ctx, dst, t, Pos::Tail);
     }
 
     /// `push_rt_tasks`: while `cpu` has a pushable task that a lower-priority CPU could
@@ -508,12 +440,15 @@ impl LinuxRt {
     }
 
     fn params() -> Vec<ParamInfo> {
-        vec![ParamInfo {
-            name: "sched_rr_timeslice_ms",
-            default: "100".into(),
-            description: "SCHED_RR quantum in ms (/proc/sys/kernel/sched_rr_timeslice_ms; \
-                          rounded up to whole ticks; <= 0 restores the 100 ms default)",
-        }]
+        vec![
+            ParamInfo {
+                name: "sched_rr_timeslice_ms",
+                default: "100".into(),
+                description: "SCHED_RR quantum in ms (/proc/sys/kernel/sched_rr_timeslice_ms; \
+                              rounded up to whole ticks; <= 0 restores the 100 ms default)",
+            },
+            readyq_param(),
+        ]
     }
 }
 
@@ -537,6 +472,17 @@ impl Scheduler for LinuxRt {
                     .parse()
                     .map_err(|_| format!("sched_rr_timeslice_ms: '{value}' is not an integer"))?;
                 self.rr_timeslice_ms = if v <= 0 { None } else { Some(v as u64) };
+                Ok(())
+            }
+            "readyq" => {
+                debug_assert!(
+                    self.rqs.iter().all(|rq| rq.active.is_empty()),
+                    "readyq set mid-run"
+                );
+                self.kind = parse_readyq(value)?;
+                for rq in &mut self.rqs {
+                    rq.active = AnyQueue::new(self.kind, NR_PRIO, self.cap);
+                }
                 Ok(())
             }
             _ => Err(format!("unknown parameter '{name}'")),
@@ -593,30 +539,36 @@ impl Scheduler for LinuxRt {
     /// ENQUEUE_RESTORE, the saved position for an unchanged one).
     fn enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
         self.ensure(ctx, t);
-        ctx.count_work(1);
         let saved = self.se[t.idx()].saved.take();
         if kind == EnqueueKind::Restore {
             if let Some((old, pred)) = saved {
                 let new = Self::prio_of(&ctx.task(t).attrs);
                 if new as u8 == old && self.se[t.idx()].cpu == cpu {
-                    // DEQUEUE_SAVE without DEQUEUE_MOVE: keep the old place.
-                    self.do_enqueue(ctx, cpu, t, true);
-                    if pred != NIL && {
+                    // DEQUEUE_SAVE without DEQUEUE_MOVE: keep the old place (after the
+                    // saved predecessor if it is still there, else at the head).
+                    let pred_there = pred != NIL && {
                         let ps = self.se[pred as usize];
                         ps.queued && ps.cpu == cpu && ps.prio as usize == new
-                    } {
-                        let arr = &mut self.rqs[cpu.idx()].active;
-                        arr.remove(&mut self.links, new, t);
-                        arr.insert_after(&mut self.links, new, TaskId(pred), t);
-                    }
+                    };
+                    let pos = if pred_there {
+                        Pos::After(pred)
+                    } else {
+                        Pos::Head
+                    };
+                    self.do_enqueue(ctx, cpu, t, pos);
                     return;
                 }
                 // ENQUEUE_HEAD iff the priority was lowered (oldprio < newprio).
-                self.do_enqueue(ctx, cpu, t, (old as usize) < new);
+                let pos = if (old as usize) < new {
+                    Pos::Head
+                } else {
+                    Pos::Tail
+                };
+                self.do_enqueue(ctx, cpu, t, pos);
                 return;
             }
         }
-        self.do_enqueue(ctx, cpu, t, false);
+        self.do_enqueue(ctx, cpu, t, Pos::Tail);
     }
 
     /// `dequeue_task_rt`. A DEQUEUE_SAVE remembers the list position.
@@ -625,10 +577,12 @@ impl Scheduler for LinuxRt {
         if !self.se[t.idx()].queued {
             return;
         }
-        ctx.count_work(1);
         if kind == DequeueKind::Save {
             let se = self.se[t.idx()];
-            self.se[t.idx()].saved = Some((se.prio, self.links.prev[t.idx()]));
+            let arr = &self.rqs[cpu.idx()].active;
+            let pred = arr.prev_in_prio(t.0).unwrap_or(NIL);
+            ctx.count_work(arr.last_steps() as u64);
+            self.se[t.idx()].saved = Some((se.prio, pred));
         }
         self.do_dequeue(ctx, cpu, t);
     }
@@ -650,10 +604,13 @@ impl Scheduler for LinuxRt {
             {
                 // check_preempt_equal_prio: the pinned wakee goes to the head and the
                 // migratable current is rescheduled so that it can be pushed away.
-                let pr = self.se[t.idx()].prio as usize;
+                let pr = self.se[t.idx()].prio as Prio;
                 let arr = &mut self.rqs[cpu.idx()].active;
-                arr.remove(&mut self.links, pr, t);
-                arr.push_head(&mut self.links, pr, t);
+                arr.remove(t.0);
+                let mut work = arr.last_steps();
+                arr.push_head(t.0, pr);
+                work += arr.last_steps();
+                ctx.count_work(work as u64);
                 ctx.resched(cpu);
                 return;
             }
@@ -692,8 +649,10 @@ impl Scheduler for LinuxRt {
                 self.pull_rt_task(ctx, cpu);
             }
         }
-        ctx.count_work(1);
-        let t = self.rqs[cpu.idx()].active.first()?;
+        let arr = &self.rqs[cpu.idx()].active;
+        let head = arr.peek();
+        ctx.count_work(arr.last_steps() as u64);
+        let t = TaskId(head?);
         self.rqs[cpu.idx()].curr = Some(t);
         if self.rqs[cpu.idx()].nr_running > 1 {
             self.push_rt_tasks(ctx, cpu);
@@ -727,10 +686,7 @@ impl Scheduler for LinuxRt {
         }
         se.time_slice = refill;
         let se = self.se[t.idx()];
-        if se.queued && !self.rqs[cpu.idx()].active.alone(se.prio as usize, t) {
-            let arr = &mut self.rqs[cpu.idx()].active;
-            arr.remove(&mut self.links, se.prio as usize, t);
-            arr.push_tail(&mut self.links, se.prio as usize, t);
+        if se.queued && self.requeue_tail(ctx, cpu, t) {
             ctx.resched(cpu);
         }
     }
@@ -740,9 +696,7 @@ impl Scheduler for LinuxRt {
         self.ensure(ctx, t);
         let se = self.se[t.idx()];
         if se.queued && se.cpu == cpu {
-            let arr = &mut self.rqs[cpu.idx()].active;
-            arr.remove(&mut self.links, se.prio as usize, t);
-            arr.push_tail(&mut self.links, se.prio as usize, t);
+            self.requeue_tail(ctx, cpu, t);
         }
     }
 
@@ -794,9 +748,9 @@ impl Scheduler for LinuxRt {
     fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
         for (i, rq) in self.rqs.iter().enumerate() {
             let cpu = CpuId(i as u32);
-            rq.active.for_each(&self.links, &mut |_, t| {
-                if rq.curr != Some(t) {
-                    f(cpu, t);
+            rq.active.for_each(|t, _| {
+                if rq.curr != Some(TaskId(t)) {
+                    f(cpu, TaskId(t));
                 }
                 true
             });
@@ -843,8 +797,8 @@ mod tests {
 
     fn order(s: &LinuxRt, cpu: CpuId) -> Vec<u32> {
         let mut v = Vec::new();
-        s.rqs[cpu.idx()].active.for_each(&s.links, &mut |_, t| {
-            v.push(t.0);
+        s.rqs[cpu.idx()].active.for_each(|t, _| {
+            v.push(t);
             true
         });
         v
@@ -897,11 +851,19 @@ mod tests {
 
     #[test]
     fn priority_change_raised_to_tail_lowered_to_head_unchanged_in_place() {
+        // Every ready-queue back end (the unchanged case uses `insert_after`).
+        for kind in Kind::ALL {
+            priority_change_rules(kind.name());
+        }
+    }
+
+    fn priority_change_rules(readyq: &str) {
         let c0 = CpuId(0);
         // Four queued user-prio-10 tasks [a b c d].
         let setup = || {
             let mut ctx = Ctx::for_test(1, 1000);
             let mut s = LinuxRt::new(1);
+            s.set_param("readyq", readyq).unwrap();
             let ts: Vec<TaskId> = (0..4)
                 .map(|_| {
                     let t = ctx.add_task_for_test(rt(Policy::Fifo, 10), CpuMask::first_n(1));
@@ -931,17 +893,25 @@ mod tests {
         // Unchanged: b keeps its place (DEQUEUE_SAVE without DEQUEUE_MOVE).
         let (mut ctx, mut s, ts) = setup();
         change(&mut ctx, &mut s, ts[1], 10);
-        assert_eq!(drain(&mut ctx, &mut s), ts);
+        assert_eq!(drain(&mut ctx, &mut s), ts, "{readyq}");
         // Lowered (user 10 → 5) into a list that already holds d: head (ENQUEUE_HEAD).
         let (mut ctx, mut s, ts) = setup();
         change(&mut ctx, &mut s, ts[3], 5);
         change(&mut ctx, &mut s, ts[1], 5);
-        assert_eq!(drain(&mut ctx, &mut s), vec![ts[0], ts[2], ts[1], ts[3]]);
+        assert_eq!(
+            drain(&mut ctx, &mut s),
+            vec![ts[0], ts[2], ts[1], ts[3]],
+            "{readyq}"
+        );
         // Raised (10 → 20) into a list that already holds c: tail.
         let (mut ctx, mut s, ts) = setup();
         change(&mut ctx, &mut s, ts[2], 20);
         change(&mut ctx, &mut s, ts[0], 20);
-        assert_eq!(drain(&mut ctx, &mut s), vec![ts[2], ts[0], ts[1], ts[3]]);
+        assert_eq!(
+            drain(&mut ctx, &mut s),
+            vec![ts[2], ts[0], ts[1], ts[3]],
+            "{readyq}"
+        );
     }
 
     #[test]
