@@ -7,12 +7,16 @@
 //! 3. Scheduler cost per decision: the policy's counted work units per pick, and the
 //!    engine's wall nanoseconds per pick (everything included).
 //! 4. Tracing overhead: the same hackbench run with the ftrace writer on, over off.
+//! 5. Scheduler cost against the number of runnable tasks (`instruments::sched_cost`, the
+//!    table `schedlab cost` prints): counted work units and hook ns per decision with 1,
+//!    100 and 10 000 runnable SCHED_OTHER tasks on one CPU.
 //!
-//! Timings are noisy on shared machines: each figure is the best of `REPEATS` runs.
+//! Timings are noisy on shared machines: each figure is the best of `REPEATS` runs (the
+//! cost table: the fastest of 10 chunks). `bench cost` prints only the cost table.
 
 use std::time::Instant;
 
-use schedlab_sim::{simulate, SimConfig, SimOutput};
+use schedlab_sim::{sched_cost, simulate, CostConfig, SimConfig, SimOutput};
 use schedlab_spec::model::Spec;
 
 const REPEATS: usize = 3;
@@ -57,6 +61,40 @@ fn policies() -> Vec<&'static str> {
 }
 
 fn main() {
+    if std::env::args().nth(1).as_deref() != Some("cost") {
+        speed();
+    }
+    cost();
+}
+
+/// Section 5: the scheduler-cost table, one row per policy, two columns per N.
+fn cost() {
+    const SIZES: [usize; 3] = [1, 100, 10_000];
+    let cfg = CostConfig {
+        decisions: 20_000,
+        ..Default::default()
+    };
+    println!("\n## Scheduler cost per decision (SCHED_OTHER, 1 CPU, 20 000 decisions)\n");
+    let head: Vec<String> = SIZES
+        .iter()
+        .map(|n| format!("work N={n} | ns N={n}"))
+        .collect();
+    println!("| policy | {} |", head.join(" | "));
+    println!("|---|{}", "---:|".repeat(2 * SIZES.len()));
+    for p in policies() {
+        let cells: Vec<String> = SIZES
+            .iter()
+            .map(|&n| {
+                let c = sched_cost(p, &cfg, n).unwrap_or_else(|e| panic!("{p}: {e}"));
+                format!("{:.1} | {:.0}", c.work_per_decision, c.ns_per_decision)
+            })
+            .collect();
+        println!("| {p} | {} |", cells.join(" | "));
+    }
+}
+
+/// Sections 1–4: activations per second, hackbench, tracing overhead.
+fn speed() {
     let periodic = spec_of(
         "periodic",
         &[

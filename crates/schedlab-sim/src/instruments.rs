@@ -4,10 +4,21 @@
 //! - [`timeslice_table`]: the timeslice each nice level gets from
 //!   [`Scheduler::timeslice_ns`] (O(1) `task_timeslice`, the staircase `slice`, BFS's
 //!   `timeslice()`, …), for `schedlab timeslice`.
+//! - [`sched_cost`] / [`sched_cost_sweep`]: the scheduler-cost study (issue 3; seed 000's
+//!   "time spent inside scheduler functions", seed 001's claim that ULE does not slow down
+//!   with the number of threads): the work a policy counts per scheduling decision
+//!   (`Ctx::count_work`, exact) and the wall nanoseconds its hooks take, with N runnable
+//!   tasks, for `schedlab cost` and `make bench`. [`sched_cost`] defines one decision.
+
+use std::collections::VecDeque;
+use std::time::Instant;
 
 use crate::cpu::{self, PolicyVisitor};
-use crate::sched::Scheduler;
-use crate::types::{Policy, SchedAttrs};
+use crate::ctx::Ctx;
+use crate::event::EventKind;
+use crate::sched::{BalanceKind, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind};
+use crate::trace::Tracer;
+use crate::types::{CpuId, CpuMask, Policy, SchedAttrs, TaskId, MAX_CPUS};
 use crate::{check_hz, SimError};
 
 /// The nice levels of SCHED_OTHER, best first.
@@ -41,6 +52,534 @@ impl PolicyVisitor for Timeslices {
                 (nice, policy.timeslice_ns(&attrs, self.hz))
             })
             .collect()
+    }
+}
+
+// ---------------------------------------------------------------------- scheduler cost
+
+/// The numbers of runnable tasks the cost study measures by default.
+pub const COST_SIZES: [usize; 6] = [1, 10, 100, 1_000, 10_000, 100_000];
+/// The largest number of runnable tasks [`sched_cost`] accepts (memory: every policy keeps
+/// per-task tables).
+pub const MAX_COST_TASKS: usize = 1_000_000;
+/// Tasks kept asleep beside the N runnable ones, so that a decision in which the current
+/// task blocks can wake one of them and keep N constant.
+const SLEEPERS: usize = 8;
+/// The measured decisions are timed in this many equal chunks and the fastest chunk is
+/// kept: a shared machine's noise only ever adds time.
+const CHUNKS: u64 = 10;
+
+/// The scheduling class of the cost study's tasks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CostClass {
+    /// SCHED_OTHER, nice 0 (the fair / time-sharing class).
+    Other,
+    /// SCHED_FIFO with user priorities spread over 1..=99 (`1 + 37·i mod 99`), so that
+    /// RTOS-style ready queues (fp, the Linux RT class, `readyq=...`) see many levels.
+    Fifo,
+}
+
+impl CostClass {
+    /// The name used in options and JSON (`other`, `fifo`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CostClass::Other => "other",
+            CostClass::Fifo => "fifo",
+        }
+    }
+
+    /// Parse `other` / `fifo`.
+    pub fn parse(s: &str) -> Result<CostClass, SimError> {
+        match s {
+            "other" => Ok(CostClass::Other),
+            "fifo" => Ok(CostClass::Fifo),
+            _ => Err(SimError::input(format!(
+                "class: expected 'other' or 'fifo', got '{s}'"
+            ))),
+        }
+    }
+
+    /// The attributes of the `i`-th task.
+    fn attrs(self, i: usize) -> SchedAttrs {
+        match self {
+            CostClass::Other => crate::types::fair(Policy::Other, 0),
+            CostClass::Fifo => crate::types::rt(Policy::Fifo, 1 + (37 * i % 99) as i32),
+        }
+    }
+}
+
+/// How [`sched_cost`] drives a policy.
+#[derive(Clone, Debug)]
+pub struct CostConfig {
+    /// Tunables applied with `Scheduler::set_param`, in order (as `--param k=v`).
+    pub params: Vec<(String, String)>,
+    /// Measured decisions (after a warm-up of a quarter as many).
+    pub decisions: u64,
+    /// CPUs of the machine; decisions rotate over them.
+    pub cpus: usize,
+    /// Tick rate: the clock advances one tick per round of decisions.
+    pub hz: u32,
+    pub class: CostClass,
+    /// Also time the harness with a trivial O(1) policy and subtract it (see
+    /// [`CostPoint::harness_ns_per_decision`]); off = report the raw loop time.
+    pub subtract_harness: bool,
+}
+
+impl Default for CostConfig {
+    fn default() -> Self {
+        CostConfig {
+            params: Vec::new(),
+            decisions: 20_000,
+            cpus: 1,
+            hz: 1000,
+            class: CostClass::Other,
+            subtract_harness: true,
+        }
+    }
+}
+
+/// One measurement of [`sched_cost`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct CostPoint {
+    pub scheduler: String,
+    pub params: Vec<(String, String)>,
+    pub class: CostClass,
+    pub cpus: usize,
+    /// Runnable tasks at every pick (the current task included, as `nr_running` counts it).
+    pub nr_runnable: usize,
+    /// Measured decisions.
+    pub decisions: u64,
+    /// Work units the policy counted over the measured decisions (exact, deterministic).
+    pub work_units: u64,
+    /// `work_units / decisions`.
+    pub work_per_decision: f64,
+    /// Wall ns per decision spent in the policy's hooks: the fastest chunk of the measured
+    /// loop, minus [`Self::harness_ns_per_decision`] (never below 0). Machine-dependent.
+    pub ns_per_decision: f64,
+    /// Wall ns per decision of the same loop driving a trivial O(1) ring-buffer policy at
+    /// the same N: the harness's own bookkeeping (clock, accounting, task flags, sleeper
+    /// pool) plus a few ns of `VecDeque` operations; 0 when not measured.
+    pub harness_ns_per_decision: f64,
+}
+
+/// Measure the cost of `scheduler`'s scheduling decisions with `nr_runnable` runnable
+/// tasks.
+///
+/// Set-up (not measured): the policy is built through the registry with `cfg.params`;
+/// `nr_runnable + 8` tasks of `cfg.class`, allowed on every CPU, are created as at
+/// start-up (`task_new`, `select_cpu(Fork)`, `enqueue(New)`), every CPU picks, and then
+/// decisions in which the current task blocks put 8 of them to sleep, leaving exactly
+/// `nr_runnable` runnable.
+///
+/// One **decision** on CPU `c` (CPUs take turns; the clock advances one tick before CPU 0's
+/// turn, and due policy timers fire first) is what the engine does around one `schedule()`:
+/// 1. `update_curr(curr, tick)` then `tick(curr)` and `balance(Tick)`: the periodic tick
+///    that precedes a preemption;
+/// 2. on every other round, a *block*: the longest-sleeping task wakes
+///    (`select_cpu(Wakeup)`, `set_task_cpu` if it moves, `enqueue(Wakeup)`, then
+///    `update_curr` + `wakeup_preempt` on its CPU if busy) and the current task blocks
+///    (`dequeue(Sleep)`) and joins the sleepers; on the other rounds it is a *preemption*
+///    and the current task stays queued;
+/// 3. `put_prev(curr)`, `pick_next(c)` (with `balance(NewIdle)` and a second pick if it
+///    returns none), and the switch.
+///
+/// The machine thus holds exactly `nr_runnable` runnable tasks at every pick (on one CPU,
+/// the pick chooses among all of them; on several, each CPU's share follows the policy's
+/// placement and balancing). An idle CPU's decision is step 3 only. Reschedule requests
+/// are dropped: every decision reschedules anyway.
+/// After a warm-up of `decisions / 4`, `decisions` decisions are measured: the work the
+/// policy counts (`Ctx::count_work`) and the wall time in 10 equal chunks (the fastest
+/// kept). At the end every runnable task must still be queued or current, on its CPU.
+pub fn sched_cost(
+    scheduler: &str,
+    cfg: &CostConfig,
+    nr_runnable: usize,
+) -> Result<CostPoint, SimError> {
+    check_cost_config(cfg, nr_runnable)?;
+    let run = CostRun {
+        cfg,
+        params: &cfg.params,
+        nr_runnable,
+    };
+    let raw = cpu::construct(scheduler, cfg.cpus, run).map_err(SimError::input)??;
+    let harness = if cfg.subtract_harness {
+        let baseline = CostRun {
+            cfg,
+            params: &[],
+            nr_runnable,
+        };
+        baseline.visit(RingBaseline::new(cfg.cpus))?
+    } else {
+        Measured::default()
+    };
+    let d = cfg.decisions as f64;
+    Ok(CostPoint {
+        scheduler: scheduler.to_string(),
+        params: cfg.params.clone(),
+        class: cfg.class,
+        cpus: cfg.cpus,
+        nr_runnable,
+        decisions: cfg.decisions,
+        work_units: raw.work_units,
+        work_per_decision: raw.work_units as f64 / d,
+        ns_per_decision: (raw.best_ns_per_decision - harness.best_ns_per_decision).max(0.0),
+        harness_ns_per_decision: harness.best_ns_per_decision,
+    })
+}
+
+/// [`sched_cost`] for each number of runnable tasks in `sizes`, in order.
+pub fn sched_cost_sweep(
+    scheduler: &str,
+    cfg: &CostConfig,
+    sizes: &[usize],
+) -> Result<Vec<CostPoint>, SimError> {
+    sizes
+        .iter()
+        .map(|&n| sched_cost(scheduler, cfg, n))
+        .collect()
+}
+
+fn check_cost_config(cfg: &CostConfig, nr_runnable: usize) -> Result<(), SimError> {
+    check_hz(cfg.hz)?;
+    if !(1..=MAX_COST_TASKS).contains(&nr_runnable) {
+        return Err(SimError::input(format!(
+            "number of runnable tasks: expected 1..={MAX_COST_TASKS}, got {nr_runnable}"
+        )));
+    }
+    if cfg.decisions == 0 {
+        return Err(SimError::input("decisions: expected at least 1, got 0"));
+    }
+    if cfg.cpus == 0 || cfg.cpus > MAX_CPUS {
+        return Err(SimError::input(format!(
+            "cpus: expected 1..={MAX_CPUS}, got {}",
+            cfg.cpus
+        )));
+    }
+    Ok(())
+}
+
+/// What one harness run measured.
+#[derive(Default)]
+struct Measured {
+    work_units: u64,
+    best_ns_per_decision: f64,
+}
+
+struct CostRun<'a> {
+    cfg: &'a CostConfig,
+    /// The policy's tunables (none for the harness baseline).
+    params: &'a [(String, String)],
+    nr_runnable: usize,
+}
+
+impl PolicyVisitor for CostRun<'_> {
+    type Out = Result<Measured, SimError>;
+
+    fn visit<S: Scheduler>(self, mut policy: S) -> Self::Out {
+        let name = policy.info().name;
+        for (k, v) in self.params {
+            policy
+                .set_param(k, v)
+                .map_err(|e| SimError::input(format!("{name}: --param {k}={v}: {e}")))?;
+        }
+        policy
+            .accepts(&self.cfg.class.attrs(0))
+            .map_err(|e| SimError::input(format!("{name}: {e}")))?;
+        let mut h = Harness::new(policy, self.cfg, self.nr_runnable)?;
+        let warm = (self.cfg.decisions / 4).max(1);
+        for _ in 0..warm {
+            h.decision(true);
+        }
+        let measured = h.measure(self.cfg.decisions);
+        h.check().map_err(|m| SimError {
+            message: format!("{name} with {} runnable tasks: {m}", self.nr_runnable),
+            bad_input: false,
+        })?;
+        Ok(measured)
+    }
+}
+
+/// Drives one policy through decisions on a bare [`Ctx`], doing what `engine.rs` does
+/// around each hook (task flags, accounting, placement).
+struct Harness<S: Scheduler> {
+    policy: S,
+    ctx: Ctx,
+    /// Blocked tasks, longest asleep first.
+    sleepers: VecDeque<TaskId>,
+    nr_runnable: usize,
+    /// Decisions made so far (CPU `k % cpus` makes the `k`-th).
+    k: u64,
+}
+
+impl<S: Scheduler> Harness<S> {
+    fn new(policy: S, cfg: &CostConfig, nr_runnable: usize) -> Result<Self, SimError> {
+        let ctx = Ctx::new(cfg.cpus, cfg.hz, 1, Tracer::disabled());
+        let mut h = Harness {
+            policy,
+            ctx,
+            sleepers: VecDeque::with_capacity(SLEEPERS + 1),
+            nr_runnable,
+            k: 0,
+        };
+        h.start(cfg.class, nr_runnable + SLEEPERS);
+        // Put SLEEPERS tasks to sleep the way tasks fall asleep: the current task blocks.
+        let guard = 4 * (SLEEPERS as u64 + 1) * cfg.cpus as u64;
+        while h.sleepers.len() < SLEEPERS && h.k < guard {
+            h.decision(false);
+        }
+        if h.sleepers.len() < SLEEPERS {
+            return Err(SimError {
+                message: "the policy left every CPU idle with runnable tasks queued".into(),
+                bad_input: false,
+            });
+        }
+        Ok(h)
+    }
+
+    /// Create `n` tasks as the engine's start-up does, then let every CPU pick.
+    fn start(&mut self, class: CostClass, n: usize) {
+        let all = CpuMask::first_n(self.ctx.nr_cpus());
+        for i in 0..n {
+            let t = self.ctx.add_task_for_test(class.attrs(i), all);
+            self.policy.task_new(&mut self.ctx, t, None);
+            let prev = self.ctx.tasks[t.idx()].cpu;
+            let cpu = self
+                .policy
+                .select_cpu(&mut self.ctx, t, prev, WakeKind::Fork);
+            // wake_up_new_task's __set_task_cpu: a first placement, not a migration.
+            self.ctx.tasks[t.idx()].cpu = cpu;
+            self.ctx.tasks[t.idx()].on_rq = true;
+            self.policy.enqueue(&mut self.ctx, cpu, t, EnqueueKind::New);
+        }
+        for c in 0..self.ctx.nr_cpus() {
+            self.schedule(CpuId(c as u32));
+        }
+        self.ctx.resched_mask = CpuMask::empty();
+    }
+
+    /// One decision (see [`sched_cost`]); `wake`: a blocking task wakes a sleeper (the
+    /// steady state) or not (set-up).
+    fn decision(&mut self, wake: bool) {
+        let nr_cpus = self.ctx.nr_cpus() as u64;
+        let c = (self.k % nr_cpus) as usize;
+        let blocks = (self.k / nr_cpus).is_multiple_of(2);
+        self.k += 1;
+        let cpu = CpuId(c as u32);
+        self.ctx.charge_cpu = c;
+        if c == 0 {
+            self.advance(self.ctx.now + self.ctx.tick_ns);
+        }
+        if let Some(curr) = self.ctx.cpus[c].curr {
+            self.account(cpu);
+            self.policy.tick(&mut self.ctx, cpu, curr);
+            self.policy.balance(&mut self.ctx, cpu, BalanceKind::Tick);
+            if blocks {
+                if wake {
+                    self.wake_sleeper();
+                }
+                self.block(cpu, curr);
+            }
+            self.policy.put_prev(&mut self.ctx, cpu, curr);
+        }
+        self.schedule(cpu);
+        self.ctx.resched_mask = CpuMask::empty();
+    }
+
+    /// Fire the policy timers due by `to`, then set the clock to `to`.
+    fn advance(&mut self, to: u64) {
+        while self.ctx.events.peek_time().is_some_and(|t| t <= to) {
+            let ev = self.ctx.events.pop().expect("peeked");
+            self.ctx.now = ev.time.max(self.ctx.now);
+            if let EventKind::PolicyTimer { token } = ev.kind {
+                self.policy.timer(&mut self.ctx, token);
+            }
+        }
+        self.ctx.now = to;
+    }
+
+    /// The engine's `account`: charge the time since the last accounting point to `cpu`'s
+    /// current task (no switch overhead here).
+    fn account(&mut self, cpu: CpuId) {
+        let now = self.ctx.now;
+        let cs = &mut self.ctx.cpus[cpu.idx()];
+        let Some(t) = cs.curr else { return };
+        let delta = now - cs.seg_start;
+        if delta == 0 {
+            return;
+        }
+        cs.seg_start = now;
+        cs.busy_ns += delta;
+        self.ctx.tasks[t.idx()].sum_exec_ns += delta;
+        self.policy.update_curr(&mut self.ctx, cpu, t, delta);
+    }
+
+    /// try_to_wake_up of the longest-sleeping task (the engine's `make_runnable` + `place`).
+    fn wake_sleeper(&mut self) {
+        let Some(t) = self.sleepers.pop_front() else {
+            return;
+        };
+        let prev = self.ctx.tasks[t.idx()].cpu;
+        let cpu = self
+            .policy
+            .select_cpu(&mut self.ctx, t, prev, WakeKind::Wakeup);
+        debug_assert!(self.ctx.tasks[t.idx()].affinity.contains(cpu));
+        if cpu != prev {
+            self.ctx.set_task_cpu(t, cpu);
+        }
+        self.ctx.tasks[t.idx()].on_rq = true;
+        self.policy
+            .enqueue(&mut self.ctx, cpu, t, EnqueueKind::Wakeup);
+        if self.ctx.cpus[cpu.idx()].curr.is_some() {
+            self.account(cpu);
+            self.policy.wakeup_preempt(&mut self.ctx, cpu, t);
+        }
+    }
+
+    /// The current task of `cpu` blocks (deactivate_task with DEQUEUE_SLEEP).
+    fn block(&mut self, cpu: CpuId, t: TaskId) {
+        self.ctx.tasks[t.idx()].on_rq = false;
+        self.policy
+            .dequeue(&mut self.ctx, cpu, t, DequeueKind::Sleep);
+        self.sleepers.push_back(t);
+    }
+
+    /// pick_next (with a newidle balance when it finds nothing) and the switch; put_prev
+    /// has been called by the caller.
+    fn schedule(&mut self, cpu: CpuId) {
+        let c = cpu.idx();
+        let mut next = self.policy.pick_next(&mut self.ctx, cpu);
+        if next.is_none() {
+            self.policy
+                .balance(&mut self.ctx, cpu, BalanceKind::NewIdle);
+            next = self.policy.pick_next(&mut self.ctx, cpu);
+        }
+        if let Some(n) = next {
+            debug_assert!(self.ctx.tasks[n.idx()].on_rq, "picked {n:?}, not queued");
+            debug_assert_eq!(self.ctx.tasks[n.idx()].cpu, cpu, "picked {n:?} elsewhere");
+        }
+        let prev = self.ctx.cpus[c].curr;
+        if next == prev {
+            return;
+        }
+        if let Some(p) = prev {
+            self.ctx.tasks[p.idx()].running = false;
+        }
+        let now = self.ctx.now;
+        let cs = &mut self.ctx.cpus[c];
+        cs.curr = next;
+        cs.seg_start = now;
+        if let Some(n) = next {
+            self.ctx.tasks[n.idx()].running = true;
+        }
+    }
+
+    /// Run `decisions` steady-state decisions: counted work over all of them, wall time
+    /// per decision of the fastest of [`CHUNKS`] chunks.
+    fn measure(&mut self, decisions: u64) -> Measured {
+        let work0 = self.ctx.work_units;
+        let mut best = f64::INFINITY;
+        let mut done = 0;
+        for i in 0..CHUNKS {
+            let n = decisions * (i + 1) / CHUNKS - done;
+            if n == 0 {
+                continue;
+            }
+            let t = Instant::now();
+            for _ in 0..n {
+                self.decision(true);
+            }
+            best = best.min(t.elapsed().as_nanos() as f64 / n as f64);
+            done += n;
+        }
+        Measured {
+            work_units: self.ctx.work_units - work0,
+            best_ns_per_decision: best,
+        }
+    }
+
+    /// Every runnable task is queued (by `for_each_queued`) or current, on its own CPU,
+    /// and there are `nr_runnable` of them.
+    fn check(&self) -> Result<(), String> {
+        let mut seen = vec![false; self.ctx.nr_tasks()];
+        let mut bad = None;
+        self.policy.for_each_queued(&mut |cpu, t| {
+            let v = &self.ctx.tasks[t.idx()];
+            if !v.on_rq || v.cpu != cpu || seen[t.idx()] {
+                bad.get_or_insert(format!(
+                    "{t:?} queued on {cpu:?} but not runnable there, or queued twice"
+                ));
+            }
+            seen[t.idx()] = true;
+        });
+        if let Some(m) = bad {
+            return Err(m);
+        }
+        for c in &self.ctx.cpus {
+            if let Some(t) = c.curr {
+                seen[t.idx()] |= self.ctx.tasks[t.idx()].on_rq;
+            }
+        }
+        let held = seen.iter().filter(|&&s| s).count();
+        let runnable = self.ctx.tasks.iter().filter(|v| v.on_rq).count();
+        if held != runnable || runnable != self.nr_runnable {
+            return Err(format!(
+                "{runnable} tasks runnable, {held} held by the policy, {} expected",
+                self.nr_runnable
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The harness's yardstick: a per-CPU ring (push at the tail, pop at the head), O(1) in
+/// every hook, counting no work. Timing it gives the harness's own cost per decision.
+struct RingBaseline {
+    rings: Vec<VecDeque<TaskId>>,
+}
+
+impl RingBaseline {
+    fn new(nr_cpus: usize) -> Self {
+        RingBaseline {
+            rings: vec![VecDeque::new(); nr_cpus],
+        }
+    }
+}
+
+impl Scheduler for RingBaseline {
+    fn info(&self) -> PolicyInfo {
+        PolicyInfo {
+            name: "ring-baseline",
+            summary: "per-CPU ring, O(1) hooks: the cost harness's yardstick",
+            source: "none (measurement harness)",
+            params: Vec::new(),
+        }
+    }
+
+    fn enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, _kind: EnqueueKind) {
+        if !ctx.task(t).running {
+            self.rings[cpu.idx()].push_back(t);
+        }
+    }
+
+    /// Only the running task (never in a ring) is dequeued by the harness.
+    fn dequeue(&mut self, _ctx: &mut Ctx, _cpu: CpuId, _t: TaskId, _kind: DequeueKind) {}
+
+    fn put_prev(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+        if ctx.task(t).on_rq {
+            self.rings[cpu.idx()].push_back(t);
+        }
+    }
+
+    fn pick_next(&mut self, _ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
+        self.rings[cpu.idx()].pop_front()
+    }
+
+    fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
+        for (c, ring) in self.rings.iter().enumerate() {
+            for &t in ring {
+                f(CpuId(c as u32), t);
+            }
+        }
     }
 }
 
@@ -133,5 +672,90 @@ mod tests {
         assert!(e.bad_input && e.message.contains("unknown scheduler"));
         let e = timeslice_table("linux-o1", 123).unwrap_err();
         assert!(e.bad_input && e.message.contains("hz"));
+    }
+
+    /// A ring policy that checks, at every hook, the calling protocol of sched.rs as the
+    /// cost harness drives it: flags set as the engine sets them, `put_prev` with the task
+    /// still current, and exactly N runnable tasks at every pick of the steady state.
+    struct Probe {
+        ring: RingBaseline,
+        expect_runnable: Option<usize>,
+        picks: u64,
+        broken: Vec<String>,
+    }
+
+    impl Scheduler for Probe {
+        fn info(&self) -> PolicyInfo {
+            self.ring.info()
+        }
+        fn enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
+            if !ctx.task(t).on_rq || ctx.task(t).cpu != cpu {
+                self.broken
+                    .push(format!("enqueue {t:?}: on_rq unset or on another CPU"));
+            }
+            self.ring.enqueue(ctx, cpu, t, kind);
+        }
+        fn dequeue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: DequeueKind) {
+            if ctx.task(t).on_rq || ctx.curr(cpu) != Some(t) || kind != DequeueKind::Sleep {
+                self.broken
+                    .push(format!("dequeue {t:?}: not the blocking current task"));
+            }
+            self.ring.dequeue(ctx, cpu, t, kind);
+        }
+        fn put_prev(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+            if ctx.curr(cpu) != Some(t) || !ctx.task(t).running {
+                self.broken.push(format!("put_prev {t:?}: not current"));
+            }
+            self.ring.put_prev(ctx, cpu, t);
+        }
+        fn pick_next(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
+            if let Some(n) = self.expect_runnable {
+                let runnable = (0..ctx.nr_tasks())
+                    .filter(|&i| ctx.task(TaskId(i as u32)).on_rq)
+                    .count();
+                if runnable != n {
+                    self.broken
+                        .push(format!("pick with {runnable} runnable, not {n}"));
+                }
+            }
+            self.picks += 1;
+            self.ring.pick_next(ctx, cpu)
+        }
+        fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
+            self.ring.for_each_queued(f)
+        }
+    }
+
+    #[test]
+    fn harness_keeps_the_engine_protocol_and_n_runnable() {
+        for (cpus, n) in [(1, 1), (1, 7), (2, 1), (3, 50)] {
+            let cfg = CostConfig {
+                cpus,
+                ..Default::default()
+            };
+            let probe = Probe {
+                ring: RingBaseline::new(cpus),
+                expect_runnable: None,
+                picks: 0,
+                broken: Vec::new(),
+            };
+            let mut h = Harness::new(probe, &cfg, n).unwrap();
+            assert_eq!(h.sleepers.len(), SLEEPERS);
+            h.policy.expect_runnable = Some(n);
+            let before = h.policy.picks;
+            h.measure(200);
+            // One pick per decision; a CPU left idle (N < CPUs, or the ring's lack of
+            // balancing drained it) picks again after its newidle balance.
+            let picks = h.policy.picks - before;
+            if cpus == 1 {
+                assert_eq!(picks, 200, "{cpus} CPUs, N={n}");
+            } else {
+                assert!((200..=400).contains(&picks), "{cpus} CPUs, N={n}: {picks}");
+            }
+            assert!(h.policy.broken.is_empty(), "{:?}", &h.policy.broken[..1]);
+            h.check().unwrap();
+            // Every other round blocks: the sleepers rotate through the runnable set.
+            assert!(h.ctx.tasks.iter().all(|v| v.sum_exec_ns > 0) || n > 7);
+        }
     }
 }

@@ -32,7 +32,9 @@ use sha2::{Digest, Sha256};
 
 pub use cpu::{schedulers, SchedulerEntry};
 pub use ctx::Ctx;
-pub use instruments::timeslice_table;
+pub use instruments::{
+    sched_cost, sched_cost_sweep, timeslice_table, CostClass, CostConfig, CostPoint,
+};
 pub use metrics::Samples;
 pub use sched::Scheduler;
 

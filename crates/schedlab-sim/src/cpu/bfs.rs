@@ -69,7 +69,13 @@
 //! - RT tasks of equal priority never preempt each other (POSIX), and a preempted RT task
 //!   keeps its place at the head of its priority;
 //! - a nice change keeps the current deadline (applies from the next refill);
-//! - SCHED_DEADLINE is rejected.
+//! - SCHED_DEADLINE is rejected;
+//! - the global queue is kept as one sorted set instead of BFS's per-level lists, so the
+//!   pick can stop at the first candidate; the *counted* work still follows bfs.c: the
+//!   whole list of the picked non-RT level is walked (O(n) in the queued tasks, "Now we're
+//!   in O(n) territory"), an RT level up to its first suitable task, and a queue insertion
+//!   or removal is one step (list link + bitmap bit). MuQSS counts its skip lists:
+//!   ⌈log2(n+1)⌉ per insertion or removal.
 //!
 //! Tunables: `rr_interval_ms` (6, 1..=1000), `iso_cpu` (70, 0..=100), `rt_as_iso` (0),
 //! `yield_type` (1, 0..=2), `locality` (2, 0..=8), `hrexpiry` (1).
@@ -252,7 +258,10 @@ impl Bfs {
         a.policy == Policy::Fifo && !self.rt_as_iso
     }
 
-    fn insert(&mut self, ctx: &Ctx, cpu: CpuId, t: TaskId) {
+    /// Queue `t` (`enqueue_task`): BFS links it at the tail of its priority's list and sets
+    /// the bitmap bit (one step); MuQSS inserts it into its CPU's skip list (counted as
+    /// the skip list's expected levels, ⌈log2(n+1)⌉).
+    fn insert(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
         if self.qentry[t.idx()].is_some() {
             return;
         }
@@ -268,11 +277,23 @@ impl Bfs {
         self.queues[q].insert(e);
         self.qentry[t.idx()] = Some((q, e));
         self.qcpu[t.idx()] = cpu;
+        ctx.count_work(self.queue_op_steps(q));
     }
 
-    fn remove(&mut self, t: TaskId) {
+    /// Unqueue `t` (`dequeue_task`): a list unlink in BFS, a skip-list removal in MuQSS.
+    fn remove(&mut self, ctx: &mut Ctx, t: TaskId) {
         if let Some((q, e)) = self.qentry[t.idx()].take() {
             self.queues[q].remove(&e);
+            ctx.count_work(self.queue_op_steps(q));
+        }
+    }
+
+    /// The counted cost of one insertion or removal on queue `q` (see [`Self::insert`]).
+    fn queue_op_steps(&self, q: usize) -> u64 {
+        if self.muqss {
+            u64::from(usize::BITS - self.queues[q].len().leading_zeros()).max(1)
+        } else {
+            1
         }
     }
 
@@ -370,12 +391,20 @@ impl Bfs {
         let mut best: Option<(u8, u64, TaskId)> = None;
         let mut steps = 0u64;
         for &(idx, key, _, id) in &self.queues[0] {
-            steps += 1;
             if let Some((bidx, bdl, _)) = best {
-                if idx != bidx || key >= bdl {
+                // An RT level is taken at its first suitable task; below RT, BFS walks the
+                // whole list of the level ("Now we're in O(n) territory"), so every entry
+                // of the level is counted, though none after the first deadline ≥ the best
+                // can win here (the set is sorted; a sticky penalty only raises a key).
+                if idx != bidx || idx < ISO_PRIO {
                     break;
                 }
+                if key >= bdl {
+                    steps += 1;
+                    continue;
+                }
             }
+            steps += 1;
             let t = TaskId(id);
             let v = ctx.task(t);
             if !v.affinity.contains(cpu) || (v.running && v.cpu != cpu) {
@@ -516,8 +545,8 @@ impl Scheduler for Bfs {
         }
     }
 
-    fn task_exit(&mut self, _ctx: &mut Ctx, t: TaskId) {
-        self.remove(t);
+    fn task_exit(&mut self, ctx: &mut Ctx, t: TaskId) {
+        self.remove(ctx, t);
         for s in self.sticky.iter_mut() {
             if *s == Some(t) {
                 *s = None;
@@ -575,8 +604,8 @@ impl Scheduler for Bfs {
         self.try_preempt(ctx, t, cpu);
     }
 
-    fn dequeue(&mut self, _ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: DequeueKind) {
-        self.remove(t);
+    fn dequeue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: DequeueKind) {
+        self.remove(ctx, t);
         if kind != DequeueKind::Save && self.sticky[cpu.idx()] == Some(t) {
             self.sticky[cpu.idx()] = None;
         }
@@ -606,7 +635,7 @@ impl Scheduler for Bfs {
     fn pick_next(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
         let t = self.best_for(ctx, cpu)?;
         let (_, e) = self.qentry[t.idx()].expect("picked task is queued");
-        self.remove(t);
+        self.remove(ctx, t);
         self.run_idx[t.idx()] = e.0;
         let from = ctx.task(t).cpu;
         if self.sticky[from.idx()] == Some(t) {

@@ -75,9 +75,12 @@ impl Scheduler for ExampleFifo {
         }
     }
 
-    /// dequeue_task: a running task is not in the queue; a queued one leaves it.
-    fn dequeue(&mut self, _ctx: &mut Ctx, _cpu: CpuId, t: TaskId, _kind: DequeueKind) {
-        if let Some(pos) = self.queue.iter().position(|&(x, _)| x == t) {
+    /// dequeue_task: a running task is not in the queue; a queued one leaves it. The
+    /// search is linear, and counted as such (the steps walked).
+    fn dequeue(&mut self, ctx: &mut Ctx, _cpu: CpuId, t: TaskId, _kind: DequeueKind) {
+        let found = self.queue.iter().position(|&(x, _)| x == t);
+        ctx.count_work(found.map_or(self.queue.len(), |pos| pos + 1) as u64);
+        if let Some(pos) = found {
             self.queue.remove(pos);
         }
     }
