@@ -11,6 +11,7 @@
 mod broadcast;
 mod cyclictest;
 mod hackbench;
+mod interbench;
 mod opts;
 mod periodic;
 
@@ -41,6 +42,7 @@ pub fn list() -> Vec<GeneratorInfo> {
         cyclictest::info(),
         broadcast::info(),
         periodic::info(),
+        interbench::info(),
     ]
 }
 
@@ -52,6 +54,7 @@ pub fn generate(name: &str, options: &[(String, String)]) -> Result<serde_json::
         "cyclictest" => cyclictest::generate(options),
         "broadcast-wakeup" => broadcast::generate(options),
         "periodic" => periodic::generate(options),
+        "interbench" => interbench::generate(options),
         _ => Err(SpecError::new(
             "generator",
             format!(
