@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from schedlab import plots, report, reproduce
+from schedlab.hostcosts import HostCosts
 from schedlab.report import Cell, Column, Table, parse_number, parse_tables
 from schedlab.result import Result
 from schedlab.seeds import seed000
@@ -51,6 +52,11 @@ def _json(scheduler: str, tasks: list[dict], headline: dict | None) -> dict:
     }
 
 
+def fake_costs(quick: bool) -> HostCosts:
+    return HostCosts(call_ns=250.0, hop_ns=1800.0, round_trip_ns=4600.0, cpu=0, bytes=100,
+                     messages=10, reps=1)
+
+
 def fake_simulate(spec: dict, *, scheduler: str, seed: int = 1, **kw: Any) -> Result:
     assert scheduler in FAKE_SCHEDULERS
     gen = spec["fake"]["generator"]
@@ -80,7 +86,8 @@ def fake_simulate(spec: dict, *, scheduler: str, seed: int = 1, **kw: Any) -> Re
 def fake_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("report")
     return reproduce.main(True, out, simulate=fake_simulate, generate=fake_generate,
-                          schedulers=FAKE_SCHEDULERS, progress=False, jobs=2)
+                          schedulers=FAKE_SCHEDULERS, progress=False, jobs=2,
+                          section_fns=[seed000.section], host_costs=fake_costs)
 
 
 def _row(table: list[list[str]], policy: str) -> list[str]:
@@ -159,8 +166,10 @@ def test_hackbench_table(fake_report: Path) -> None:
     for r in t[:4]:
         assert parse_number(r[2]) == seed000.PUBLISHED_HACKBENCH_S[r[0]]
     st = _row(t, "staircase")
+    # zero-cost and host-cost columns (the fake simulator ignores the machine)
     assert parse_number(st[4]) == FAKE_HACKBENCH_S["staircase"]
-    assert parse_number(st[5]) == round(3.25 / 2.5, 2)
+    assert parse_number(st[5]) == FAKE_HACKBENCH_S["staircase"]
+    assert parse_number(st[6]) == round(3.25 / 2.5, 2)
     cfs = _row(t, "linux-cfs")
     assert cfs[0] == "—" and parse_number(cfs[4]) == 2.5 and cfs[2] == "—"
     # missing policies are listed, non-Linux ones are absent
@@ -195,13 +204,16 @@ def test_specs_and_plots_written(fake_report: Path) -> None:
     out = fake_report.parent
     man = json.loads((out / "specs" / "manifest.json").read_text())
     specs = {r["spec"] for r in man["runs"]}
-    assert specs == {"specs/seed000-hackbench.json", "specs/seed000-wakeup-rt.json",
-                     "specs/seed000-wakeup-nonrt.json"}
+    assert {"specs/seed000-hackbench-zero-cost.json", "specs/seed000-hackbench-host-cost.json",
+            "specs/seed000-wakeup-rt.json", "specs/seed000-wakeup-nonrt.json",
+            "specs/seed000-fork.json", "specs/seed000-yield.json"} <= specs
     assert {r["scheduler"] for r in man["runs"]} == {"linux-cfs", "staircase"}
     for s in specs:
-        assert json.loads((out / s).read_text())["fake"]["generator"]
-    hb = json.loads((out / "specs/seed000-hackbench.json").read_text())
+        assert (out / s).is_file()
+    hb = json.loads((out / "specs/seed000-hackbench-zero-cost.json").read_text())
     assert hb["fake"]["options"] == seed000.QUICK.hackbench
+    costed = json.loads((out / "specs/seed000-hackbench-host-cost.json").read_text())
+    assert costed["schedlab"]["machine"]["context_switch_ns"] == 1800
     for stem in ("seed000-hackbench", "seed000-wakeup-cdf"):
         for ext in ("png", "svg"):
             assert (out / "plots" / f"{stem}.{ext}").stat().st_size > 1000
@@ -228,7 +240,7 @@ def test_failed_runs_and_sections_are_isolated(tmp_path: Path) -> None:
         return reproduce.SectionOutput("extra", "An extra section", "<p>plug-in works</p>")
 
     index = reproduce.main(False, tmp_path, simulate=broken_simulate, generate=fake_generate,
-                           schedulers=FAKE_SCHEDULERS, progress=False,
+                           schedulers=FAKE_SCHEDULERS, progress=False, host_costs=fake_costs,
                            section_fns=[seed000.section, broken_section, extra_section])
     page = index.read_text(encoding="utf-8")
     assert "plug-in works" in page and 'id="extra"' in page
@@ -237,13 +249,14 @@ def test_failed_runs_and_sections_are_isolated(tmp_path: Path) -> None:
     assert _row(t, "staircase")[4].startswith("failed: RuntimeError: boom")
     assert parse_number(_row(t, "linux-cfs")[4]) == 2.5
     assert "Quick mode" not in page
-    hb = json.loads((tmp_path / "specs/seed000-hackbench.json").read_text())
+    hb = json.loads((tmp_path / "specs/seed000-hackbench-zero-cost.json").read_text())
     assert hb["fake"]["options"]["groups"] == 30 and hb["fake"]["options"]["loops"] == 100
 
 
 def test_no_linux_policy_still_shows_published(tmp_path: Path) -> None:
     index = reproduce.main(True, tmp_path, simulate=fake_simulate, generate=fake_generate,
-                           schedulers=["fp", "example-fifo"], progress=False)
+                           schedulers=["fp", "example-fifo"], progress=False,
+                           section_fns=[seed000.section], host_costs=fake_costs)
     page = index.read_text(encoding="utf-8")
     t = parse_tables(page)
     assert parse_number(t["seed000-wakeup-nonrt-raw"][1][2]) == 214211.99

@@ -98,6 +98,11 @@ def sched_cost(
     while it measures. Raises SimError (bad_input) for an unknown scheduler, parameter or
     class, or a size outside 1..=1 000 000."""
 
+def nicksched_timeslice(hz: int) -> list[tuple[int, list[tuple[int, int]]]]:
+    """nicksched's timeslice in ns against dynamic priority, as ``(best, [(dprio, ns),
+    …])`` for the best queued priorities 100, 110, 120 and 130 (computed by the policy's
+    own code). Raises SimError (bad_input) for an unsupported HZ."""
+
 def host_pipe_costs(
     messages: int = 20000, bytes: int = 100, reps: int = 5
 ) -> dict[str, Any]:

@@ -566,6 +566,54 @@ def reproduce(quick: bool, out_dir: str) -> None:
     click.echo(f"report written to {index}")
 
 
+@cli.command("cost")
+@click.option("-s", "--scheduler", "schedulers", multiple=True, metavar="A[,B…]",
+              help="Policies to measure (repeatable or comma-separated; default: every "
+                   "available one).")
+@click.option("-p", "--param", "params", type=NAME_VALUE, multiple=True, metavar="NAME=VALUE",
+              help="Tunable applied to every measured policy (repeatable), e.g. "
+                   "readyq=single-list with -s fp.")
+@click.option("--max-tasks", type=click.IntRange(1, 1_000_000), metavar="N",
+              help="Largest number of runnable tasks: 1, 10, … up to N (default 100000; "
+                   "--quick 10000).")
+@click.option("--decisions", type=click.IntRange(min=1), metavar="K",
+              help="Measured decisions per point (default 50000; --quick 5000).")
+@click.option("--cpus", type=click.IntRange(1, 256), default=1, show_default=True,
+              metavar="N", help="CPUs; decisions take turns on them.")
+@click.option("--class", "task_class", type=click.Choice(["other", "fifo"]), default="other",
+              show_default=True, help="Task class: SCHED_OTHER nice 0, or SCHED_FIFO with "
+                                      "priorities spread over 1..99.")
+@click.option("--quick", is_flag=True, help="Up to 10000 tasks, fewer decisions (~1 s).")
+@click.option("--json", "as_json", is_flag=True, help="Print the schedlab.cost/1 document.")
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Write the log-log plot of work and ns per decision against N to DIR.")
+def cost_cmd(
+    schedulers: tuple[str, ...], params: tuple[tuple[str, str], ...], max_tasks: int | None,
+    decisions: int | None, cpus: int, task_class: str, quick: bool, as_json: bool,
+    plot_dir: str | None,
+) -> None:
+    """Scheduler cost: the work each policy counts per scheduling decision (exact) and the
+    ns its hooks take (this machine), against the number of runnable tasks N. One decision
+    = a tick, then every other round the current task blocks while a sleeper wakes (else
+    it is preempted), put_prev and pick_next; N tasks are runnable at every pick."""
+    from schedlab import cost
+
+    registry = [s["name"] for s in api.schedulers() if s.get("available", True)]
+    names = _split_schedulers(schedulers) or registry
+    if plot_dir and Path(plot_dir).exists() and not Path(plot_dir).is_dir():
+        raise CliError(f"{plot_dir}: not a directory")
+    with _busy("measuring scheduler cost…"):
+        points = cost.measure(names, params=params, quick=quick, max_tasks=max_tasks,
+                              decisions=decisions, cpus=cpus, task_class=task_class)
+    written = cost.save_plot(points, Path(plot_dir), registry) if plot_dir else []
+    if as_json:
+        click.echo(_dump(cost.document(points)))
+        return
+    cost.print_tables(_stdout(), points)
+    if written:
+        _stdout().print(f"plot written to {written[0]}")
+
+
 def _ms(ns: int | None) -> str:
     if ns is None:
         return "–"
@@ -583,22 +631,31 @@ def _ms(ns: int | None) -> str:
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), metavar="DIR",
               help="Write timeslice-vs-nice plots to DIR, one per policy "
                    "(timeslice-<policy>-hz<HZ>.png/.svg).")
+@click.option("--dprio", is_flag=True,
+              help="nicksched's timeslice against dynamic priority instead, for best "
+                   'queued priorities 100/110/120/130 (JSON {"nicksched": {"<best>": '
+                   '{"<dprio>": ns}}}; plot timeslice-nicksched-dprio-hz<HZ>).')
 def timeslice_cmd(
-    schedulers: tuple[str, ...], hz: int, as_json: bool, plot_dir: str | None
+    schedulers: tuple[str, ...], hz: int, as_json: bool, plot_dir: str | None, dprio: bool
 ) -> None:
     """The timeslice each policy gives a lone SCHED_OTHER task of each nice level
     (-20..19), computed by the policy's own code (seed 000). Policies with no per-task
     slice (linux-cfs, linux-eevdf: it depends on the load; fp, example-fifo) show – and
-    map every nice to null in --json."""
+    map every nice to null in --json. With --dprio: nicksched's slice against a task's
+    dynamic priority and the best priority queued on its CPU (seed 000's formula)."""
+    if dprio:
+        if any(n != "nicksched" for n in _split_schedulers(schedulers)):
+            raise click.BadParameter("--dprio tabulates nicksched only",
+                                     param_hint="'--scheduler'")
+        _nicksched_dprio(hz, as_json, plot_dir)
+        return
     registry = [s["name"] for s in api.schedulers() if s.get("available", True)]
     names = _split_schedulers(schedulers) or registry
     tables = {n: _core.timeslice(n, hz) for n in names}
     if plot_dir:
         from schedlab import plots
 
-        d = Path(plot_dir)
-        if d.exists() and not d.is_dir():
-            raise CliError(f"{d}: not a directory")
+        d = _plot_dir(plot_dir)
         for name, table in tables.items():
             # colour by registry position, so a policy's figure is the same whatever -s says
             index = registry.index(name) if name in registry else 0
@@ -619,6 +676,66 @@ def timeslice_cmd(
     _stdout().print(t)
     if plot_dir:
         _stdout().print(f"plots written to {plot_dir}")
+
+
+def _plot_dir(plot_dir: str) -> Path:
+    d = Path(plot_dir)
+    if d.exists() and not d.is_dir():
+        raise CliError(f"{d}: not a directory")
+    return d
+
+
+def _nicksched_dprio(hz: int, as_json: bool, plot_dir: str | None) -> None:
+    table = _core.nicksched_timeslice(hz)
+    if plot_dir:
+        from schedlab import plots
+
+        fig = plots.timeslice_vs_dprio("nicksched", table, hz=hz)
+        plots.save(fig, _plot_dir(plot_dir), f"timeslice-nicksched-dprio-hz{hz}")
+    if as_json:
+        click.echo(_dump({"nicksched": {str(best): {str(p): ns for p, ns in row}
+                                        for best, row in table}}))
+        return
+    by_best = {best: dict(row) for best, row in table}
+    t = Table(title=f"nicksched timeslice (ms) against dynamic priority, HZ {hz}",
+              title_justify="left")
+    t.add_column("dprio", justify="right")
+    for best in by_best:
+        t.add_column(f"best queued {best}", justify="right")
+    for prio in range(min(by_best), 140):
+        t.add_row(str(prio), *(_ms(by_best[b].get(prio)) for b in by_best))
+    t.caption = "– = the task is better than the best queued priority (it is the best)"
+    _stdout().print(t)
+
+
+@cli.command("readyq")
+@click.option("--quick", is_flag=True, help="Fewer task counts and repetitions (~10 s).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the schedlab.readyq/1 document (docs/readyq.md).")
+@click.option("--no-count", is_flag=True,
+              help="Skip the instruction counts (valgrind/callgrind).")
+@click.option("--tasks", metavar="N[,N…]",
+              help="Numbers of ready tasks to measure (ascending, 1..255; default: the plan's).")
+def readyq_cmd(quick: bool, as_json: bool, no_count: bool, tasks: str | None) -> None:
+    """Measure the RTOS ready-queue back ends (seed 002): act_tsk, chg_pri and rot_rdq,
+    average and worst case against the number of ready tasks, as ns (warm and cold
+    caches) and exact instruction counts, plus code sizes and the crossover point where
+    the per-priority lists overtake the single list."""
+    from schedlab import readyq
+
+    try:
+        ns = readyq.parse_tasks(tasks) if tasks is not None else None
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="'--tasks'") from None
+    try:
+        with _busy("measuring the ready queues…"):
+            doc = readyq.measure(quick, count=not no_count, ns=ns)
+    except readyq.ProbeError as e:
+        raise CliError(f"readyq: {e}", e.code) from None
+    if as_json:
+        click.echo(_dump(doc))
+    else:
+        readyq.print_tables(_stdout(), doc)
 
 
 @cli.group("plot")
@@ -652,7 +769,7 @@ def plot_dprio(trace: str, out: str | None, pids: tuple[str, ...]) -> None:
     counters (C|pid|name|value; the simulator writes "prio", "vruntime" or "deadline"),
     one line per PID and one panel per counter name (seed 000: "DPRIO against time per
     PID"). TRACE may be simulated (`schedlab run --trace`) or a real ftrace capture."""
-    from schedlab import plots
+    from schedlab import dprio, plots
 
     wanted = set(_pid_list(pids))
     try:
@@ -660,31 +777,10 @@ def plot_dprio(trace: str, out: str | None, pids: tuple[str, ...]) -> None:
     except _core.TraceError as e:
         # line 0: the file could not be opened (the message names it)
         raise CliError(f"{trace}: line {e.line}: {e.message}" if e.line else e.message) from None
-    comm: dict[int, str] = {}
-    series: dict[str, dict[int, tuple[list[float], list[float]]]] = {}
-    for kind, pid, name, value, ts, wpid, wcomm in zip(
-        cols["mark_kind"], cols["mark_tgid"], cols["mark_name"], cols["mark_value"],
-        cols["ts_ns"], cols["pid"], cols["comm"], strict=True,
-    ):
-        if kind != "C" or pid is None or value is None or name is None:
-            continue
-        if wpid == pid and pid not in comm:
-            comm[pid] = wcomm
-        if wanted and pid not in wanted:
-            continue
-        xs, ys = series.setdefault(name, {}).setdefault(pid, ([], []))
-        xs.append(ts / 1e9)
-        ys.append(float(value))
-    if not series:
+    labelled = dprio.series(cols, wanted)
+    if not labelled:
         which = f" for PIDs {', '.join(map(str, sorted(wanted)))}" if wanted else ""
         raise CliError(f"{trace}: no tracing_mark_write counters (C|pid|name|value){which}")
-    labelled = {
-        name: {
-            (f"{pid} ({comm[pid]})" if pid in comm else str(pid)): per[pid]
-            for pid in sorted(per)
-        }
-        for name, per in sorted(series.items())
-    }
     if out:
         o = Path(out)
         stem = o.stem if o.suffix.lower() in (".png", ".svg") else o.name

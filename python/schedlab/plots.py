@@ -232,6 +232,58 @@ def timeslice_vs_nice(
     return fig
 
 
+def timeslice_vs_dprio(
+    policy: str,
+    table: Sequence[tuple[int, Sequence[tuple[int, int]]]],
+    *,
+    hz: int,
+) -> Figure:
+    """A policy's timeslice against dynamic priority, one line per best queued priority
+    (``_core.nicksched_timeslice``: seed 000's nicksched plot)."""
+    setup()
+    fig, ax = plt.subplots(figsize=FIGSIZE)
+    for i, (best, row) in enumerate(table):
+        ax.step([p for p, _ in row], [ns / 1e6 for _, ns in row], where="mid",
+                color=colour(i), lw=1.4, label=f"best queued prio {best}")
+    ax.set_xlabel("dynamic priority (prio)")
+    ax.set_ylabel("timeslice (ms)")
+    ax.set_ylim(bottom=0.0)
+    ax.set_title(f"{policy}: timeslice against dynamic priority, HZ {hz}", fontsize=11)
+    ax.legend(fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def timeslice_compare(
+    tables: Mapping[str, Sequence[tuple[int, int | None]]],
+    *,
+    hz: int,
+) -> Figure:
+    """Timeslice against nice for several policies on one set of axes (``tables`` as for
+    :func:`timeslice_vs_nice`); policies with no per-task slice are named in the legend
+    title instead of drawn."""
+    setup()
+    fig, ax = plt.subplots(figsize=FIGSIZE)
+    none: list[str] = []
+    for i, (policy, table) in enumerate(tables.items()):
+        pts = [(n, v / 1e6) for n, v in table if v is not None]
+        if not pts:
+            none.append(policy)
+            continue
+        ax.step([p[0] for p in pts], [p[1] for p in pts], where="mid", color=colour(i),
+                lw=1.4, label=policy)
+    ax.set_xlim(-20.5, 19.5)
+    ax.set_ylim(bottom=0.0)
+    ax.xaxis.set_major_locator(ticker.MultipleLocator(5))
+    ax.set_xlabel("nice")
+    ax.set_ylabel("timeslice (ms)")
+    ax.set_title(f"Timeslice of a lone SCHED_OTHER task against nice, HZ {hz}", fontsize=11)
+    title = f"no per-task slice: {', '.join(none)}" if none else None
+    ax.legend(fontsize=8, frameon=False, title=title, title_fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 def counter_timeline(
     series: Mapping[str, Mapping[str, tuple[Sequence[float], Sequence[float]]]],
     *,

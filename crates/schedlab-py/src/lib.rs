@@ -423,6 +423,14 @@ fn sched_cost<'py>(
         .collect()
 }
 
+/// nicksched's timeslice (ns) against dynamic priority: `[(best, [(dprio, ns), …]), …]`
+/// for the best queued priorities 100, 110, 120, 130 (seed 000's dprio/minprio formula,
+/// computed by the policy's code). Raises SimError (bad_input) for an unsupported HZ.
+#[pyfunction]
+fn nicksched_timeslice(py: Python<'_>, hz: u32) -> PyResult<Vec<schedlab_sim::DprioSlices>> {
+    schedlab_sim::nicksched_dprio_timeslices(hz).map_err(|e| sim_error(py, e))
+}
+
 /// Measure this host's pipe costs (schedlab_host::probe): `{"call_ns", "hop_ns",
 /// "round_trip_ns", "cpu", "bytes", "messages", "reps"}`. Raises ValueError for bad
 /// arguments, OSError when the kernel refuses (pipe, fork, affinity).
@@ -472,6 +480,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(timeslice, m)?)?;
     m.add_function(wrap_pyfunction!(sched_cost, m)?)?;
     m.add_function(wrap_pyfunction!(host_pipe_costs, m)?)?;
+    m.add_function(wrap_pyfunction!(nicksched_timeslice, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

@@ -33,6 +33,32 @@ pub fn timeslice_table(scheduler: &str, hz: u32) -> Result<Vec<(i32, Option<u64>
     cpu::construct(scheduler, 1, Timeslices { hz }).map_err(SimError::input)
 }
 
+/// The best non-RT priorities [`nicksched_dprio_timeslices`] tabulates against.
+pub const NICKSCHED_BEST_PRIOS: [i32; 4] = [100, 110, 120, 130];
+
+/// One row of [`nicksched_dprio_timeslices`]: the best queued priority and, for every
+/// dynamic priority from it to 139, the slice in ns.
+pub type DprioSlices = (i32, Vec<(i32, u64)>);
+
+/// nicksched's timeslice against dynamic priority (seed 000 gives it as a function of
+/// `dprio` and `minprio`, the best priority queued on the CPU): for each `best` of
+/// [`NICKSCHED_BEST_PRIOS`], the slice (ns) of a task at every dynamic priority
+/// `best..=139`, from the policy's own `Consts::timeslice` with its default tunables.
+pub fn nicksched_dprio_timeslices(hz: u32) -> Result<Vec<DprioSlices>, SimError> {
+    check_hz(hz)?;
+    let k = cpu::nicksched::Consts::new(&cpu::nicksched::Params::default(), hz);
+    let tick = 1_000_000_000 / hz as u64;
+    Ok(NICKSCHED_BEST_PRIOS
+        .iter()
+        .map(|&best| {
+            let row = (best..=139)
+                .map(|prio| (prio, k.timeslice(prio, Some(best)) * tick))
+                .collect();
+            (best, row)
+        })
+        .collect())
+}
+
 struct Timeslices {
     hz: u32,
 }
@@ -586,6 +612,27 @@ impl Scheduler for RingBaseline {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// v8 `task_timeslice` at HZ 1000 (MIN_TIMESLICE = 1 jiffy): base = 41 / (delta + 2),
+    /// slice = base · ((idx − 100) + 8) / 8, at least one jiffy.
+    #[test]
+    fn nicksched_slice_against_dprio_follows_v8() {
+        let t = nicksched_dprio_timeslices(1000).unwrap();
+        let at = |best: i32, prio: i32| {
+            let row = &t.iter().find(|r| r.0 == best).unwrap().1;
+            row.iter().find(|x| x.0 == prio).unwrap().1 / 1_000_000
+        };
+        assert_eq!(at(100, 100), 20); // 41/2 = 20, ·8/8
+        assert_eq!(at(100, 139), 1); // 41/41 = 1
+        assert_eq!(at(100, 110), 3); // 41/12 = 3
+        assert_eq!(at(120, 120), 70); // 20 · (20 + 8) / 8
+        assert_eq!(at(130, 139), 14); // 41/11 = 3, 3 · (30 + 8) / 8
+        assert_eq!(t.len(), NICKSCHED_BEST_PRIOS.len());
+        assert!(t
+            .iter()
+            .all(|(b, row)| row.first().unwrap().0 == *b && row.last().unwrap().0 == 139));
+        assert!(nicksched_dprio_timeslices(200).is_err());
+    }
 
     fn ms(v: u64) -> Option<u64> {
         Some(v * 1_000_000)

@@ -33,7 +33,8 @@ use sha2::{Digest, Sha256};
 pub use cpu::{schedulers, SchedulerEntry};
 pub use ctx::Ctx;
 pub use instruments::{
-    sched_cost, sched_cost_sweep, timeslice_table, CostClass, CostConfig, CostPoint,
+    nicksched_dprio_timeslices, sched_cost, sched_cost_sweep, timeslice_table, CostClass,
+    CostConfig, CostPoint, DprioSlices,
 };
 pub use metrics::Samples;
 pub use sched::Scheduler;

@@ -274,3 +274,43 @@ fn sched_work_cost_is_charged_as_overhead() {
         assert!(t(rc) > t(rb), "{ctx}: {} s !> {} s", t(rc), t(rb));
     }
 }
+
+/// The broadcast test's restarting load (`while true; do hackbench; done`) runs round after
+/// round under every policy, with the invariant checker on: each round's processes are
+/// forked, finish and exit, and the next round is forked.
+#[test]
+fn restarting_load_runs_rounds_under_every_policy() {
+    let opts: Vec<(String, String)> = [
+        ("load_groups", "1"),
+        ("load_loops", "20"),
+        ("iterations", "20"),
+        ("period_us", "5000"),
+        ("warmup_us", "0"),
+        ("cpus", "2"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let v = schedlab_spec::gen::generate("broadcast-wakeup", &opts).unwrap();
+    let mut spec = schedlab_spec::parse_value(&v).unwrap();
+    // A round (20 senders × 20 loops × 20 receivers) takes a few tens of ms: 150 ms
+    // covers several rounds without thousands of forked tasks.
+    spec.duration_ns = Some(150_000_000);
+    for Case { sched, out } in run_all(&spec) {
+        let tasks = out.result["tasks"].as_array().unwrap();
+        let rounds = tasks
+            .iter()
+            .filter(|t| {
+                t["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("load-g0-receiver0"))
+            })
+            .count();
+        assert!(rounds >= 3, "{sched}: only {rounds} rounds of the load ran");
+        let waiter = tasks.iter().find(|t| t["name"] == "waiter").unwrap();
+        assert!(
+            waiter["activations"].as_u64().unwrap() > 0,
+            "{sched}: the waiter never woke"
+        );
+    }
+}

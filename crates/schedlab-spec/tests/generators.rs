@@ -282,3 +282,82 @@ proptest! {
         prop_assert_eq!(v.clone(), generate("periodic", &o).unwrap());
     }
 }
+
+/// The seed's load was `hackbench 10` run again and again: with `load_loops` the load's
+/// processes are forked by `load-parent`, kicked off through `load-go`, reaped through
+/// `load-done`, and every channel balances within one round.
+#[test]
+fn broadcast_load_restarts_like_a_shell_loop() {
+    let s = gen(
+        "broadcast-wakeup",
+        &[
+            ("load_groups", "2"),
+            ("load_loops", "3"),
+            ("iterations", "5"),
+        ],
+    );
+    let parent = s.tasks.iter().find(|t| t.name == "load-parent").unwrap();
+    assert_eq!(parent.loop_count, -1);
+    let forks: Vec<u32> = parent.phases[0]
+        .events
+        .iter()
+        .filter_map(|e| match *e {
+            Event::Fork { task } => Some(task),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        forks.len(),
+        2 * 2 * 20,
+        "every process of both groups, once per round"
+    );
+    let load: Vec<_> = s
+        .tasks
+        .iter()
+        .filter(|t| t.name.starts_with("load-g"))
+        .collect();
+    assert!(load.iter().all(|t| t.instances == 0 && t.loop_count == 1));
+    // Per round: bytes written == bytes read on every channel, counting each fork.
+    let chan = |name: &str| {
+        s.resources
+            .channels
+            .iter()
+            .position(|c| c.name == name)
+            .unwrap()
+    };
+    let n = s.resources.channels.len();
+    let (mut w, mut r) = (vec![0u128; n], vec![0u128; n]);
+    let mut add = |t: &schedlab_spec::model::TaskSpec, copies: u128| {
+        for ph in &t.phases {
+            for e in &ph.events {
+                let times = copies * ph.loop_count as u128;
+                match *e {
+                    Event::Write { chan, bytes } => w[chan as usize] += times * bytes as u128,
+                    Event::Read { chan, bytes } => r[chan as usize] += times * bytes as u128,
+                    _ => {}
+                }
+            }
+        }
+    };
+    add(parent, 1);
+    for (i, t) in s.tasks.iter().enumerate() {
+        let copies = forks.iter().filter(|&&f| f as usize == i).count() as u128;
+        if copies > 0 {
+            add(t, copies);
+        }
+    }
+    assert_eq!(w, r, "bytes written and read per channel in one round");
+    assert_eq!(w[chan("load-go")], 80);
+    assert_eq!(w[chan("load-done")], 80);
+    assert_eq!(w[chan("load-g1-r7")], 20 * 3 * 100);
+    // load_loops=0: the old never-ending single round.
+    let once = gen(
+        "broadcast-wakeup",
+        &[
+            ("load_groups", "1"),
+            ("load_loops", "0"),
+            ("iterations", "5"),
+        ],
+    );
+    assert!(once.tasks.iter().all(|t| t.name != "load-parent"));
+}

@@ -149,6 +149,8 @@ pub struct Bfs {
     pub(super) queues: Vec<BTreeSet<Entry>>,
     /// Each task's entry while it is queued, and the queue it is in.
     pub(super) qentry: Vec<Option<(usize, Entry)>>,
+    /// Queued tasks per queue index over all queues (the length of BFS's per-level list).
+    level_len: [u32; IDLE_PRIO as usize + 1],
     /// The CPU each queued task was queued for (reported to the checker).
     qcpu: Vec<CpuId>,
     pub(super) deadline: Vec<u64>,
@@ -184,6 +186,7 @@ impl Bfs {
             interactive: true,
             queues: vec![BTreeSet::new()],
             qentry: Vec::new(),
+            level_len: [0; IDLE_PRIO as usize + 1],
             qcpu: Vec::new(),
             deadline: Vec::new(),
             time_slice: Vec::new(),
@@ -277,6 +280,7 @@ impl Bfs {
         self.queues[q].insert(e);
         self.qentry[t.idx()] = Some((q, e));
         self.qcpu[t.idx()] = cpu;
+        self.level_len[idx as usize] += 1;
         ctx.count_work(self.queue_op_steps(q));
     }
 
@@ -284,6 +288,7 @@ impl Bfs {
     fn remove(&mut self, ctx: &mut Ctx, t: TaskId) {
         if let Some((q, e)) = self.qentry[t.idx()].take() {
             self.queues[q].remove(&e);
+            self.level_len[e.0 as usize] -= 1;
             ctx.count_work(self.queue_op_steps(q));
         }
     }
@@ -390,21 +395,21 @@ impl Bfs {
         }
         let mut best: Option<(u8, u64, TaskId)> = None;
         let mut steps = 0u64;
+        let (mut level, mut seen_in_level) = (u8::MAX, 0u64);
         for &(idx, key, _, id) in &self.queues[0] {
             if let Some((bidx, bdl, _)) = best {
-                // An RT level is taken at its first suitable task; below RT, BFS walks the
-                // whole list of the level ("Now we're in O(n) territory"), so every entry
-                // of the level is counted, though none after the first deadline ≥ the best
-                // can win here (the set is sorted; a sticky penalty only raises a key).
-                if idx != bidx || idx < ISO_PRIO {
+                // Sorted by (level, deadline): nothing further can win (a sticky penalty
+                // only raises a key).
+                if idx != bidx || key >= bdl || idx < ISO_PRIO {
                     break;
-                }
-                if key >= bdl {
-                    steps += 1;
-                    continue;
                 }
             }
             steps += 1;
+            if idx == level {
+                seen_in_level += 1;
+            } else {
+                (level, seen_in_level) = (idx, 1);
+            }
             let t = TaskId(id);
             let v = ctx.task(t);
             if !v.affinity.contains(cpu) || (v.running && v.cpu != cpu) {
@@ -421,6 +426,11 @@ impl Bfs {
             if best.is_none_or(|(_, bdl, _)| dl < bdl) {
                 best = Some((idx, dl, t));
             }
+        }
+        // bfs.c walks the whole list of a non-RT level ("Now we're in O(n) territory"):
+        // count the entries the sorted set let us skip.
+        if let Some((bidx, _, _)) = best.filter(|b| b.0 >= ISO_PRIO) {
+            steps += u64::from(self.level_len[bidx as usize]).saturating_sub(seen_in_level);
         }
         ctx.count_work(steps);
         best.map(|(_, _, t)| t)
@@ -843,10 +853,10 @@ mod tests {
         b.put_prev(&mut ctx, CpuId(0), a);
         ctx.set_curr_for_test(CpuId(0), None);
         ctx.set_curr_for_test(CpuId(1), None);
-        b.insert(&ctx, CpuId(1), c);
+        b.insert(&mut ctx, CpuId(1), c);
         assert_eq!(b.sticky[0], Some(a));
         assert_eq!(b.pick_next(&mut ctx, CpuId(1)), Some(c));
-        b.insert(&ctx, CpuId(1), c);
+        b.insert(&mut ctx, CpuId(1), c);
         assert_eq!(b.pick_next(&mut ctx, CpuId(0)), Some(a));
         assert_eq!(b.sticky[0], None);
     }

@@ -6,9 +6,11 @@
 //! locks `bc_mutex`, broadcasts `bc_cond` and unlocks, `iterations` times. `waiters` copies
 //! of `waiter` loop for ever: lock, wait on `bc_cond`, unlock, `work_us` of work. With
 //! `rt=true` the waiters are SCHED_FIFO at `prio - 10` (below the broadcaster, as in the
-//! seed's RT case); otherwise SCHED_OTHER nice 0. The load is a looping
-//! `hackbench -g load_groups` (0 = none). Everything that loops for ever is stopped by
-//! `global.duration`, set to cover the measurement (whole seconds, rounded up, + 1 s).
+//! seed's RT case); otherwise SCHED_OTHER nice 0. The load is `hackbench -g load_groups
+//! -l load_loops` run again and again (0 groups = none): its processes are forked, kicked
+//! off, exit and are forked anew every round (`load_loops=0`: one round that never ends).
+//! Everything that loops for ever is stopped by `global.duration`, set to cover the
+//! measurement (whole seconds, rounded up, + 1 s).
 //! Headline: wake-up latency of the tasks named `waiter…`.
 
 use super::hackbench::{self, schedlab_object};
@@ -30,6 +32,13 @@ pub(super) fn info() -> GeneratorInfo {
             opt("work_us", 50, "work each waiter does after waking, µs"),
             opt("load_groups", 10, "groups of the looping hackbench load (0 = no load)"),
             opt(
+                "load_loops",
+                100,
+                "loops of each hackbench run of the load (hackbench -l, default 100): its \
+                 processes exit and a new round is forked, as a shell loop of `hackbench \
+                 load_groups` would; 0 = one round whose processes never exit",
+            ),
+            opt(
                 "warmup_us",
                 200000,
                 "start the broadcaster and the waiters this long after the load, so that they \
@@ -50,6 +59,7 @@ pub(super) fn generate(options: &[(String, String)]) -> Result<Value, SpecError>
     let prio = o.int("prio", 11, 99)?;
     let work = o.int("work_us", 0, 10_000_000)?;
     let load_groups = o.int("load_groups", 0, 1000)?;
+    let load_loops = o.int("load_loops", 0, i32::MAX as u64)?;
     let warmup = if load_groups > 0 {
         o.int("warmup_us", 0, 100_000_000)?
     } else {
@@ -89,7 +99,11 @@ pub(super) fn generate(options: &[(String, String)]) -> Result<Value, SpecError>
     );
     let (mut pipes, mut sockets) = (Map::new(), Map::new());
     if load_groups > 0 {
-        hackbench::load(load_groups).emit(&mut tasks, &mut pipes, &mut sockets);
+        let load = match load_loops {
+            0 => hackbench::load(load_groups),
+            loops => hackbench::restarting_load(load_groups, loops),
+        };
+        load.emit(&mut tasks, &mut pipes, &mut sockets);
     }
     if warmup > 0 {
         for name in ["broadcaster", "waiter"] {

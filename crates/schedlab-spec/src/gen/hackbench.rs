@@ -48,6 +48,10 @@ pub(super) struct Hackbench {
     pub groups: u64,
     /// `None`: loop for ever (a background load, ended by `global.duration`).
     pub loops: Option<u64>,
+    /// Run as `while true; do hackbench -g groups -l loops; done`: a parent process forks
+    /// every task, kicks them off, reaps them when they have sent `loops` messages to each
+    /// receiver, and starts again (`loops` must be `Some`).
+    pub restart: bool,
     pub datasize: u64,
     pub fds: u64,
     pub socket: bool,
@@ -65,6 +69,9 @@ impl Hackbench {
         pipes: &mut Map<String, Value>,
         sockets: &mut Map<String, Value>,
     ) {
+        if self.restart {
+            return self.emit_restarting(tasks, pipes, sockets);
+        }
         let p = self.prefix;
         let chan = |g: u64, r: u64| format!("{p}g{g}-r{r}");
         let start_barrier = format!("{p}start");
@@ -134,6 +141,88 @@ impl Hackbench {
         }
     }
 
+    /// The restarting form: every task is created by `{prefix}parent` with `fork`, waits
+    /// for one byte of the `{prefix}go` pipe (hackbench's kick-off through its "wakefd"
+    /// pipe), does its `loops`, and writes one byte to `{prefix}done` before it exits;
+    /// the parent reads one byte per task (its waitpid loop), then forks the next round.
+    fn emit_restarting(
+        &self,
+        tasks: &mut Map<String, Value>,
+        pipes: &mut Map<String, Value>,
+        sockets: &mut Map<String, Value>,
+    ) {
+        let p = self.prefix;
+        let loops = self.loops.expect("a restarting hackbench has a loop count");
+        let (go, done) = (format!("{p}go"), format!("{p}done"));
+        for c in [&go, &done] {
+            pipes.insert(
+                c.clone(),
+                json!({"capacity": PIPE_CAPACITY, "op_cost_ns": PIPE_OP_NS, "byte_cost_ps": PIPE_BYTE_PS}),
+            );
+        }
+        let once = Hackbench {
+            prefix: self.prefix,
+            groups: self.groups,
+            loops: None,
+            datasize: self.datasize,
+            fds: self.fds,
+            socket: self.socket,
+            threads: self.threads,
+            restart: false,
+        };
+        let mut forever = Map::new();
+        once.emit(&mut forever, pipes, sockets);
+        let mut spawn = Map::new();
+        for (name, mut t) in forever {
+            let copies = t.get("instance").and_then(Value::as_u64).unwrap_or(1);
+            let Value::Object(ref mut body) = t else {
+                unreachable!("emit writes objects")
+            };
+            body.remove("instance");
+            let calls = if name.ends_with("sender") {
+                loops
+            } else {
+                loops * self.fds
+            };
+            let mut work = Map::new();
+            work.insert("loop".into(), json!(calls));
+            for (k, v) in std::mem::take(body) {
+                if k.starts_with("schedlab:") && k != "schedlab:process" {
+                    work.insert(k, v);
+                } else {
+                    body.insert(k, v);
+                }
+            }
+            body.insert("instance".into(), json!(0));
+            body.insert("loop".into(), json!(1));
+            body.insert(
+                "phases".into(),
+                json!({
+                    "ready": {"schedlab:read": {"chan": go, "bytes": 1}},
+                    "work": Value::Object(work),
+                    "done": {"schedlab:write": {"chan": done, "bytes": 1}},
+                }),
+            );
+            for _ in 0..copies {
+                spawn.insert(format!("fork{}", spawn.len()), json!(name));
+            }
+            tasks.insert(name, t);
+        }
+        let n = spawn.len();
+        let mut parent = Map::new();
+        self.process(&mut parent);
+        parent.insert("loop".into(), json!(-1));
+        parent.insert(
+            "phases".into(),
+            json!({
+                "spawn": Value::Object(spawn),
+                "kick": {"schedlab:write": {"chan": go, "bytes": n}},
+                "reap": {"schedlab:read": {"chan": done, "bytes": n}},
+            }),
+        );
+        tasks.insert(format!("{p}parent"), Value::Object(parent));
+    }
+
     fn process(&self, t: &mut Map<String, Value>) {
         if self.threads {
             t.insert(
@@ -159,6 +248,17 @@ pub(super) fn load(groups: u64) -> Hackbench {
         fds: 20,
         socket: true,
         threads: false,
+        restart: false,
+    }
+}
+
+/// `while true; do hackbench -g groups -l loops; done` as a load: the processes exit and
+/// are forked again every round, as the seed's `hackbench 10` load was.
+pub(super) fn restarting_load(groups: u64, loops: u64) -> Hackbench {
+    Hackbench {
+        loops: Some(loops),
+        restart: true,
+        ..load(groups)
     }
 }
 
@@ -191,6 +291,7 @@ pub(super) fn generate(options: &[(String, String)]) -> Result<Value, SpecError>
         fds: o.int("fds", 1, 1000)?,
         socket: o.choice("mode", &["socket", "pipe"])? == "socket",
         threads: o.choice("tasks", &["process", "thread"])? == "thread",
+        restart: false,
     };
     let cpus = o.int("cpus", 1, 256)?;
     if hb.ntasks() > MAX_TASKS {
