@@ -152,6 +152,47 @@ pub(crate) mod util {
             self.0.get()
         }
     }
+
+    /// A task slot of the list back ends (single list, per-priority lists): doubly linked
+    /// list links, the priority, and whether the task is queued.
+    #[derive(Debug, Clone, Copy)]
+    pub struct ListNode {
+        pub next: u32,
+        pub prev: u32,
+        pub prio: super::Prio,
+        pub queued: bool,
+    }
+
+    /// An unused list slot.
+    pub const FREE_LIST_NODE: ListNode = ListNode {
+        next: super::NIL,
+        prev: super::NIL,
+        prio: 0,
+        queued: false,
+    };
+
+    /// What every back end's slot tells about its task.
+    pub trait Slot {
+        fn queued(&self) -> bool;
+        fn prio(&self) -> super::Prio;
+    }
+
+    impl Slot for ListNode {
+        #[inline]
+        fn queued(&self) -> bool {
+            self.queued
+        }
+        #[inline]
+        fn prio(&self) -> super::Prio {
+            self.prio
+        }
+    }
+
+    /// `prio_of` over a slot array (`is_queued` is its `is_some`). O(1).
+    #[inline]
+    pub fn slot_prio<N: Slot>(nodes: &[N], t: super::TaskIdx) -> Option<super::Prio> {
+        nodes.get(t as usize).filter(|n| n.queued()).map(Slot::prio)
+    }
 }
 
 /// μITRON 4.0 semantics pinned on every back end (TOPPERS/ASP `kernel/task.c`, reference

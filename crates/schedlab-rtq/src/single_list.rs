@@ -17,20 +17,9 @@ use crate::util::Steps;
 use crate::{Prio, ReadyQueue, TaskIdx, NIL};
 
 /// Per-task links.
-#[derive(Debug, Clone, Copy)]
-pub struct Node {
-    next: u32,
-    prev: u32,
-    prio: Prio,
-    queued: bool,
-}
+pub type Node = crate::util::ListNode;
 
-const FREE: Node = Node {
-    next: NIL,
-    prev: NIL,
-    prio: 0,
-    queued: false,
-};
+const FREE: Node = crate::util::FREE_LIST_NODE;
 
 /// One list of all ready tasks in priority order (see the module doc).
 pub struct SingleList<S: Storage> {
@@ -224,15 +213,12 @@ impl<S: Storage> ReadyQueue for SingleList<S> {
 
     /// O(1).
     fn is_queued(&self, t: TaskIdx) -> bool {
-        self.nodes
-            .as_ref()
-            .get(t as usize)
-            .is_some_and(|n| n.queued)
+        self.prio_of(t).is_some()
     }
 
     /// O(1).
     fn prio_of(&self, t: TaskIdx) -> Option<Prio> {
-        self.is_queued(t).then(|| self.node(t).prio)
+        crate::util::slot_prio(self.nodes.as_ref(), t)
     }
 
     /// O(1).

@@ -38,6 +38,17 @@ pub struct Node {
     queued: bool,
 }
 
+impl crate::util::Slot for Node {
+    #[inline]
+    fn queued(&self) -> bool {
+        self.queued
+    }
+    #[inline]
+    fn prio(&self) -> Prio {
+        self.prio
+    }
+}
+
 const FREE: Node = Node {
     left: NIL,
     right: NIL,
@@ -434,15 +445,12 @@ impl<S: Storage> ReadyQueue for Tree<S> {
 
     /// O(1).
     fn is_queued(&self, t: TaskIdx) -> bool {
-        self.nodes
-            .as_ref()
-            .get(t as usize)
-            .is_some_and(|n| n.queued)
+        self.prio_of(t).is_some()
     }
 
     /// O(1).
     fn prio_of(&self, t: TaskIdx) -> Option<Prio> {
-        self.is_queued(t).then(|| self.n(t).prio)
+        crate::util::slot_prio(self.nodes.as_ref(), t)
     }
 
     /// O(1).

@@ -10,7 +10,7 @@ open in Perfetto), dynamic priority from the counters each policy writes into th
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -250,8 +250,8 @@ def fork_yield_part(ctx: Context, policies: Sequence[str]) -> Part:
     part.outcomes += [o for o, _ in forks.values()] + [o for o, _ in yields.values()]
     frows, yrows = [], []
     for p in policies:
-        frows.append([p, *_fork_cells(ctx, *forks[p])])
-        yrows.append([p, *_yield_cells(ctx, *yields[p])])
+        frows.append([p, *_probe_cells(ctx, *forks[p], _fork_values)])
+        yrows.append([p, *_probe_cells(ctx, *yields[p], _yield_values)])
     part.html.append(report.render_table(Table(
         id="seed000-fork",
         caption=f"fork(): a CPU hog forks a CPU hog {FORK_AT_MS} ms into its run (1 CPU)",
@@ -282,26 +282,28 @@ def fork_yield_part(ctx: Context, policies: Sequence[str]) -> Part:
     return part
 
 
-def _fork_cells(ctx: Context, o: RunOutcome, trace: Path) -> list[Any]:
+def _probe_cells(ctx: Context, o: RunOutcome, trace: Path,
+                 read: Callable[[Mapping[str, Sequence[Any]], Any], Sequence[Any]]
+                 ) -> list[Any]:
+    """A probe's cells: ``read(trace columns, result)``'s values and a link to the trace,
+    or the reason there are none."""
     if not o.ok:
         return [Cell(f"failed: {o.error}", kind="text"), None, None, None, None]
     try:
-        f = fork_behaviour(_read_trace(trace))
+        values = read(_read_trace(trace), o.result)
     except Exception as exc:
         return [Cell(f"no reading: {exc}", kind="text"), None, None, None, None]
-    return [f["first"], f["child_first_ms"], f["parent_first_ms"], f["turn_ms"],
-            _trace_cell(ctx, trace)]
+    return [*values, _trace_cell(ctx, trace)]
 
 
-def _yield_cells(ctx: Context, o: RunOutcome, trace: Path) -> list[Any]:
-    if not o.ok:
-        return [Cell(f"failed: {o.error}", kind="text"), None, None, None, None]
-    try:
-        y = yield_behaviour(_read_trace(trace), o.result)
-    except Exception as exc:
-        return [Cell(f"no reading: {exc}", kind="text"), None, None, None, None]
-    return [y["yielder_pct"], y["hog_pct"], y["yields_switched"], y["wait_ms"],
-            _trace_cell(ctx, trace)]
+def _fork_values(cols: Mapping[str, Sequence[Any]], _result: Any) -> list[Any]:
+    f = fork_behaviour(cols)
+    return [f["first"], f["child_first_ms"], f["parent_first_ms"], f["turn_ms"]]
+
+
+def _yield_values(cols: Mapping[str, Sequence[Any]], result: Any) -> list[Any]:
+    y = yield_behaviour(cols, result)
+    return [y["yielder_pct"], y["hog_pct"], y["yields_switched"], y["wait_ms"]]
 
 
 def dprio_part(ctx: Context, policies: Sequence[str]) -> Part:
