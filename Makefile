@@ -32,6 +32,8 @@ test: test-rust test-python
 
 test-rust:
 	cargo test --workspace --exclude schedlab-py --quiet
+	@# the ready-queue crate must build for no_std without alloc (the workspace enables alloc)
+	cargo build -p schedlab-rtq --no-default-features --quiet
 
 test-python: develop
 	$(PY) -m pytest -q tests
