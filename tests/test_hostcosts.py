@@ -7,26 +7,33 @@ import os
 import pytest
 
 from schedlab import _core, api, hostcosts
-from schedlab.hostcosts import HostCosts
+from schedlab.hostcosts import ChannelCost, HostCosts
 
-FAKE = HostCosts(call_ns=300.4, hop_ns=1_999.6, round_trip_ns=5_200.0, cpu=0, bytes=100,
-                 messages=1000, reps=3)
+FAKE = HostCosts(
+    pipe=ChannelCost(kind="pipe", call_ns=300.4, hop_ns=1_999.6, round_trip_ns=5_200.0,
+                     cpu=0, bytes=100, messages=1000, reps=3),
+    socket=ChannelCost(kind="socket", call_ns=700.0, hop_ns=2_500.0, round_trip_ns=7_800.0,
+                       cpu=0, bytes=100, messages=1000, reps=3),
+)
 
 
 def test_probe_measures_and_keeps_affinity() -> None:
     before = os.sched_getaffinity(0)
-    c = hostcosts.measure(quick=True)
-    assert c.call_ns > 0 and c.round_trip_ns > 0 and c.hop_ns >= 0
-    # A round trip is two writes, two reads and two hops (the definition of hop).
-    assert c.round_trip_ns == pytest.approx(4 * c.call_ns + 2 * c.hop_ns) or c.hop_ns == 0
+    costs = hostcosts.measure(quick=True)
+    for kind, c in (("pipe", costs.pipe), ("socket", costs.socket)):
+        assert c.kind == kind
+        assert c.call_ns > 0 and c.round_trip_ns > 0 and c.hop_ns >= 0
+        # A round trip is two writes, two reads and two hops (the definition of hop).
+        assert c.round_trip_ns == pytest.approx(4 * c.call_ns + 2 * c.hop_ns) or c.hop_ns == 0
+    assert costs.switch_ns == costs.pipe.hop_ns
     assert os.sched_getaffinity(0) == before
 
 
 @pytest.mark.parametrize("kwargs", [{"bytes": 0}, {"bytes": 5000}, {"messages": 0},
-                                    {"reps": 0}])
+                                    {"reps": 0}, {"kind": "fifo"}])
 def test_probe_rejects_bad_arguments(kwargs: dict) -> None:
-    with pytest.raises(ValueError, match="pipe_costs"):
-        _core.host_pipe_costs(**kwargs)
+    with pytest.raises(ValueError, match="channel_costs"):
+        _core.host_channel_costs(**kwargs)
 
 
 def test_apply_sets_switch_and_pipe_costs_only() -> None:
@@ -44,10 +51,13 @@ def test_apply_sets_switch_and_pipe_costs_only() -> None:
     api.validate(out)
 
 
-def test_apply_leaves_sockets_alone() -> None:
+def test_apply_sets_socket_costs() -> None:
     spec = api.generate("hackbench", groups=1, loops=2, fds=2, mode="socket")
     out = hostcosts.apply(spec, FAKE)
-    assert out["schedlab"]["sockets"] == spec["schedlab"]["sockets"]
+    socks = out["schedlab"]["sockets"]
+    assert socks and all(c["op_cost_ns"] == 700 and c["byte_cost_ps"] == 0
+                         for c in socks.values())
+    assert out["schedlab"]["machine"]["context_switch_ns"] == 2000
 
 
 def test_costed_hackbench_pays_for_its_switches() -> None:

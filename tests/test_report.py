@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from schedlab import plots, report, reproduce
-from schedlab.hostcosts import HostCosts
+from schedlab.hostcosts import ChannelCost, HostCosts
 from schedlab.report import Cell, Column, Table, parse_number, parse_tables
 from schedlab.result import Result
 from schedlab.seeds import seed000
@@ -53,8 +53,11 @@ def _json(scheduler: str, tasks: list[dict], headline: dict | None) -> dict:
 
 
 def fake_costs(quick: bool) -> HostCosts:
-    return HostCosts(call_ns=250.0, hop_ns=1800.0, round_trip_ns=4600.0, cpu=0, bytes=100,
-                     messages=10, reps=1)
+    def one(kind: str, call: float) -> ChannelCost:
+        return ChannelCost(kind=kind, call_ns=call, hop_ns=1800.0, round_trip_ns=4600.0,
+                           cpu=0, bytes=100, messages=10, reps=1)
+
+    return HostCosts(pipe=one("pipe", 250.0), socket=one("socket", 600.0))
 
 
 def fake_simulate(spec: dict, *, scheduler: str, seed: int = 1, **kw: Any) -> Result:

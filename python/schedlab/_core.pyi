@@ -103,14 +103,15 @@ def nicksched_timeslice(hz: int) -> list[tuple[int, list[tuple[int, int]]]]:
     …])`` for the best queued priorities 100, 110, 120 and 130 (computed by the policy's
     own code). Raises SimError (bad_input) for an unsupported HZ."""
 
-def host_pipe_costs(
-    messages: int = 20000, bytes: int = 100, reps: int = 5
+def host_channel_costs(
+    kind: str = "pipe", messages: int = 20000, bytes: int = 100, reps: int = 5
 ) -> dict[str, Any]:
     """Measure this host: two processes pinned to one CPU bounce ``messages`` messages of
-    ``bytes`` bytes over two pipes, ``reps`` times. Returns medians in ns: ``call_ns`` (one
-    uncontended pipe call), ``hop_ns`` (block + wake-up + switch per message),
-    ``round_trip_ns``; and ``cpu, bytes, messages, reps``. The caller's CPU affinity is
-    restored. Raises ValueError for bad arguments, OSError if the kernel refuses."""
+    ``bytes`` bytes over two channels of ``kind`` ("pipe", or "socket": AF_UNIX stream
+    socketpairs), ``reps`` times. Returns medians in ns: ``call_ns`` (one uncontended
+    call), ``hop_ns`` (block + wake-up + switch per message), ``round_trip_ns``; and
+    ``kind, cpu, bytes, messages, reps``. The caller's CPU affinity is restored. Raises
+    ValueError for bad arguments, OSError if the kernel refuses."""
 
 def version() -> str:
     """Version of the Rust crates."""

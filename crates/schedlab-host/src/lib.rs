@@ -7,4 +7,4 @@
 
 pub mod probe;
 
-pub use probe::{pipe_costs, PipeCosts};
+pub use probe::{channel_costs, ChannelCosts, ChannelKind};

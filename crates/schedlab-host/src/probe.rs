@@ -1,7 +1,8 @@
 //! Probes of the host's costs, measured the way `perf bench sched pipe` and hackbench
-//! exercise them: two processes bouncing a message over a pair of pipes on one CPU.
+//! exercise them: two processes bouncing a message over two pipes (or two AF_UNIX stream
+//! socketpairs, hackbench's default) on one CPU.
 //!
-//! - **call**: one `write(2)` or `read(2)` of `bytes` on a pipe when nobody has to wait:
+//! - **call**: one `write(2)` or `read(2)` of `bytes` on the channel when nobody has to wait:
 //!   one process writes and reads back its own message (no block, no wake-up, no switch).
 //! - **hop**: what a message costs beyond its two calls when the reader is asleep: the
 //!   reader blocks, the writer wakes it (try_to_wake_up), the CPU switches to it. Two
@@ -14,10 +15,20 @@
 use std::io;
 use std::time::Instant;
 
-/// What [`pipe_costs`] measured (nanoseconds, medians over `reps`).
+/// The channel a probe bounces its messages over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChannelKind {
+    /// `pipe(2)`.
+    Pipe,
+    /// One direction of an AF_UNIX `SOCK_STREAM` `socketpair(2)`.
+    UnixStream,
+}
+
+/// What [`channel_costs`] measured (nanoseconds, medians over `reps`).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PipeCosts {
-    /// One uncontended pipe `write` or `read` of `bytes`.
+pub struct ChannelCosts {
+    pub kind: ChannelKind,
+    /// One uncontended `write` or `read` of `bytes`.
     pub call_ns: f64,
     /// Block + wake-up + context switch, per message handed to a sleeping reader.
     pub hop_ns: f64,
@@ -30,13 +41,18 @@ pub struct PipeCosts {
     pub reps: u32,
 }
 
-/// Measure [`PipeCosts`] with `messages` messages of `bytes` (1..=4096) per repetition,
-/// `reps` repetitions, both processes pinned to the CPU the caller is running on.
-pub fn pipe_costs(messages: u32, bytes: usize, reps: u32) -> io::Result<PipeCosts> {
+/// Measure [`ChannelCosts`] on `kind` with `messages` messages of `bytes` (1..=4096) per
+/// repetition, `reps` repetitions, both processes pinned to the CPU the caller runs on.
+pub fn channel_costs(
+    kind: ChannelKind,
+    messages: u32,
+    bytes: usize,
+    reps: u32,
+) -> io::Result<ChannelCosts> {
     if !(1..=4096).contains(&bytes) || messages == 0 || reps == 0 {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            "pipe_costs: bytes must be 1..=4096, messages and reps > 0",
+            "channel_costs: bytes must be 1..=4096, messages and reps > 0",
         ));
     }
     let cpu = current_cpu()?;
@@ -44,12 +60,13 @@ pub fn pipe_costs(messages: u32, bytes: usize, reps: u32) -> io::Result<PipeCost
     let mut calls = Vec::with_capacity(reps as usize);
     let mut trips = Vec::with_capacity(reps as usize);
     for _ in 0..reps {
-        calls.push(self_loop(messages, bytes)? / (2.0 * messages as f64));
-        trips.push(ping_pong(messages, bytes)? / messages as f64);
+        calls.push(self_loop(kind, messages, bytes)? / (2.0 * messages as f64));
+        trips.push(ping_pong(kind, messages, bytes)? / messages as f64);
     }
     let call_ns = median(&mut calls);
     let round_trip_ns = median(&mut trips);
-    Ok(PipeCosts {
+    Ok(ChannelCosts {
+        kind,
         call_ns,
         hop_ns: ((round_trip_ns - 4.0 * call_ns) / 2.0).max(0.0),
         round_trip_ns,
@@ -112,27 +129,36 @@ impl Drop for Pinned {
     }
 }
 
-/// A pipe whose two ends are closed on drop.
-struct Pipe {
+/// One direction of a channel (a pipe, or a socketpair used one way, as hackbench uses
+/// each receiver's); both descriptors are closed on drop.
+struct Link {
     rd: libc::c_int,
     wr: libc::c_int,
 }
 
-impl Pipe {
-    fn new() -> io::Result<Pipe> {
+impl Link {
+    fn new(kind: ChannelKind) -> io::Result<Link> {
         let mut fds = [0 as libc::c_int; 2];
-        // SAFETY: fds has room for the two descriptors pipe(2) writes.
-        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        // SAFETY: fds has room for the two descriptors pipe(2)/socketpair(2) write.
+        let rc = unsafe {
+            match kind {
+                ChannelKind::Pipe => libc::pipe(fds.as_mut_ptr()),
+                ChannelKind::UnixStream => {
+                    libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, fds.as_mut_ptr())
+                }
+            }
+        };
+        if rc != 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok(Pipe {
+        Ok(Link {
             rd: fds[0],
             wr: fds[1],
         })
     }
 }
 
-impl Drop for Pipe {
+impl Drop for Link {
     fn drop(&mut self) {
         // SAFETY: both descriptors are owned by this value.
         unsafe {
@@ -166,8 +192,8 @@ fn read_exact(fd: libc::c_int, buf: &mut [u8]) -> io::Result<()> {
 }
 
 /// ns for `messages` × (write + read back) in one process.
-fn self_loop(messages: u32, bytes: usize) -> io::Result<f64> {
-    let p = Pipe::new()?;
+fn self_loop(kind: ChannelKind, messages: u32, bytes: usize) -> io::Result<f64> {
+    let p = Link::new(kind)?;
     let mut buf = vec![0u8; bytes];
     let t = Instant::now();
     for _ in 0..messages {
@@ -178,9 +204,9 @@ fn self_loop(messages: u32, bytes: usize) -> io::Result<f64> {
 }
 
 /// ns for `messages` round trips between this process and a forked child on one CPU.
-fn ping_pong(messages: u32, bytes: usize) -> io::Result<f64> {
-    let there = Pipe::new()?;
-    let back = Pipe::new()?;
+fn ping_pong(kind: ChannelKind, messages: u32, bytes: usize) -> io::Result<f64> {
+    let there = Link::new(kind)?;
+    let back = Link::new(kind)?;
     let mut buf = vec![0u8; bytes];
     // SAFETY: the child only makes async-signal-safe calls (read, write, _exit) on
     // memory allocated before the fork, then exits without unwinding.
@@ -211,7 +237,9 @@ fn ping_pong(messages: u32, bytes: usize) -> io::Result<f64> {
     unsafe { libc::waitpid(pid, &mut status, 0) };
     res?;
     if status != 0 {
-        return Err(io::Error::other("pipe_costs: the ping-pong child failed"));
+        return Err(io::Error::other(
+            "channel_costs: the ping-pong child failed",
+        ));
     }
     Ok(elapsed)
 }
@@ -232,17 +260,19 @@ mod tests {
     #[test]
     fn measures_and_restores_affinity() {
         let before = affinity();
-        let c = pipe_costs(200, 100, 3).unwrap();
-        assert!(c.call_ns > 0.0 && c.round_trip_ns > 0.0, "{c:?}");
-        assert!(c.hop_ns >= 0.0);
-        assert_eq!((c.bytes, c.messages, c.reps), (100, 200, 3));
-        assert_eq!(affinity(), before);
+        for kind in [ChannelKind::Pipe, ChannelKind::UnixStream] {
+            let c = channel_costs(kind, 200, 100, 3).unwrap();
+            assert!(c.call_ns > 0.0 && c.round_trip_ns > 0.0, "{c:?}");
+            assert!(c.hop_ns >= 0.0);
+            assert_eq!((c.kind, c.bytes, c.messages, c.reps), (kind, 100, 200, 3));
+            assert_eq!(affinity(), before);
+        }
     }
 
     #[test]
     fn rejects_bad_arguments() {
         for (m, b, r) in [(0, 100, 1), (10, 0, 1), (10, 5000, 1), (10, 100, 0)] {
-            let e = pipe_costs(m, b, r).unwrap_err();
+            let e = channel_costs(ChannelKind::Pipe, m, b, r).unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
         }
     }

@@ -431,24 +431,36 @@ fn nicksched_timeslice(py: Python<'_>, hz: u32) -> PyResult<Vec<schedlab_sim::Dp
     schedlab_sim::nicksched_dprio_timeslices(hz).map_err(|e| sim_error(py, e))
 }
 
-/// Measure this host's pipe costs (schedlab_host::probe): `{"call_ns", "hop_ns",
+/// Measure this host's channel costs (schedlab_host::probe) over `kind` ("pipe" or
+/// "socket": an AF_UNIX stream socketpair): `{"kind", "call_ns", "hop_ns",
 /// "round_trip_ns", "cpu", "bytes", "messages", "reps"}`. Raises ValueError for bad
-/// arguments, OSError when the kernel refuses (pipe, fork, affinity).
+/// arguments, OSError when the kernel refuses (pipe, socketpair, fork, affinity).
 #[pyfunction]
-#[pyo3(signature = (messages=20000, bytes=100, reps=5))]
-fn host_pipe_costs<'py>(
+#[pyo3(signature = (kind="pipe", messages=20000, bytes=100, reps=5))]
+fn host_channel_costs<'py>(
     py: Python<'py>,
+    kind: &str,
     messages: u32,
     bytes: usize,
     reps: u32,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let k = match kind {
+        "pipe" => schedlab_host::ChannelKind::Pipe,
+        "socket" => schedlab_host::ChannelKind::UnixStream,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "channel_costs: kind must be \"pipe\" or \"socket\", not {other:?}"
+            )))
+        }
+    };
     let c = py
-        .allow_threads(|| schedlab_host::pipe_costs(messages, bytes, reps))
+        .allow_threads(|| schedlab_host::channel_costs(k, messages, bytes, reps))
         .map_err(|e| match e.kind() {
             std::io::ErrorKind::InvalidInput => PyValueError::new_err(e.to_string()),
             _ => PyErr::from(e),
         })?;
     let d = PyDict::new(py);
+    d.set_item("kind", kind)?;
     d.set_item("call_ns", c.call_ns)?;
     d.set_item("hop_ns", c.hop_ns)?;
     d.set_item("round_trip_ns", c.round_trip_ns)?;
@@ -479,7 +491,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_trace, m)?)?;
     m.add_function(wrap_pyfunction!(timeslice, m)?)?;
     m.add_function(wrap_pyfunction!(sched_cost, m)?)?;
-    m.add_function(wrap_pyfunction!(host_pipe_costs, m)?)?;
+    m.add_function(wrap_pyfunction!(host_channel_costs, m)?)?;
     m.add_function(wrap_pyfunction!(nicksched_timeslice, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
