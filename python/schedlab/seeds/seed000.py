@@ -917,8 +917,15 @@ def section(ctx: Context) -> SectionOutput:
     all_outcomes: list[RunOutcome] = list(hb.outcomes)
     first_spec = hb.first_spec
 
+    host_note = ""
+    if policies:
+        host_note = ("<br><strong>Host-cost machine</strong> (hackbench's host-cost column, the "
+                     "wake-up test): the same, with this host's measured costs — "
+                     f"{report.esc(ctx.host_costs().describe())}; a context switch is charged "
+                     "one pipe hop.")
     html[machine_note] = report.note(
-        f"<strong>Modelled machine:</strong> {report.esc(machine_text(first_spec, st))}. "
+        f"<strong>Modelled machine:</strong> {report.esc(machine_text(first_spec, st))}."
+        + host_note + "<br>"
         "Simulated seconds are on this model, not on a 300 MHz MIPS board: only rankings "
         "and ratios are comparable with the seed's figures, not absolute values."
         + (f"<br><strong>Sizes:</strong> {report.esc(st.description)}." if st.description
