@@ -62,7 +62,7 @@ use crate::ctx::Ctx;
 use crate::sched::{
     BalanceKind, DequeueKind, EnqueueKind, ParamInfo, PolicyInfo, Scheduler, WakeKind,
 };
-use crate::types::{CpuId, Policy, SchedAttrs, TaskId};
+use crate::types::{CpuId, CpuMask, Policy, SchedAttrs, TaskId};
 
 /// MAX_PRIO: 100 RT levels + 40 nice levels.
 pub const MAX_PRIO: usize = 140;
@@ -760,11 +760,52 @@ impl LinuxO1 {
     }
 }
 
-fn first_bit(bits: &[u64; WORDS]) -> Option<usize> {
+/// The lowest set bit of a priority bitmap (`sched_find_first_bit`).
+pub(super) fn first_bit(bits: &[u64; WORDS]) -> Option<usize> {
     bits.iter()
         .enumerate()
         .find(|(_, w)| **w != 0)
         .map(|(i, w)| i * 64 + w.trailing_zeros() as usize)
+}
+
+/// Wake-up and fork placement of the O(1) family (2.6 `wake_up_new_task` /
+/// `try_to_wake_up` as modelled here; nicksched shares it): a forked task starts on its
+/// parent's CPU when allowed, else on the least-loaded allowed CPU; a woken task goes to
+/// its previous CPU if idle, else to the next idle allowed CPU after it, else stays on its
+/// previous CPU (or the least-loaded one if that is no longer allowed). `load` orders the
+/// CPUs (ties by number), `idle` says whether a CPU has nothing to run.
+pub(super) fn wake_placement(
+    ctx: &Ctx,
+    aff: CpuMask,
+    prev: CpuId,
+    kind: WakeKind,
+    parent_cpu: Option<CpuId>,
+    load: impl Fn(CpuId) -> (u32, u64),
+    idle: impl Fn(CpuId) -> bool,
+) -> CpuId {
+    let least_loaded = || {
+        aff.iter()
+            .min_by_key(|&c| (load(c), c.0))
+            .expect("empty affinity")
+    };
+    match kind {
+        WakeKind::Fork => parent_cpu
+            .filter(|&pc| aff.contains(pc))
+            .unwrap_or_else(least_loaded),
+        WakeKind::Wakeup => {
+            let n = ctx.nr_cpus() as u32;
+            (0..n)
+                .map(|i| CpuId((prev.0 + i) % n))
+                .find(|&c| aff.contains(c) && idle(c))
+                .unwrap_or_else(|| {
+                    if aff.contains(prev) {
+                        prev
+                    } else {
+                        least_loaded()
+                    }
+                })
+        }
+    }
 }
 
 const PARAM_NAMES: &str = "min_timeslice, def_timeslice, granularity, prio_bonus_ratio, \
@@ -1014,50 +1055,20 @@ impl Scheduler for LinuxO1 {
     }
 
     fn select_cpu(&mut self, ctx: &mut Ctx, t: TaskId, prev: CpuId, kind: WakeKind) -> CpuId {
-        let aff = ctx.task(t).affinity;
-        let least_loaded = |s: &Self| {
-            aff.iter()
-                .min_by_key(|c| {
-                    (
-                        s.rq[c.idx()].nr_running,
-                        s.rq[c.idx()].raw_weighted_load,
-                        c.0,
-                    )
-                })
-                .expect("empty affinity")
-        };
-        match kind {
-            WakeKind::Fork => {
-                match Some(self.tasks[t.idx()].parent).filter(|&p| p != NIL) {
-                    Some(p) => {
-                        let p = TaskId(p);
-                        let pc = ctx.task(p).cpu;
-                        if aff.contains(pc) {
-                            return pc;
-                        }
-                    }
-                    None => return least_loaded(self),
-                }
-                least_loaded(self)
-            }
-            WakeKind::Wakeup => {
-                if aff.contains(prev) && self.cpu_idle(ctx, prev) {
-                    return prev;
-                }
-                let n = ctx.nr_cpus() as u32;
-                for i in 1..n {
-                    let c = CpuId((prev.0 + i) % n);
-                    if aff.contains(c) && self.cpu_idle(ctx, c) {
-                        return c;
-                    }
-                }
-                if aff.contains(prev) {
-                    prev
-                } else {
-                    least_loaded(self)
-                }
-            }
-        }
+        let parent = Some(self.tasks[t.idx()].parent).filter(|&p| p != NIL);
+        let parent_cpu = parent.map(|p| ctx.task(TaskId(p)).cpu);
+        wake_placement(
+            ctx,
+            ctx.task(t).affinity,
+            prev,
+            kind,
+            parent_cpu,
+            |c| {
+                let rq = &self.rq[c.idx()];
+                (rq.nr_running, rq.raw_weighted_load)
+            },
+            |c| self.cpu_idle(ctx, c),
+        )
     }
 
     fn enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: EnqueueKind) {

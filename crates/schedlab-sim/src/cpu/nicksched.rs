@@ -70,7 +70,7 @@
 //!   first idle allowed CPU after it, else stays; a forked child starts on its parent's
 //!   CPU; start-up tasks go to the least-loaded allowed CPU.
 
-use crate::cpu::linux_o1::{PrioArray, MAX_PRIO, NIL, WORDS};
+use crate::cpu::linux_o1::{first_bit, wake_placement, PrioArray, MAX_PRIO, NIL, WORDS};
 use crate::ctx::Ctx;
 use crate::sched::{
     BalanceKind, DequeueKind, EnqueueKind, ParamInfo, PolicyInfo, Scheduler, WakeKind,
@@ -481,13 +481,6 @@ fn first_from(a: &PrioArray, start: usize) -> Option<usize> {
     })
 }
 
-fn first_bit(bits: &[u64; WORDS]) -> Option<usize> {
-    bits.iter()
-        .enumerate()
-        .find(|(_, w)| **w != 0)
-        .map(|(i, w)| i * 64 + w.trailing_zeros() as usize)
-}
-
 const PARAM_NAMES: &str =
     "min_timeslice, max_timeslice, max_sleep, cache_decay, busy_balance_ms, imbalance_pct";
 
@@ -642,41 +635,17 @@ impl Scheduler for Nicksched {
     }
 
     fn select_cpu(&mut self, ctx: &mut Ctx, t: TaskId, prev: CpuId, kind: WakeKind) -> CpuId {
-        let aff = ctx.task(t).affinity;
-        let least_loaded = |s: &Self| {
-            aff.iter()
-                .min_by_key(|c| (s.rq[c.idx()].nr_running, c.0))
-                .expect("empty affinity")
-        };
-        match kind {
-            WakeKind::Fork => {
-                let p = self.tasks[t.idx()].parent;
-                if p != NIL {
-                    let pc = ctx.task(TaskId(p)).cpu;
-                    if aff.contains(pc) {
-                        return pc;
-                    }
-                }
-                least_loaded(self)
-            }
-            WakeKind::Wakeup => {
-                if aff.contains(prev) && self.cpu_idle(ctx, prev) {
-                    return prev;
-                }
-                let n = ctx.nr_cpus() as u32;
-                for i in 1..n {
-                    let c = CpuId((prev.0 + i) % n);
-                    if aff.contains(c) && self.cpu_idle(ctx, c) {
-                        return c;
-                    }
-                }
-                if aff.contains(prev) {
-                    prev
-                } else {
-                    least_loaded(self)
-                }
-            }
-        }
+        let p = self.tasks[t.idx()].parent;
+        let parent_cpu = (p != NIL).then(|| ctx.task(TaskId(p)).cpu);
+        wake_placement(
+            ctx,
+            ctx.task(t).affinity,
+            prev,
+            kind,
+            parent_cpu,
+            |c| (self.rq[c.idx()].nr_running, 0),
+            |c| self.cpu_idle(ctx, c),
+        )
     }
 
     fn enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
