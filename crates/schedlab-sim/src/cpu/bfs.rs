@@ -764,12 +764,7 @@ mod tests {
     use crate::types::CpuMask;
 
     fn normal(nice: i32) -> SchedAttrs {
-        SchedAttrs {
-            policy: Policy::Other,
-            rt_priority: 0,
-            nice,
-            dl: None,
-        }
+        crate::types::fair(Policy::Other, nice)
     }
 
     fn setup(n: usize) -> (Ctx, Bfs) {

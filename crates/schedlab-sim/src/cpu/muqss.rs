@@ -137,12 +137,7 @@ mod tests {
     use crate::types::{CpuMask, Policy, SchedAttrs};
 
     fn normal(nice: i32) -> SchedAttrs {
-        SchedAttrs {
-            policy: Policy::Other,
-            rt_priority: 0,
-            nice,
-            dl: None,
-        }
+        crate::types::fair(Policy::Other, nice)
     }
 
     #[test]
