@@ -6,6 +6,7 @@
 
 use crate::event::{Event, EventKind, EventQueue};
 use crate::sched::WakeFlags;
+use crate::timer::{ClassSet, TimerId, TimerTable};
 use crate::trace::Tracer;
 use crate::types::{CpuId, CpuMask, SchedAttrs, TaskId, Time};
 use schedlab_spec::rng::Rng;
@@ -55,6 +56,8 @@ pub(crate) struct CpuState {
     /// Sub-nanosecond remainder (ps) of the work already charged, carried to the next
     /// charge so that rounding never loses or invents time.
     pub work_carry_ps: u64,
+    /// Classes that queued a balance callback on this CPU (`rq->balance_callback`).
+    pub callbacks: ClassSet,
 }
 
 /// Counters a run keeps per task.
@@ -81,6 +84,11 @@ pub struct Ctx {
     pub(crate) charge_cpu: usize,
     /// The wake-up in progress (set by the engine before its wake hooks).
     pub(crate) wake: WakeFlags,
+    /// Policy timers (hrtimers) armed and pending.
+    pub(crate) timers: TimerTable,
+    /// The class of a class stack whose hook is running (0 for a policy that is not a
+    /// stack); see [`Ctx::class_index`].
+    pub(crate) class: u8,
     pub(crate) tracer: Tracer,
 }
 
@@ -99,6 +107,7 @@ impl Ctx {
             switches: 0,
             pending_work: 0,
             work_carry_ps: 0,
+            callbacks: ClassSet::EMPTY,
         };
         Ctx {
             now: 0,
@@ -114,6 +123,8 @@ impl Ctx {
             work_units: 0,
             charge_cpu: 0,
             wake: WakeFlags::default(),
+            timers: TimerTable::default(),
+            class: 0,
             tracer,
         }
     }
@@ -289,10 +300,56 @@ impl Ctx {
         self.wake = w;
     }
 
-    /// Arm a one-shot policy timer: `Scheduler::timer` is called with `token` at `at`.
-    pub fn arm_timer(&mut self, at: Time, token: u64) {
+    /// Arm a one-shot policy timer (`hrtimer_start` with an absolute expiry): at `at` (or
+    /// now, if `at` is past) `Scheduler::timer` is called with `token`, unchanged, in the
+    /// class that armed it. The handle cancels it.
+    ///
+    /// Panics when 2^24 timers are pending at once (a policy that never lets its timers
+    /// fire or cancels them).
+    pub fn arm_timer(&mut self, at: Time, token: u64) -> TimerId {
         let at = at.max(self.now);
-        self.push(at, EventKind::PolicyTimer { token });
+        let id = self
+            .timers
+            .arm(token, self.class, CpuId(self.charge_cpu as u32))
+            .expect("more than 2^24 policy timers pending: a policy leaks timers");
+        let (slot, gen) = TimerTable::event_key(id);
+        self.push(at, EventKind::PolicyTimer { slot, gen });
+        id
+    }
+
+    /// Cancel a policy timer (`hrtimer_cancel`): it will not fire. Returns false when it
+    /// had already fired or been cancelled.
+    pub fn cancel_timer(&mut self, id: TimerId) -> bool {
+        self.timers.cancel(id)
+    }
+
+    /// Queue a balance callback on `cpu` (`queue_balance_callback`): the engine calls
+    /// `Scheduler::balance_callback` for this class once the CPU's current scheduling
+    /// operation is over — after the context switch of a `schedule()`, or at the end of an
+    /// attribute change — as `finish_task_switch`/`balance_callbacks` run the kernel's
+    /// queued callbacks. Queuing it twice before it runs is the same as once.
+    #[inline]
+    pub fn queue_balance_callback(&mut self, cpu: CpuId) {
+        debug_assert!(self.class < 32, "class index {} out of range", self.class);
+        self.cpus[cpu.idx()].callbacks.0 |= 1 << self.class;
+    }
+
+    /// The index, within a class stack, of the class whose hook is running: 0 for the
+    /// highest class (and for a policy that is not a stack), then counting down the stack.
+    /// Timers and balance callbacks are delivered by this index.
+    #[inline]
+    pub fn class_index(&self) -> u8 {
+        self.class
+    }
+
+    /// Run `f` as class `index` of a stack (timers armed and callbacks queued inside are
+    /// that class's), restoring the previous index afterwards.
+    #[inline]
+    pub(crate) fn as_class<R>(&mut self, index: u8, f: impl FnOnce(&mut Ctx) -> R) -> R {
+        let saved = std::mem::replace(&mut self.class, index);
+        let r = f(self);
+        self.class = saved;
+        r
     }
 
     /// A deterministic pseudo-random number from the run's seeded PRNG.

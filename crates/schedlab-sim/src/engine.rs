@@ -408,7 +408,13 @@ impl<S: Scheduler> Engine<S> {
                 }
             }
             EventKind::Start { task } => self.wake_new(task, None),
-            EventKind::PolicyTimer { token } => self.policy.timer(&mut self.ctx, token),
+            EventKind::PolicyTimer { slot, gen } => {
+                if let Some(fired) = self.ctx.timers.expire(slot, gen) {
+                    self.ctx.charge_cpu = fired.cpu.idx();
+                    self.policy.timer(&mut self.ctx, fired);
+                }
+            }
+            EventKind::Device { .. } => {}
         }
     }
 
@@ -532,16 +538,22 @@ impl<S: Scheduler> Engine<S> {
                 "picked {n:?} queued elsewhere"
             );
         }
-        if next == prev {
-            if let Some(n) = next {
-                if !self.burst_armed[c] {
-                    self.dispatch(cpu);
-                }
-                let _ = n;
-            }
-            return;
+        if next != prev {
+            self.switch(cpu, prev, next);
         }
-        self.switch(cpu, prev, next);
+        self.run_balance_callbacks(cpu);
+        if next.is_some() && (next != prev || !self.burst_armed[c]) {
+            self.dispatch(cpu);
+        }
+    }
+
+    /// Run the balance callbacks queued on `cpu` (`__balance_callbacks`).
+    fn run_balance_callbacks(&mut self, cpu: CpuId) {
+        let classes = std::mem::take(&mut self.ctx.cpus[cpu.idx()].callbacks);
+        if !classes.is_empty() {
+            self.ctx.charge_cpu = cpu.idx();
+            self.policy.balance_callback(&mut self.ctx, cpu, classes);
+        }
     }
 
     /// A burst that ends exactly now has done its work even if its completion event is
@@ -607,7 +619,6 @@ impl<S: Scheduler> Engine<S> {
                 self.ctx.tasks[n.idx()].running = true;
                 self.set_state(n, TState::Running);
                 self.arm_tick(cpu);
-                self.dispatch(cpu);
             }
             None => {
                 let cs = &mut self.ctx.cpus[c];
@@ -1277,6 +1288,7 @@ impl<S: Scheduler> Engine<S> {
                 .select_cpu(&mut self.ctx, t, dest, WakeKind::Wakeup);
             self.place(t, dest, sel, Some(cpu), false);
         }
+        self.run_balance_callbacks(cpu);
         self.ctx.resched(cpu);
     }
 

@@ -20,12 +20,17 @@ pub(crate) enum EventKind {
     Wake { task: TaskId, gen: u64 },
     /// A task template instance is created at start-up after its `delay`.
     Start { task: TaskId },
-    /// A timer armed by the policy.
-    PolicyTimer { token: u64 },
+    /// A policy timer expires: slot and generation in the timer table (`timer.rs`);
+    /// stale if the slot was cancelled or re-armed since.
+    PolicyTimer { slot: u32, gen: u64 },
+    /// An event of a block device (`io.rs`): its index and a word the device layer
+    /// interprets (a request slot and its generation).
+    Device { dev: u32, data: u64 },
 }
 
-/// Bits of a packed payload: 3 tag bits, then the kind's fields.
-const TAG_BITS: u32 = 3;
+/// Bits of a packed payload: 4 tag bits, then the kind's fields.
+const TAG_BITS: u32 = 4;
+const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
 const ID_BITS: u32 = 24;
 const GEN_BITS: u32 = 64 - TAG_BITS - ID_BITS;
 const ID_MASK: u64 = (1 << ID_BITS) - 1;
@@ -35,25 +40,34 @@ const GEN_MASK: u64 = (1 << GEN_BITS) - 1;
 pub(crate) const MAX_EVENT_ID: u64 = ID_MASK;
 
 impl EventKind {
-    /// Pack into one word. Generations are kept modulo 2^37: a stale event could only be
-    /// mistaken for a live one after 137 billion re-arms of the same CPU or task while it
-    /// is pending, which cannot happen within a run's event budget.
+    /// Pack into one word. Generations are kept modulo 2^36: a stale event could only be
+    /// mistaken for a live one after 68 billion re-arms of the same CPU or task while it
+    /// is pending, which cannot happen within a run's event budget. Every field that is
+    /// not a generation must fit exactly (asserted).
     fn pack(self) -> u64 {
         let (tag, id, gen) = match self {
             EventKind::Tick { cpu } => (0, cpu.0 as u64, 0),
             EventKind::Complete { cpu, gen } => (1, cpu.0 as u64, gen),
             EventKind::Wake { task, gen } => (2, task.0 as u64, gen),
             EventKind::Start { task } => (3, task.0 as u64, 0),
-            EventKind::PolicyTimer { token } => return 4 | (token << TAG_BITS),
+            EventKind::PolicyTimer { slot, gen } => (4, slot as u64, gen),
+            EventKind::Device { dev, data } => {
+                assert!(data <= GEN_MASK, "device event word {data:#x} does not fit");
+                (5, dev as u64, data)
+            }
         };
-        debug_assert!(id <= ID_MASK);
+        // Ids are bounded where they are made (task creation, the timer and device tables).
+        debug_assert!(
+            id <= ID_MASK,
+            "event id {id} does not fit in {ID_BITS} bits"
+        );
         tag | (id << TAG_BITS) | ((gen & GEN_MASK) << (TAG_BITS + ID_BITS))
     }
 
     fn unpack(w: u64) -> EventKind {
         let id = ((w >> TAG_BITS) & ID_MASK) as u32;
         let gen = w >> (TAG_BITS + ID_BITS);
-        match w & 7 {
+        match w & TAG_MASK {
             0 => EventKind::Tick { cpu: CpuId(id) },
             1 => EventKind::Complete {
                 cpu: CpuId(id),
@@ -64,9 +78,8 @@ impl EventKind {
                 gen,
             },
             3 => EventKind::Start { task: TaskId(id) },
-            _ => EventKind::PolicyTimer {
-                token: w >> TAG_BITS,
-            },
+            4 => EventKind::PolicyTimer { slot: id, gen },
+            _ => EventKind::Device { dev: id, data: gen },
         }
     }
 
@@ -229,7 +242,14 @@ mod tests {
                 gen: 7,
             },
             EventKind::Start { task: TaskId(42) },
-            EventKind::PolicyTimer { token: 0xdead_beef },
+            EventKind::PolicyTimer {
+                slot: (1 << 24) - 1,
+                gen: 0xdead_beef,
+            },
+            EventKind::Device {
+                dev: 3,
+                data: GEN_MASK,
+            },
         ] {
             assert_eq!(EventKind::unpack(k.pack()), k);
         }

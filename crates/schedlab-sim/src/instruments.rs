@@ -416,8 +416,10 @@ impl<S: Scheduler> Harness<S> {
         while self.ctx.events.peek_time().is_some_and(|t| t <= to) {
             let ev = self.ctx.events.pop().expect("peeked");
             self.ctx.now = ev.time.max(self.ctx.now);
-            if let EventKind::PolicyTimer { token } = ev.kind {
-                self.policy.timer(&mut self.ctx, token);
+            if let EventKind::PolicyTimer { slot, gen } = ev.kind {
+                if let Some(fired) = self.ctx.timers.expire(slot, gen) {
+                    self.policy.timer(&mut self.ctx, fired);
+                }
             }
         }
         self.ctx.now = to;

@@ -21,6 +21,7 @@ mod result;
 pub mod sched;
 pub mod stats;
 mod sync;
+pub mod timer;
 pub mod trace;
 pub mod types;
 
@@ -132,6 +133,45 @@ pub fn simulate(spec: &Spec, cfg: &SimConfig) -> Result<SimOutput, SimError> {
         .clone()
         .or_else(|| spec.scheduler.name.clone())
         .unwrap_or_else(|| DEFAULT_SCHEDULER.to_string());
+    let (cpus, hz) = machine_of(spec, cfg)?;
+    let mut params = spec.scheduler.params.clone();
+    params.extend(cfg.params.iter().cloned());
+    let run = Run {
+        spec,
+        cfg,
+        name: &name,
+        cpus,
+        hz,
+        params: &params,
+    };
+    cpu::construct(&name, cpus, run).map_err(SimError::input)?
+}
+
+/// Simulate a validated spec under a policy given as a value rather than by name: a policy
+/// written outside this crate, or one wrapped to observe its hooks. `cfg.scheduler` is
+/// ignored; the result names the policy by `policy.info().name`.
+pub fn simulate_policy<S: Scheduler>(
+    spec: &Spec,
+    cfg: &SimConfig,
+    policy: S,
+) -> Result<SimOutput, SimError> {
+    let (cpus, hz) = machine_of(spec, cfg)?;
+    let mut params = spec.scheduler.params.clone();
+    params.extend(cfg.params.iter().cloned());
+    let name = policy.info().name;
+    let run = Run {
+        spec,
+        cfg,
+        name,
+        cpus,
+        hz,
+        params: &params,
+    };
+    cpu::PolicyVisitor::visit(run, policy)
+}
+
+/// The machine size and tick rate of a run (the caller's overrides, else the spec's).
+fn machine_of(spec: &Spec, cfg: &SimConfig) -> Result<(usize, u32), SimError> {
     let cpus = cfg.cpus.unwrap_or(spec.machine.cpus);
     if cpus == 0 || cpus as usize > types::MAX_CPUS {
         return Err(SimError::input(format!(
@@ -141,17 +181,7 @@ pub fn simulate(spec: &Spec, cfg: &SimConfig) -> Result<SimOutput, SimError> {
     }
     let hz = cfg.hz.unwrap_or(spec.machine.hz);
     check_hz(hz)?;
-    let mut params = spec.scheduler.params.clone();
-    params.extend(cfg.params.iter().cloned());
-    let run = Run {
-        spec,
-        cfg,
-        name: &name,
-        cpus: cpus as usize,
-        hz,
-        params: &params,
-    };
-    cpu::construct(&name, cpus as usize, run).map_err(SimError::input)?
+    Ok((cpus as usize, hz))
 }
 
 /// The tick rates schedlab models (CONFIG_HZ choices).

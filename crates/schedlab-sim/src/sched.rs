@@ -26,6 +26,7 @@
 //!   `put_prev`/`pick_next` for every such CPU once the current event is handled.
 
 pub use crate::ctx::{Ctx, TaskView};
+pub use crate::timer::{ClassSet, FiredTimer, TimerId};
 use crate::types::{CpuId, SchedAttrs, TaskId};
 
 /// Why a task is being enqueued (kernel ENQUEUE_* flags).
@@ -219,9 +220,19 @@ pub trait Scheduler {
         let _ = (ctx, cpu, kind);
     }
 
-    /// A timer armed with `Ctx::arm_timer` fired.
-    fn timer(&mut self, ctx: &mut Ctx, token: u64) {
-        let _ = (ctx, token);
+    /// A timer this class armed with `Ctx::arm_timer` expired (the hrtimer's callback:
+    /// `hrtick`, `sched_rt_period_timer`, …). Runs as the timer's CPU (`timer.cpu`).
+    fn timer(&mut self, ctx: &mut Ctx, timer: FiredTimer) {
+        let _ = (ctx, timer);
+    }
+
+    /// The balance callbacks queued on `cpu` with `Ctx::queue_balance_callback` run now
+    /// (`__balance_callbacks`, e.g. `push_rt_tasks` queued by `set_next_task_rt`): after
+    /// the context switch of a `schedule()` on `cpu` (or after it picked the same task
+    /// again), and at the end of an attribute change of a task of `cpu`. `classes` holds
+    /// the classes that queued one; only a class stack needs it.
+    fn balance_callback(&mut self, ctx: &mut Ctx, cpu: CpuId, classes: ClassSet) {
+        let _ = (ctx, cpu, classes);
     }
 
     /// The policy's notion of a task's dynamic priority, traced as a counter

@@ -86,7 +86,9 @@
 use std::collections::BTreeSet;
 
 use crate::ctx::Ctx;
-use crate::sched::{DequeueKind, EnqueueKind, ParamInfo, PolicyInfo, Scheduler, WakeKind};
+use crate::sched::{
+    DequeueKind, EnqueueKind, FiredTimer, ParamInfo, PolicyInfo, Scheduler, TimerId, WakeKind,
+};
 use crate::types::{CpuId, CpuMask, Policy, SchedAttrs, TaskId, Time};
 
 /// Queue index of SCHED_ISO tasks (after the 100 RT priorities).
@@ -163,8 +165,8 @@ pub struct Bfs {
     pub(super) run_idx: Vec<u8>,
     /// `rq->sticky_task` per CPU.
     sticky: Vec<Option<TaskId>>,
-    /// Per CPU: generation of the armed slice-expiry timer.
-    timer_gen: Vec<u64>,
+    /// Per CPU: the armed slice-expiry timer (`rq->hrexpiry_timer`).
+    expiry: Vec<Option<TimerId>>,
     seq: u64,
     // ISO accounting.
     iso_acc: f64,
@@ -194,7 +196,7 @@ impl Bfs {
             crf_parent: Vec::new(),
             run_idx: Vec::new(),
             sticky: vec![None; nr_cpus],
-            timer_gen: vec![0; nr_cpus],
+            expiry: vec![None; nr_cpus],
             seq: 0,
             iso_acc: 0.0,
             iso_last: 0,
@@ -378,14 +380,21 @@ impl Bfs {
         self.iso_refractory = self.iso_acc > limit;
     }
 
+    /// `hrexpiry_clear`: cancel `cpu`'s slice-expiry timer, if armed.
+    fn cancel_expiry(&mut self, ctx: &mut Ctx, cpu: CpuId) {
+        if let Some(id) = self.expiry[cpu.idx()].take() {
+            ctx.cancel_timer(id);
+        }
+    }
+
+    /// `hrexpiry_start`: fire when `t`'s slice on `cpu` runs out.
     fn arm_expiry(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        self.timer_gen[cpu.idx()] += 1;
+        self.cancel_expiry(ctx, cpu);
         if !self.hrexpiry || self.never_expires(&ctx.task(t).attrs) {
             return;
         }
         let left = self.time_slice[t.idx()];
-        let token = ((cpu.0 as u64) << 40) | (self.timer_gen[cpu.idx()] & ((1 << 40) - 1));
-        ctx.arm_timer(ctx.now() + left, token);
+        self.expiry[cpu.idx()] = Some(ctx.arm_timer(ctx.now() + left, cpu.0 as u64));
     }
 
     /// The best task allowed on `cpu` (`earliest_deadline_task`), without removing it.
@@ -622,7 +631,7 @@ impl Scheduler for Bfs {
     }
 
     fn put_prev(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        self.timer_gen[cpu.idx()] += 1;
+        self.cancel_expiry(ctx, cpu);
         let a = ctx.task(t).attrs;
         // check_deadline
         let expired = !self.never_expires(&a) && self.time_slice[t.idx()] < RESCHED_NS;
@@ -684,13 +693,12 @@ impl Scheduler for Bfs {
         }
     }
 
-    fn timer(&mut self, ctx: &mut Ctx, token: u64) {
-        let cpu = CpuId((token >> 40) as u32);
-        if cpu.idx() >= self.timer_gen.len()
-            || self.timer_gen[cpu.idx()] & ((1 << 40) - 1) != token & ((1 << 40) - 1)
-        {
-            return;
-        }
+    /// `hrexpiry`: the running task's slice ran out.
+    fn timer(&mut self, ctx: &mut Ctx, timer: FiredTimer) {
+        let cpu = CpuId(timer.token as u32);
+        // Every re-arm cancels the previous timer, so the one firing is the current one.
+        debug_assert_eq!(self.expiry[cpu.idx()], Some(timer.id));
+        self.expiry[cpu.idx()] = None;
         if ctx.curr(cpu).is_some() {
             ctx.resched(cpu);
         }

@@ -1705,12 +1705,13 @@ mod tests {
                     guard += 1;
                     assert!(guard < 10_000, "resched storm");
                 }
-                // Fire the RT class's deferred post-switch pushes (its zero-delay timers).
+                // Run the balance callbacks the switches queued (the RT class's pushes).
                 for c in 0..self.ctx.nr_cpus() {
-                    self.s.hi.timer(
-                        &mut self.ctx,
-                        super::super::linux_rt::push_timer_token(CpuId(c as u32)),
-                    );
+                    let classes = std::mem::take(&mut self.ctx.cpus[c].callbacks);
+                    if !classes.is_empty() {
+                        self.s
+                            .balance_callback(&mut self.ctx, CpuId(c as u32), classes);
+                    }
                 }
                 if self.ctx.resched_mask.is_empty() {
                     break;

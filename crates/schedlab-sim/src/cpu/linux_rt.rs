@@ -52,7 +52,7 @@
 
 use crate::ctx::Ctx;
 use crate::sched::{
-    BalanceKind, DequeueKind, EnqueueKind, ParamInfo, PolicyInfo, Scheduler, WakeKind,
+    BalanceKind, ClassSet, DequeueKind, EnqueueKind, ParamInfo, PolicyInfo, Scheduler, WakeKind,
 };
 use crate::types::{CpuId, Policy, SchedAttrs, TaskId, MAX_RT_PRIO};
 
@@ -142,16 +142,6 @@ pub struct LinuxRt {
     se: Vec<RtSe>,
     /// `sched_rr_timeslice_ms`; `None` = the default `RR_TIMESLICE` (100 ms).
     rr_timeslice_ms: Option<u64>,
-}
-
-/// Timer tokens of the deferred push (`rt_queue_push_tasks` after the switch): tag | cpu.
-const PUSH_TIMER: u64 = 0x5254_5055_0000_0000; // "RTPU"
-const TIMER_TAG_MASK: u64 = 0xFFFF_FFFF_0000_0000;
-
-/// The token of the deferred push timer for `cpu` (for drivers that fire timers).
-#[doc(hidden)]
-pub fn push_timer_token(cpu: CpuId) -> u64 {
-    PUSH_TIMER | cpu.0 as u64
 }
 
 /// cpupri levels: lower = less important work on the CPU.
@@ -653,21 +643,13 @@ impl Scheduler for LinuxRt {
         let head = arr.peek();
         ctx.count_work(arr.last_steps() as u64);
         let t = TaskId(head?);
-        self.rqs[cpu.idx()].curr = Some(t);
-        if self.rqs[cpu.idx()].nr_running > 1 {
-            self.push_rt_tasks(ctx, cpu);
-            // The previous task is still on the CPU until the switch: push it (if it is a
-            // queued RT task) right after, like the kernel's post-switch balance callback.
-            // ctx.curr may be a task of a lower class that this class has no entry for.
-            if let Some(ps) = ctx
-                .curr(cpu)
-                .and_then(|p| self.se.get(p.idx()).map(|s| (p, *s)))
-            {
-                let (prev, ps) = ps;
-                if prev != t && ps.queued && ps.cpu == cpu && ctx.task(prev).affinity.count() > 1 {
-                    ctx.arm_timer(ctx.now(), push_timer_token(cpu));
-                }
-            }
+        let rq = &mut self.rqs[cpu.idx()];
+        rq.curr = Some(t);
+        // set_next_task_rt → rt_queue_push_tasks: once the switch is done (the previous
+        // task is then off the CPU and may itself be pushed), push what a lower-priority
+        // CPU could run.
+        if rq.nr_running > 1 && rq.nr_migratory > 0 {
+            ctx.queue_balance_callback(cpu);
         }
         Some(t)
     }
@@ -729,13 +711,10 @@ impl Scheduler for LinuxRt {
         }
     }
 
-    /// The deferred post-switch push.
-    fn timer(&mut self, ctx: &mut Ctx, token: u64) {
-        if token & TIMER_TAG_MASK == PUSH_TIMER {
-            let cpu = CpuId((token & !TIMER_TAG_MASK) as u32);
-            if cpu.idx() < self.rqs.len() {
-                self.push_rt_tasks(ctx, cpu);
-            }
+    /// The push queued by `set_next_task_rt` (`push_rt_tasks` as a balance callback).
+    fn balance_callback(&mut self, ctx: &mut Ctx, cpu: CpuId, _classes: ClassSet) {
+        if cpu.idx() < self.rqs.len() {
+            self.push_rt_tasks(ctx, cpu);
         }
     }
 
@@ -943,7 +922,8 @@ mod tests {
         assert!(ctx.resched_mask.contains(c1));
         assert_eq!(resched(&mut ctx, &mut s, c1), Some(w));
         // `other` (preempted, migratable) is pushed to the idle CPU 2 after the switch.
-        s.timer(&mut ctx, push_timer_token(c1));
+        let classes = std::mem::take(&mut ctx.cpus[c1.idx()].callbacks);
+        s.balance_callback(&mut ctx, c1, classes);
         assert_eq!(ctx.task(other).cpu, c2);
         assert!(ctx.resched_mask.contains(c2));
         assert_eq!(resched(&mut ctx, &mut s, c2), Some(other));

@@ -31,14 +31,18 @@
 //! - `balance` goes to both (a newidle balance stops after the higher class if that
 //!   class now has work on the CPU, like the kernel's `balance` loop in
 //!   `pick_next_task`/`put_prev_task_balance`); `for_each_queued` reports both;
-//! - `timer` is delivered to both classes: a class that arms timers must tag its tokens
-//!   so that it recognises its own (no class in this crate arms timers yet);
+//! - every hook runs with [`Ctx::class_index`] set to the class's index in the stack (the
+//!   highest class 0, then down the stack; nested stacks count on), so timers a class arms
+//!   and balance callbacks it queues come back to that class alone: `timer` and
+//!   `balance_callback` are routed by that index (each class has its own timer namespace);
 //! - tunables are the union of both classes' tunables (names must not collide).
 //!
 //! Cost: routing is O(1) per hook (one byte per task records the class holding it).
 
 use crate::ctx::Ctx;
-use crate::sched::{BalanceKind, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind};
+use crate::sched::{
+    BalanceKind, ClassSet, DequeueKind, EnqueueKind, FiredTimer, PolicyInfo, Scheduler, WakeKind,
+};
 use crate::types::{CpuId, SchedAttrs, TaskId};
 
 /// A scheduling class that can sit in a [`Stacked`] (the kernel's `struct sched_class`
@@ -63,6 +67,12 @@ pub trait SchedClass: Scheduler {
     fn switched_to(&mut self, ctx: &mut Ctx, t: TaskId) {
         let _ = (ctx, t);
     }
+
+    /// How many classes this is (1; a stack counts its classes): the width of its range of
+    /// class indices.
+    fn nr_classes(&self) -> u8 {
+        1
+    }
 }
 
 /// Name, summary and source of a composed policy (what `info()` reports).
@@ -84,6 +94,22 @@ pub struct Stacked<Hi, Lo> {
     meta: StackMeta,
     /// The class holding each task (HI, LO or NONE), indexed by TaskId.
     holder: Vec<u8>,
+}
+
+/// Call hook `$m` of class `$cls` (HI or LO) with `ctx` set to that class's index.
+macro_rules! route {
+    ($self:ident, $ctx:ident, $cls:expr, $m:ident ( $($a:expr),* )) => {
+        match $cls {
+            HI => {
+                let index = $ctx.class_index();
+                $ctx.as_class(index, |$ctx| $self.hi.$m($ctx, $($a),*))
+            }
+            _ => {
+                let index = $self.lo_index($ctx);
+                $ctx.as_class(index, |$ctx| $self.lo.$m($ctx, $($a),*))
+            }
+        }
+    };
 }
 
 impl<Hi: SchedClass, Lo: SchedClass> Stacked<Hi, Lo> {
@@ -127,27 +153,20 @@ impl<Hi: SchedClass, Lo: SchedClass> Stacked<Hi, Lo> {
 
     /// Move `t` from class `from` to class `to` (`check_class_changed`).
     fn switch_class(&mut self, ctx: &mut Ctx, t: TaskId, from: u8, to: u8) {
-        match from {
-            HI => self.hi.switched_from(ctx, t),
-            LO => self.lo.switched_from(ctx, t),
-            _ => {}
+        if from != NONE {
+            route!(self, ctx, from, switched_from(t));
         }
-        match to {
-            HI => self.hi.switched_to(ctx, t),
-            LO => self.lo.switched_to(ctx, t),
-            _ => {}
+        if to != NONE {
+            route!(self, ctx, to, switched_to(t));
         }
         self.set_holder(t, to);
     }
-}
 
-macro_rules! route {
-    ($self:ident, $cls:expr, $m:ident ( $($a:expr),* )) => {
-        match $cls {
-            HI => $self.hi.$m($($a),*),
-            _ => $self.lo.$m($($a),*),
-        }
-    };
+    /// The class index of the lower class: the higher one takes this stack's first index.
+    #[inline]
+    fn lo_index(&self, ctx: &Ctx) -> u8 {
+        ctx.class_index() + self.hi.nr_classes()
+    }
 }
 
 impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
@@ -191,23 +210,21 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
     fn task_new(&mut self, ctx: &mut Ctx, t: TaskId, parent: Option<TaskId>) {
         let c = self.owner(&ctx.task(t).attrs);
         self.set_holder(t, c);
-        match c {
-            HI => self.hi.task_new(ctx, t, parent),
-            LO => self.lo.task_new(ctx, t, parent),
-            _ => {}
+        if c != NONE {
+            route!(self, ctx, c, task_new(t, parent));
         }
     }
 
     /// `task_dead`.
     fn task_exit(&mut self, ctx: &mut Ctx, t: TaskId) {
         let c = self.class_of(ctx, t);
-        route!(self, c, task_exit(ctx, t))
+        route!(self, ctx, c, task_exit(t))
     }
 
     /// `select_task_rq` of the class the task is about to be enqueued in.
     fn select_cpu(&mut self, ctx: &mut Ctx, t: TaskId, prev: CpuId, kind: WakeKind) -> CpuId {
         let c = self.owner(&ctx.task(t).attrs);
-        route!(self, c, select_cpu(ctx, t, prev, kind))
+        route!(self, ctx, c, select_cpu(t, prev, kind))
     }
 
     /// `enqueue_task` → `p->sched_class->enqueue_task`. If the task's attributes moved it
@@ -220,17 +237,17 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
             if kind == EnqueueKind::New || have == NONE {
                 self.set_holder(t, want);
                 let parent = ctx.task(t).parent;
-                route!(self, want, task_new(ctx, t, parent));
+                route!(self, ctx, want, task_new(t, parent));
             } else {
                 self.switch_class(ctx, t, have, want);
             }
         }
-        route!(self, want, enqueue(ctx, cpu, t, kind))
+        route!(self, ctx, want, enqueue(cpu, t, kind))
     }
 
     fn dequeue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: DequeueKind) {
         let c = self.class_of(ctx, t);
-        route!(self, c, dequeue(ctx, cpu, t, kind))
+        route!(self, ctx, c, dequeue(cpu, t, kind))
     }
 
     /// `check_preempt_curr` (core.c): same class → the class decides; a higher class
@@ -246,7 +263,7 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
         let ct = self.class_of(ctx, t);
         let cc = self.class_of(ctx, curr);
         if ct == cc {
-            route!(self, ct, wakeup_preempt(ctx, cpu, t))
+            route!(self, ctx, ct, wakeup_preempt(cpu, t))
         } else if ct < cc {
             ctx.resched(cpu);
         }
@@ -254,31 +271,31 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
 
     fn put_prev(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
         let c = self.class_of(ctx, t);
-        route!(self, c, put_prev(ctx, cpu, t))
+        route!(self, ctx, c, put_prev(cpu, t))
     }
 
     /// `pick_next_task`: `for_each_class(class) { p = class->pick_next_task(rq); if (p)
     /// return p; }`.
     fn pick_next(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
-        if let Some(t) = self.hi.pick_next(ctx, cpu) {
+        if let Some(t) = route!(self, ctx, HI, pick_next(cpu)) {
             return Some(t);
         }
-        self.lo.pick_next(ctx, cpu)
+        route!(self, ctx, LO, pick_next(cpu))
     }
 
     fn update_curr(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, delta_ns: u64) {
         let c = self.class_of(ctx, t);
-        route!(self, c, update_curr(ctx, cpu, t, delta_ns))
+        route!(self, ctx, c, update_curr(cpu, t, delta_ns))
     }
 
     fn tick(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
         let c = self.class_of(ctx, t);
-        route!(self, c, tick(ctx, cpu, t))
+        route!(self, ctx, c, tick(cpu, t))
     }
 
     fn yield_task(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
         let c = self.class_of(ctx, t);
-        route!(self, c, yield_task(ctx, cpu, t))
+        route!(self, ctx, c, yield_task(cpu, t))
     }
 
     /// `check_class_changed`: a class change calls `switched_from`/`switched_to` (and
@@ -294,21 +311,37 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
                 ctx.resched(cpu);
             }
         } else {
-            route!(self, to, prio_changed(ctx, t, old))
+            route!(self, ctx, to, prio_changed(t, old))
         }
     }
 
     fn balance(&mut self, ctx: &mut Ctx, cpu: CpuId, kind: BalanceKind) {
-        self.hi.balance(ctx, cpu, kind);
+        route!(self, ctx, HI, balance(cpu, kind));
         if kind == BalanceKind::NewIdle && self.hi.has_queued(cpu) {
             return;
         }
-        self.lo.balance(ctx, cpu, kind);
+        route!(self, ctx, LO, balance(cpu, kind));
     }
 
-    fn timer(&mut self, ctx: &mut Ctx, token: u64) {
-        self.hi.timer(ctx, token);
-        self.lo.timer(ctx, token);
+    /// Delivered to the class that armed it (by class index).
+    fn timer(&mut self, ctx: &mut Ctx, timer: FiredTimer) {
+        if timer.class < self.lo_index(ctx) {
+            route!(self, ctx, HI, timer(timer))
+        } else {
+            route!(self, ctx, LO, timer(timer))
+        }
+    }
+
+    /// Run the callbacks of each class that queued one (higher class first, as the
+    /// kernel's callback list runs in the order classes queued them during one pick).
+    fn balance_callback(&mut self, ctx: &mut Ctx, cpu: CpuId, classes: ClassSet) {
+        let lo = self.lo_index(ctx);
+        if classes.any_in(ctx.class_index(), self.hi.nr_classes()) {
+            route!(self, ctx, HI, balance_callback(cpu, classes));
+        }
+        if classes.any_in(lo, self.lo.nr_classes()) {
+            route!(self, ctx, LO, balance_callback(cpu, classes));
+        }
     }
 
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
@@ -346,21 +379,21 @@ impl<Hi: SchedClass, Lo: SchedClass> SchedClass for Stacked<Hi, Lo> {
 
     fn switched_from(&mut self, ctx: &mut Ctx, t: TaskId) {
         let c = self.class_of(ctx, t);
-        match c {
-            HI => self.hi.switched_from(ctx, t),
-            LO => self.lo.switched_from(ctx, t),
-            _ => {}
+        if c != NONE {
+            route!(self, ctx, c, switched_from(t));
         }
         self.set_holder(t, NONE);
     }
 
     fn switched_to(&mut self, ctx: &mut Ctx, t: TaskId) {
         let c = self.owner(&ctx.task(t).attrs);
-        match c {
-            HI => self.hi.switched_to(ctx, t),
-            LO => self.lo.switched_to(ctx, t),
-            _ => {}
+        if c != NONE {
+            route!(self, ctx, c, switched_to(t));
         }
         self.set_holder(t, c);
+    }
+
+    fn nr_classes(&self) -> u8 {
+        self.hi.nr_classes() + self.lo.nr_classes()
     }
 }
