@@ -16,10 +16,10 @@ pub(crate) fn check<S: Scheduler>(e: &Engine<S>) -> Result<(), String> {
 
 /// Every CPU's current task is running there, allowed there, and in state Running.
 fn check_cpus<S: Scheduler>(e: &Engine<S>) -> Result<(), String> {
-    for (c, cs) in e.ctx.cpus.iter().enumerate() {
+    for (c, cs) in e.core.ctx.cpus.iter().enumerate() {
         let cpu = CpuId(c as u32);
         let Some(t) = cs.curr else { continue };
-        let v = &e.ctx.tasks[t.idx()];
+        let v = &e.core.ctx.tasks[t.idx()];
         if !v.running || v.cpu != cpu {
             return Err(format!(
                 "task {} is curr of cpu {c} but the engine has it elsewhere",
@@ -33,7 +33,7 @@ fn check_cpus<S: Scheduler>(e: &Engine<S>) -> Result<(), String> {
                 v.affinity
             ));
         }
-        for (c2, cs2) in e.ctx.cpus.iter().enumerate() {
+        for (c2, cs2) in e.core.ctx.cpus.iter().enumerate() {
             if c2 != c && cs2.curr == Some(t) {
                 return Err(format!("task {} runs on cpus {c} and {c2}", name(e, t)));
             }
@@ -48,11 +48,11 @@ fn check_cpus<S: Scheduler>(e: &Engine<S>) -> Result<(), String> {
 fn check_queues<S: Scheduler>(e: &Engine<S>) -> Result<(), String> {
     let mut seen = vec![false; e.rt.len()];
     let mut err: Option<String> = None;
-    e.policy.for_each_queued(&mut |cpu, t| {
+    e.core.policy.for_each_queued(&mut |cpu, t| {
         if err.is_some() {
             return;
         }
-        if t.idx() >= seen.len() || cpu.idx() >= e.ctx.cpus.len() {
+        if t.idx() >= seen.len() || cpu.idx() >= e.core.ctx.cpus.len() {
             err = Some(format!(
                 "queue of cpu {} holds unknown task id {}",
                 cpu.0, t.0
@@ -63,8 +63,8 @@ fn check_queues<S: Scheduler>(e: &Engine<S>) -> Result<(), String> {
             err = Some(format!("task {} is queued twice", name(e, t)));
             return;
         }
-        let v = &e.ctx.tasks[t.idx()];
-        let running_here = v.running && e.ctx.cpus[cpu.idx()].curr == Some(t);
+        let v = &e.core.ctx.tasks[t.idx()];
+        let running_here = v.running && e.core.ctx.cpus[cpu.idx()].curr == Some(t);
         if !(e.rt[t.idx()].state == TState::Runnable && !v.running || running_here && v.on_rq) {
             err = Some(format!(
                 "task {} is in the queue of cpu {} but is {:?}",
@@ -101,11 +101,11 @@ fn check_queues<S: Scheduler>(e: &Engine<S>) -> Result<(), String> {
 /// busy + idle = elapsed on every CPU, and the tasks' CPU time plus switch overhead
 /// equals the CPUs' busy time, to the nanosecond.
 fn check_time<S: Scheduler>(e: &Engine<S>) -> Result<(), String> {
-    let now = e.ctx.now;
+    let now = e.core.ctx.now;
     let mut busy_total = 0u64;
     let mut overhead_total = 0u64;
     let mut pending = 0u64;
-    for (c, cs) in e.ctx.cpus.iter().enumerate() {
+    for (c, cs) in e.core.ctx.cpus.iter().enumerate() {
         let open = if cs.curr.is_some() {
             now - cs.seg_start
         } else {
@@ -124,7 +124,7 @@ fn check_time<S: Scheduler>(e: &Engine<S>) -> Result<(), String> {
         }
     }
     let _ = pending;
-    let task_total: u64 = e.ctx.tasks.iter().map(|t| t.sum_exec_ns).sum();
+    let task_total: u64 = e.core.ctx.tasks.iter().map(|t| t.sum_exec_ns).sum();
     if task_total + overhead_total != busy_total {
         return Err(format!(
             "task CPU time {task_total} + overhead {overhead_total} != busy time {busy_total}"

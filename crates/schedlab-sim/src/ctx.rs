@@ -7,6 +7,7 @@
 use crate::event::{Event, EventKind, EventQueue};
 use crate::sched::WakeFlags;
 use crate::timer::{ClassSet, TimerId, TimerTable};
+use crate::trace::writer::PrevState;
 use crate::trace::Tracer;
 use crate::types::{CpuId, CpuMask, SchedAttrs, TaskId, Time};
 use schedlab_spec::rng::Rng;
@@ -28,6 +29,8 @@ pub struct TaskView {
     pub running: bool,
     /// True once the task has exited.
     pub exited: bool,
+    /// How a trace shows the task while it is blocked (`S` or `D`).
+    pub(crate) sleep_state: PrevState,
 }
 
 /// Per-CPU engine state.
@@ -58,6 +61,9 @@ pub(crate) struct CpuState {
     pub work_carry_ps: u64,
     /// Classes that queued a balance callback on this CPU (`rq->balance_callback`).
     pub callbacks: ClassSet,
+    /// CPU time the current task ran that the policy has not been told of yet
+    /// (`update_curr` reports it).
+    pub unreported_ns: u64,
 }
 
 /// Counters a run keeps per task.
@@ -108,6 +114,7 @@ impl Ctx {
             pending_work: 0,
             work_carry_ps: 0,
             callbacks: ClassSet::EMPTY,
+            unreported_ns: 0,
         };
         Ctx {
             now: 0,
@@ -149,6 +156,7 @@ impl Ctx {
             on_rq: false,
             running: false,
             exited: false,
+            sleep_state: PrevState::Sleeping,
         });
         self.counters.push(TaskCounters::default());
         t
@@ -227,13 +235,14 @@ impl Ctx {
         self.cpus[cpu.idx()].curr
     }
 
-    /// CPU time `cpu`'s current task has run since it was last accounted
-    /// (`rq_clock_task() - exec_start`); policies that need an exact `now` figure use it.
+    /// CPU time `cpu`'s current task has run that the policy has not been told of by
+    /// `update_curr` (`rq_clock_task() - exec_start`); policies that need an exact `now`
+    /// figure use it.
     #[inline]
     pub fn unaccounted_ns(&self, cpu: CpuId) -> u64 {
         let c = &self.cpus[cpu.idx()];
         if c.curr.is_some() {
-            self.now - c.seg_start
+            c.unreported_ns + (self.now - c.seg_start)
         } else {
             0
         }

@@ -1,5 +1,8 @@
-//! The run loop: events in (time, sequence) order, task programs stepped on their CPUs,
-//! wake-ups and blocking, and the scheduler hooks called in the kernel's order.
+//! The run loop: events in (time, sequence) order and task programs stepped on their CPUs.
+//! Every scheduling operation (fork, wake-up, block, exit, attribute change, yield, tick,
+//! timer, `schedule()`) goes through [`SchedCore`], the one implementation of the hook
+//! protocol; this file adds what a workload needs around it: programs, synchronisation
+//! objects, channels, metrics and their per-task states.
 //!
 //! Invariants (checked after every event under `--check`, and in debug builds — see
 //! `check.rs`): a task is in at most one place (running on one CPU, or queued on one CPU,
@@ -12,11 +15,12 @@
 
 use schedlab_spec::model::{Event as Op, Policy, Spec, TimerMode};
 
-use crate::ctx::{Ctx, TaskCounters, TaskView};
+use crate::ctx::Ctx;
 use crate::event::EventKind;
 use crate::metrics::{ActKind, Metrics};
 use crate::program::{mask_of, Advance, Cursor, Template};
-use crate::sched::{BalanceKind, DequeueKind, EnqueueKind, Scheduler, WakeFlags, WakeKind};
+use crate::protocol::{CoreCosts, SchedCore};
+use crate::sched::Scheduler;
 use crate::sync::{Barrier, Channel, Cond, Mutex};
 use crate::trace::writer::PrevState;
 use crate::types::{CpuId, CpuMask, SchedAttrs, TaskId, Time};
@@ -68,8 +72,8 @@ pub(crate) struct TaskRt {
     pub cursor: Cursor,
     pub state: TState,
     pub stage: Stage,
-    /// CPU time left in the current burst.
-    pub remaining: u64,
+    /// The task's CPU time (`sum_exec_ns`) at which the current burst is done.
+    pub burst_end: u64,
     pub xfer_left: u64,
     /// Generation of the pending Wake event (sleep/timer); others are stale.
     pub wake_gen: u64,
@@ -81,8 +85,6 @@ pub(crate) struct TaskRt {
     pub since: Time,
     /// A new phase begins with its next op: apply the phase's attributes first.
     pub phase_pending: bool,
-    /// The dynamic priority last written to the trace as a counter.
-    pub traced_dprio: Option<i64>,
     /// The mutex a condvar wait releases and re-acquires.
     pub cond_mutex: u32,
     /// Woken from a condvar: re-acquire `cond_mutex` before the next op.
@@ -97,9 +99,8 @@ pub(crate) struct TaskRt {
 #[derive(Clone, Debug)]
 pub(crate) struct RunCfg {
     pub end: Option<Time>,
-    pub context_switch_ns: u64,
-    /// Cost model: picoseconds of CPU charged per counted unit of scheduler work.
-    pub sched_work_ps: u64,
+    /// The costs the scheduler core charges (switches, counted scheduler work).
+    pub costs: CoreCosts,
     pub fork_ns: u64,
     pub wakeup_ns: u64,
     pub check: bool,
@@ -114,8 +115,8 @@ pub(crate) struct RunError(pub String);
 const MAX_ZERO_TIME_STEPS: u32 = 1_000_000;
 
 pub(crate) struct Engine<S: Scheduler> {
-    pub ctx: Ctx,
-    pub policy: S,
+    /// The policy and the kernel's side of the machine.
+    pub core: SchedCore<S>,
     pub templates: Vec<Template>,
     pub rt: Vec<TaskRt>,
     pub mutexes: Vec<Mutex>,
@@ -130,11 +131,8 @@ pub(crate) struct Engine<S: Scheduler> {
     pub metrics: Metrics,
     pub cfg: RunCfg,
     pub events: u64,
-    pub decisions: u64,
     /// Per-CPU: a completion event for the current burst is pending.
     burst_armed: Vec<bool>,
-    /// Per-CPU: the current task was already put_prev'd (attribute change) this instant.
-    prev_put: Vec<bool>,
     /// Instances created per template (for names and `resume`).
     pub instances: Vec<Vec<TaskId>>,
     /// Scratch buffer for waking several tasks without allocating.
@@ -153,8 +151,7 @@ impl<S: Scheduler> Engine<S> {
         let nr_cpus = ctx.nr_cpus();
         let r = &spec.resources;
         Engine {
-            ctx,
-            policy,
+            core: SchedCore::new(policy, ctx, cfg.costs),
             instances: vec![Vec::new(); templates.len()],
             templates,
             rt: Vec::new(),
@@ -186,9 +183,7 @@ impl<S: Scheduler> Engine<S> {
             metrics: Metrics::new(r.marks.len(), collect_samples),
             cfg,
             events: 0,
-            decisions: 0,
             burst_armed: vec![false; nr_cpus],
-            prev_put: vec![false; nr_cpus],
             scratch: Vec::with_capacity(64),
             process_tgid: Vec::new(),
             live_tasks: 0,
@@ -210,14 +205,16 @@ impl<S: Scheduler> Engine<S> {
                 if t.delay_ns == 0 {
                     self.wake_new(id, None);
                 } else {
-                    self.ctx.push(t.delay_ns, EventKind::Start { task: id });
+                    self.core
+                        .ctx
+                        .push(t.delay_ns, EventKind::Start { task: id });
                 }
             }
         }
     }
 
     fn affinity_of(&self, cpus: Option<&[u32]>) -> CpuMask {
-        let all = CpuMask::first_n(self.ctx.nr_cpus());
+        let all = CpuMask::first_n(self.core.ctx.nr_cpus());
         match cpus {
             Some(c) => mask_of(c).and(&all),
             None => all,
@@ -256,48 +253,31 @@ impl<S: Scheduler> Engine<S> {
         affinity: CpuMask,
         parent: Option<TaskId>,
     ) -> TaskId {
-        let id = TaskId(self.rt.len() as u32);
-        if id.0 as u64 > crate::event::MAX_EVENT_ID {
+        if self.rt.len() as u64 > crate::event::MAX_EVENT_ID {
             self.error = Some(RunError(format!(
                 "more than {} tasks: the simulator's limit (a fork bomb?)",
                 crate::event::MAX_EVENT_ID
             )));
         }
-        let cpu = match parent {
-            Some(p) if affinity.contains(self.ctx.tasks[p.idx()].cpu) => {
-                self.ctx.tasks[p.idx()].cpu
-            }
-            _ => affinity.first().unwrap_or(CpuId(0)),
-        };
+        let id = self.core.create_task(attrs, affinity, parent);
         let name = self.instance_name(tmpl);
         self.instances[tmpl as usize].push(id);
-        self.ctx.tasks.push(TaskView {
-            attrs,
-            affinity,
-            cpu,
-            sum_exec_ns: 0,
-            parent,
-            on_rq: false,
-            running: false,
-            exited: false,
-        });
-        self.ctx.counters.push(TaskCounters::default());
         let tgid = self.tgid_for(tmpl, id.pid());
-        self.ctx.tracer.register_task(id, &name, tgid);
+        self.core.ctx.tracer.register_task(id, &name, tgid);
+        let now = self.core.ctx.now;
         self.rt.push(TaskRt {
             tmpl,
             name,
             cursor: Cursor::default(),
             state: TState::Blocked(Block::NotStarted),
             stage: Stage::Fresh,
-            remaining: 0,
+            burst_end: 0,
             xfer_left: 0,
             wake_gen: 0,
             timers: vec![u64::MAX; self.nr_timers],
-            started_at: self.ctx.now,
-            since: self.ctx.now,
+            started_at: now,
+            since: now,
             phase_pending: false,
-            traced_dprio: None,
             cond_mutex: 0,
             reacquire: false,
             wait_ns: 0,
@@ -310,7 +290,7 @@ impl<S: Scheduler> Engine<S> {
         if let Some(first) = self.templates[tmpl as usize].phases.first() {
             self.apply_phase_attrs_initial(id, first.attr.clone(), first.cpus);
         }
-        self.policy.task_new(&mut self.ctx, id, parent);
+        self.core.task_new(id, parent);
         id
     }
 
@@ -321,14 +301,14 @@ impl<S: Scheduler> Engine<S> {
         cpus: Option<CpuMask>,
     ) {
         if let Some(a) = attr {
-            self.ctx.tasks[t.idx()].attrs = attrs_of(&a);
+            self.core.ctx.tasks[t.idx()].attrs = attrs_of(&a);
         }
         if let Some(m) = cpus {
-            let m = m.and(&CpuMask::first_n(self.ctx.nr_cpus()));
+            let m = m.and(&CpuMask::first_n(self.core.ctx.nr_cpus()));
             if !m.is_empty() {
-                self.ctx.tasks[t.idx()].affinity = m;
-                if !m.contains(self.ctx.tasks[t.idx()].cpu) {
-                    self.ctx.tasks[t.idx()].cpu = m.first().unwrap();
+                self.core.ctx.tasks[t.idx()].affinity = m;
+                if !m.contains(self.core.ctx.tasks[t.idx()].cpu) {
+                    self.core.ctx.tasks[t.idx()].cpu = m.first().unwrap();
                 }
             }
         }
@@ -339,16 +319,16 @@ impl<S: Scheduler> Engine<S> {
     /// Run until the end time, or until no event is left.
     pub fn run(&mut self) {
         self.process_resched();
-        while let Some(time) = self.ctx.events.peek_time() {
+        while let Some(time) = self.core.ctx.events.peek_time() {
             if self.cfg.end.is_some_and(|end| time > end) {
                 break;
             }
-            let ev = self.ctx.events.pop().expect("peeked");
-            debug_assert!(ev.time >= self.ctx.now, "time went backwards");
-            if ev.time != self.ctx.now {
+            let ev = self.core.ctx.events.pop().expect("peeked");
+            debug_assert!(ev.time >= self.core.ctx.now, "time went backwards");
+            if ev.time != self.core.ctx.now {
                 self.zero_steps = 0;
             }
-            self.ctx.now = ev.time;
+            self.core.ctx.now = ev.time;
             self.events += 1;
             self.handle(ev.kind);
             self.process_resched();
@@ -359,15 +339,15 @@ impl<S: Scheduler> Engine<S> {
                 if let Err(e) = crate::check::check(self) {
                     self.error = Some(RunError(format!(
                         "invariant violated at t={} ns after event {:?}: {e}",
-                        self.ctx.now, ev.kind
+                        self.core.ctx.now, ev.kind
                     )));
                     return;
                 }
             }
         }
         if let Some(end) = self.cfg.end {
-            if self.ctx.now < end {
-                self.ctx.now = end;
+            if self.core.ctx.now < end {
+                self.core.ctx.now = end;
             }
         }
     }
@@ -378,18 +358,14 @@ impl<S: Scheduler> Engine<S> {
 
     fn handle(&mut self, kind: EventKind) {
         match kind {
-            EventKind::Tick { cpu } => {
-                self.ctx.charge_cpu = cpu.idx();
-                self.on_tick(cpu)
-            }
             EventKind::Complete { cpu, gen } => {
-                if EventKind::wrap_gen(self.ctx.cpus[cpu.idx()].gen) == gen
+                if EventKind::wrap_gen(self.core.ctx.cpus[cpu.idx()].gen) == gen
                     && self.burst_armed[cpu.idx()]
                 {
-                    self.ctx.charge_cpu = cpu.idx();
+                    self.core.ctx.charge_cpu = cpu.idx();
                     self.burst_armed[cpu.idx()] = false;
-                    self.account(cpu);
-                    self.burst_done(cpu);
+                    self.core.account_time(cpu);
+                    self.dispatch(cpu);
                 }
             }
             EventKind::Wake { task, gen } => {
@@ -402,58 +378,22 @@ impl<S: Scheduler> Engine<S> {
                         } else {
                             ActKind::Sleep
                         };
-                        self.metrics.release(task, self.ctx.now, kind);
+                        self.metrics.release(task, self.core.ctx.now, kind);
                         self.make_runnable(task, None, false);
                     }
                 }
             }
             EventKind::Start { task } => self.wake_new(task, None),
-            EventKind::PolicyTimer { slot, gen } => {
-                if let Some(fired) = self.ctx.timers.expire(slot, gen) {
-                    self.ctx.charge_cpu = fired.cpu.idx();
-                    self.policy.timer(&mut self.ctx, fired);
-                }
+            EventKind::Tick { .. } | EventKind::PolicyTimer { .. } => {
+                self.core.handle_event(kind);
             }
             EventKind::Device { .. } => {}
         }
     }
 
-    fn on_tick(&mut self, cpu: CpuId) {
-        let c = cpu.idx();
-        self.ctx.cpus[c].tick_armed = false;
-        let Some(t) = self.ctx.cpus[c].curr else {
-            return;
-        };
-        self.account(cpu);
-        self.policy.tick(&mut self.ctx, cpu, t);
-        self.policy.balance(&mut self.ctx, cpu, BalanceKind::Tick);
-        self.arm_tick(cpu);
-    }
-
-    /// Arm the next tick of a busy CPU on the global tick grid (ticks are aligned across
-    /// CPUs). Idle CPUs take none (NO_HZ idle), nor do busy CPUs whose policy says the
-    /// tick would change nothing (NO_HZ full, `sched_can_stop_tick`).
-    fn arm_tick(&mut self, cpu: CpuId) {
-        if self.ctx.cpus[cpu.idx()].tick_armed
-            || self.ctx.cpus[cpu.idx()].curr.is_none()
-            || self.policy.can_stop_tick(&self.ctx, cpu)
-        {
-            return;
-        }
-        let c = &mut self.ctx.cpus[cpu.idx()];
-        c.tick_armed = true;
-        let tick = self.ctx.tick_ns;
-        let next = (self.ctx.now / tick + 1) * tick;
-        self.ctx.push(next, EventKind::Tick { cpu });
-    }
-
-    /// Run put_prev/pick_next on every CPU that asked for it, until none does.
+    /// Run `schedule()` on every CPU that asked for it, until none does.
     fn process_resched(&mut self) {
-        while !self.ctx.resched_mask.is_empty() {
-            let Some(cpu) = self.ctx.resched_mask.first() else {
-                break;
-            };
-            self.ctx.resched_mask.clear(cpu);
+        while let Some(cpu) = self.core.take_resched() {
             self.schedule(cpu);
             if self.error.is_some() {
                 return;
@@ -463,36 +403,9 @@ impl<S: Scheduler> Engine<S> {
 
     // ------------------------------------------------------------------ accounting
 
-    /// Charge the time since the last accounting point to `cpu`'s current task
-    /// (update_curr): first any pending switch overhead, then the task's own work.
-    fn account(&mut self, cpu: CpuId) {
-        let now = self.ctx.now;
-        let c = &mut self.ctx.cpus[cpu.idx()];
-        let Some(t) = c.curr else { return };
-        let delta = now - c.seg_start;
-        if delta == 0 {
-            return;
-        }
-        c.seg_start = now;
-        c.busy_ns += delta;
-        let ov = delta.min(c.overhead_left);
-        c.overhead_left -= ov;
-        c.overhead_ns += ov;
-        let work = delta - ov;
-        if work == 0 {
-            return;
-        }
-        self.ctx.tasks[t.idx()].sum_exec_ns += work;
-        let rt = &mut self.rt[t.idx()];
-        if rt.stage == Stage::Burst {
-            rt.remaining = rt.remaining.saturating_sub(work);
-        }
-        self.policy.update_curr(&mut self.ctx, cpu, t, work);
-    }
-
     /// Move a task's state, charging the time spent in the old one to wait or sleep.
     fn set_state(&mut self, t: TaskId, s: TState) {
-        let now = self.ctx.now;
+        let now = self.core.ctx.now;
         let rt = &mut self.rt[t.idx()];
         let spent = now - rt.since;
         match rt.state {
@@ -506,53 +419,31 @@ impl<S: Scheduler> Engine<S> {
 
     // ------------------------------------------------------------------ schedule()
 
-    /// The kernel's __schedule() for one CPU: put_prev, pick_next (with a newidle
-    /// balance if nothing is runnable), and the context switch.
+    /// `schedule()` on `cpu` through the core, with the program bookkeeping around it: a
+    /// burst due now is finished first, the tasks' states follow the switch, and the
+    /// next task's program is stepped.
     fn schedule(&mut self, cpu: CpuId) {
         let c = cpu.idx();
-        self.ctx.charge_cpu = c;
-        let prev = self.ctx.cpus[c].curr;
-        if let Some(p) = prev {
-            self.account(cpu);
+        if let Some(p) = self.core.ctx.cpus[c].curr {
+            self.core.account_time(cpu);
             self.finish_due_burst(cpu, p);
-            if !std::mem::replace(&mut self.prev_put[c], false) {
-                self.policy.put_prev(&mut self.ctx, cpu, p);
+        }
+        let sw = self.core.schedule(cpu);
+        if sw.switched() {
+            self.burst_armed[c] = false;
+            self.core.ctx.cpus[c].gen += 1;
+            if let Some(p) = sw.prev {
+                if self.rt[p.idx()].state == TState::Running {
+                    self.rt[p.idx()].involuntary += 1;
+                    self.set_state(p, TState::Runnable);
+                }
+            }
+            if let Some(n) = sw.next {
+                self.set_state(n, TState::Running);
             }
         }
-        self.decisions += 1;
-        let mut next = self.policy.pick_next(&mut self.ctx, cpu);
-        if next.is_none() {
-            self.policy
-                .balance(&mut self.ctx, cpu, BalanceKind::NewIdle);
-            self.decisions += 1;
-            next = self.policy.pick_next(&mut self.ctx, cpu);
-        }
-        if let Some(n) = next {
-            debug_assert!(
-                self.ctx.tasks[n.idx()].on_rq,
-                "picked {n:?} which is not queued"
-            );
-            debug_assert_eq!(
-                self.ctx.tasks[n.idx()].cpu,
-                cpu,
-                "picked {n:?} queued elsewhere"
-            );
-        }
-        if next != prev {
-            self.switch(cpu, prev, next);
-        }
-        self.run_balance_callbacks(cpu);
-        if next.is_some() && (next != prev || !self.burst_armed[c]) {
+        if sw.next.is_some() && (sw.switched() || !self.burst_armed[c]) {
             self.dispatch(cpu);
-        }
-    }
-
-    /// Run the balance callbacks queued on `cpu` (`__balance_callbacks`).
-    fn run_balance_callbacks(&mut self, cpu: CpuId) {
-        let classes = std::mem::take(&mut self.ctx.cpus[cpu.idx()].callbacks);
-        if !classes.is_empty() {
-            self.ctx.charge_cpu = cpu.idx();
-            self.policy.balance_callback(&mut self.ctx, cpu, classes);
         }
     }
 
@@ -562,104 +453,19 @@ impl<S: Scheduler> Engine<S> {
     /// to run.
     fn finish_due_burst(&mut self, cpu: CpuId, t: TaskId) {
         let c = cpu.idx();
-        if !self.burst_armed[c] || self.ctx.cpus[c].overhead_left > 0 {
+        if !self.burst_armed[c] || self.core.ctx.cpus[c].overhead_left > 0 {
             return;
         }
         let due = match self.rt[t.idx()].stage {
-            Stage::Burst => self.rt[t.idx()].remaining == 0,
-            Stage::Until(until) => until <= self.ctx.now,
+            Stage::Burst => self.burst_left(t) == 0,
+            Stage::Until(until) => until <= self.core.ctx.now,
             _ => false,
         };
         if due {
             self.burst_armed[c] = false;
-            self.ctx.cpus[c].gen += 1;
+            self.core.ctx.cpus[c].gen += 1;
             self.dispatch(cpu);
-            self.ctx.resched_mask.clear(cpu);
-        }
-    }
-
-    fn switch(&mut self, cpu: CpuId, prev: Option<TaskId>, next: Option<TaskId>) {
-        let c = cpu.idx();
-        let now = self.ctx.now;
-        let mut prev_state = PrevState::Runnable;
-        if let Some(p) = prev {
-            self.ctx.tasks[p.idx()].running = false;
-            self.burst_armed[c] = false;
-            self.ctx.cpus[c].gen += 1;
-            match self.rt[p.idx()].state {
-                TState::Running => {
-                    self.rt[p.idx()].involuntary += 1;
-                    self.set_state(p, TState::Runnable);
-                    prev_state = PrevState::Preempted;
-                }
-                TState::Blocked(b) => {
-                    prev_state = match b {
-                        Block::Mutex => PrevState::Uninterruptible,
-                        _ => PrevState::Sleeping,
-                    }
-                }
-                TState::Exited => prev_state = PrevState::Dead,
-                TState::Runnable => {}
-            }
-        } else {
-            let cs = &mut self.ctx.cpus[c];
-            cs.idle_ns += now - cs.idle_since;
-        }
-        self.ctx.cpus[c].switches += 1;
-        if self.ctx.tracer.enabled() {
-            self.trace_switch(cpu, prev, prev_state, next);
-        }
-        match next {
-            Some(n) => {
-                let overhead = self.cfg.context_switch_ns + self.sched_work_cost(c);
-                let cs = &mut self.ctx.cpus[c];
-                cs.curr = Some(n);
-                cs.seg_start = now;
-                cs.overhead_left = overhead;
-                self.ctx.tasks[n.idx()].running = true;
-                self.set_state(n, TState::Running);
-                self.arm_tick(cpu);
-            }
-            None => {
-                let cs = &mut self.ctx.cpus[c];
-                cs.curr = None;
-                cs.idle_since = now;
-                cs.overhead_left = 0;
-            }
-        }
-    }
-
-    /// Cost model: the CPU time owed for the scheduler work counted on CPU `c` since its
-    /// last switch (zero, and nothing owed, when `sched_work_ps` is 0).
-    fn sched_work_cost(&mut self, c: usize) -> u64 {
-        let cs = &mut self.ctx.cpus[c];
-        let units = std::mem::take(&mut cs.pending_work);
-        let ps = units.saturating_mul(self.cfg.sched_work_ps) + cs.work_carry_ps;
-        cs.work_carry_ps = ps % 1000;
-        ps / 1000
-    }
-
-    fn trace_switch(
-        &mut self,
-        cpu: CpuId,
-        prev: Option<TaskId>,
-        st: PrevState,
-        next: Option<TaskId>,
-    ) {
-        let now = self.ctx.now;
-        let pprio = prev.map_or(120, |p| self.ctx.tasks[p.idx()].attrs.prio());
-        let nprio = next.map_or(120, |n| self.ctx.tasks[n.idx()].attrs.prio());
-        self.ctx
-            .tracer
-            .switch(now, cpu, prev, pprio, st, next, nprio);
-        for t in [prev, next].into_iter().flatten() {
-            if let Some((name, v)) = self.policy.dynamic_prio(t) {
-                // A counter track only needs a sample when the value moves.
-                if self.rt[t.idx()].traced_dprio != Some(v) {
-                    self.rt[t.idx()].traced_dprio = Some(v);
-                    self.ctx.tracer.counter(now, cpu, next, t, name, v);
-                }
-            }
+            self.core.ctx.resched_mask.clear(cpu);
         }
     }
 
@@ -667,98 +473,48 @@ impl<S: Scheduler> Engine<S> {
 
     /// wake_up_new_task: first placement of a created task.
     fn wake_new(&mut self, t: TaskId, waker_cpu: Option<CpuId>) {
-        self.rt[t.idx()].started_at = self.ctx.now;
-        let prev = self.ctx.tasks[t.idx()].cpu;
-        self.ctx.charge_cpu = waker_cpu.unwrap_or(prev).idx();
-        self.ctx.wake = WakeFlags {
-            sync: false,
-            waker_cpu,
-        };
-        let cpu = self
-            .policy
-            .select_cpu(&mut self.ctx, t, prev, WakeKind::Fork);
-        self.place(t, prev, cpu, waker_cpu, true);
+        self.rt[t.idx()].started_at = self.core.ctx.now;
+        match self.core.wake_up_new_task(t, waker_cpu) {
+            Ok(_) => self.became_runnable(t),
+            Err(e) => self.fail(e),
+        }
     }
 
     /// try_to_wake_up: make a blocked task runnable (the activation was opened by the
     /// caller with `metrics.release`).
-    /// `sync`: WF_SYNC (a pipe or socket wake-up, see [`WakeFlags::sync`]).
+    /// `sync`: WF_SYNC (a pipe or socket wake-up, see [`crate::sched::WakeFlags::sync`]).
     fn make_runnable(&mut self, t: TaskId, waker_cpu: Option<CpuId>, sync: bool) {
-        let prev = self.ctx.tasks[t.idx()].cpu;
-        // The waker runs try_to_wake_up; a timer's wake-up runs on the sleeper's CPU.
-        self.ctx.charge_cpu = waker_cpu.unwrap_or(prev).idx();
-        self.ctx.wake = WakeFlags { sync, waker_cpu };
-        if self.ctx.tasks[t.idx()].running {
-            // It blocked at this very instant and its CPU has not switched away yet
-            // (ttwu_runnable): it is simply queued again where it is.
-            self.set_state(t, TState::Running);
-            self.metrics.runnable(t, self.ctx.now);
-            self.ctx.tasks[t.idx()].on_rq = true;
-            self.policy
-                .enqueue(&mut self.ctx, prev, t, EnqueueKind::Wakeup);
-            self.ctx.resched(prev);
-            return;
+        match self.core.try_to_wake_up(t, waker_cpu, sync) {
+            Ok(_) => self.became_runnable(t),
+            Err(e) => self.fail(e),
         }
-        let cpu = self
-            .policy
-            .select_cpu(&mut self.ctx, t, prev, WakeKind::Wakeup);
-        self.place(t, prev, cpu, waker_cpu, false);
     }
 
-    fn place(&mut self, t: TaskId, prev: CpuId, cpu: CpuId, waker_cpu: Option<CpuId>, new: bool) {
-        if !self.ctx.tasks[t.idx()].affinity.contains(cpu) {
-            self.error = Some(RunError(format!(
-                "policy placed task {} on cpu {} outside its affinity {:?}",
-                self.rt[t.idx()].name,
-                cpu.0,
-                self.ctx.tasks[t.idx()].affinity
-            )));
-            return;
-        }
-        if cpu != prev {
-            if new {
-                // wake_up_new_task uses __set_task_cpu: a first placement, not a migration.
-                self.ctx.tasks[t.idx()].cpu = cpu;
-            } else {
-                self.ctx.set_task_cpu(t, cpu);
-            }
-        }
-        self.set_state(t, TState::Runnable);
-        self.metrics.runnable(t, self.ctx.now);
-        self.ctx.tasks[t.idx()].on_rq = true;
-        let kind = if new {
-            EnqueueKind::New
+    /// A woken task is queued (or, woken while still on its CPU, runs on).
+    fn became_runnable(&mut self, t: TaskId) {
+        let s = if self.core.ctx.tasks[t.idx()].running {
+            TState::Running
         } else {
-            EnqueueKind::Wakeup
+            TState::Runnable
         };
-        self.policy.enqueue(&mut self.ctx, cpu, t, kind);
-        if self.ctx.tracer.enabled() {
-            let on_cpu = waker_cpu.unwrap_or(cpu);
-            let on = self.ctx.curr(on_cpu);
-            let prio = self.ctx.tasks[t.idx()].attrs.prio();
-            self.ctx
-                .tracer
-                .wakeup(self.ctx.now, on_cpu, on, t, prio, cpu, new);
-        }
-        if self.ctx.cpus[cpu.idx()].curr.is_none() {
-            self.ctx.resched(cpu);
-        } else {
-            self.account(cpu);
-            self.policy.wakeup_preempt(&mut self.ctx, cpu, t);
-            // One more runnable task may need the tick back (sched_update_tick_dependency).
-            self.arm_tick(cpu);
-        }
+        self.set_state(t, s);
+        self.metrics.runnable(t, self.core.ctx.now);
     }
 
-    /// The running task of `cpu` blocks (deactivate_task with DEQUEUE_SLEEP).
+    fn fail(&mut self, message: String) {
+        self.error.get_or_insert(RunError(message));
+    }
+
+    /// The running task of `cpu` blocks.
     fn block(&mut self, cpu: CpuId, t: TaskId, why: Block) {
-        self.ctx.tasks[t.idx()].on_rq = false;
-        self.policy
-            .dequeue(&mut self.ctx, cpu, t, DequeueKind::Sleep);
+        let state = match why {
+            Block::Mutex => PrevState::Uninterruptible,
+            _ => PrevState::Sleeping,
+        };
+        self.core.block(cpu, state);
         self.rt[t.idx()].voluntary += 1;
         self.set_state(t, TState::Blocked(why));
-        self.metrics.end(t, self.ctx.now);
-        self.ctx.resched(cpu);
+        self.metrics.end(t, self.core.ctx.now);
     }
 
     // ------------------------------------------------------------------ programs
@@ -766,35 +522,37 @@ impl<S: Scheduler> Engine<S> {
     /// Step the program of `cpu`'s current task until it needs CPU time (a completion
     /// event is armed), blocks, exits, yields, or something asked for a reschedule.
     fn dispatch(&mut self, cpu: CpuId) {
-        let Some(t) = self.ctx.cpus[cpu.idx()].curr else {
+        let Some(t) = self.core.ctx.cpus[cpu.idx()].curr else {
             return;
         };
-        if self.ctx.cpus[cpu.idx()].overhead_left > 0 {
+        if self.core.ctx.cpus[cpu.idx()].overhead_left > 0 {
             // The context switch is still being paid: the program makes no progress (and
             // nothing it does is visible) until it is.
             return self.arm_burst(cpu, 0);
         }
-        self.metrics.started(t, self.ctx.now);
+        self.metrics.started(t, self.core.ctx.now);
         loop {
-            if self.ctx.resched_mask.contains(cpu) || self.error.is_some() {
+            if self.core.ctx.resched_mask.contains(cpu) || self.error.is_some() {
                 return;
             }
             match self.rt[t.idx()].stage {
                 Stage::Burst => {
-                    if self.rt[t.idx()].remaining > 0 {
-                        return self.arm_burst(cpu, self.rt[t.idx()].remaining);
+                    let left = self.burst_left(t);
+                    if left > 0 {
+                        return self.arm_burst(cpu, left);
                     }
                     self.effect(cpu, t);
                 }
                 Stage::Until(until) => {
-                    if until > self.ctx.now {
-                        return self.arm_burst(cpu, until - self.ctx.now);
+                    if until > self.core.ctx.now {
+                        return self.arm_burst(cpu, until - self.core.ctx.now);
                     }
                     self.next_op(cpu, t);
                 }
                 Stage::Fresh | Stage::Transfer => self.begin_op(cpu, t),
             }
-            if self.ctx.cpus[cpu.idx()].curr != Some(t) || self.rt[t.idx()].state != TState::Running
+            if self.core.ctx.cpus[cpu.idx()].curr != Some(t)
+                || self.rt[t.idx()].state != TState::Running
             {
                 return;
             }
@@ -812,17 +570,24 @@ impl<S: Scheduler> Engine<S> {
 
     /// Arm the completion of a burst of `ns` of work (after any switch overhead).
     fn arm_burst(&mut self, cpu: CpuId, ns: u64) {
-        let c = &self.ctx.cpus[cpu.idx()];
-        let at = self.ctx.now + c.overhead_left + ns;
+        let c = &self.core.ctx.cpus[cpu.idx()];
+        let at = self
+            .core
+            .ctx
+            .now
+            .saturating_add(c.overhead_left)
+            .saturating_add(ns);
         let gen = c.gen;
         self.burst_armed[cpu.idx()] = true;
-        self.ctx.push(at, EventKind::Complete { cpu, gen });
+        self.core.ctx.push(at, EventKind::Complete { cpu, gen });
     }
 
-    /// A completion event fired: the switch overhead or the burst is over (`account` has
-    /// brought `remaining` down by the work done); carry on with the program.
-    fn burst_done(&mut self, cpu: CpuId) {
-        self.dispatch(cpu);
+    /// CPU time the current burst of `t` still needs.
+    #[inline]
+    fn burst_left(&self, t: TaskId) -> u64 {
+        self.rt[t.idx()]
+            .burst_end
+            .saturating_sub(self.core.ctx.tasks[t.idx()].sum_exec_ns)
     }
 
     fn current_op(&self, t: TaskId) -> Option<Op> {
@@ -852,7 +617,7 @@ impl<S: Scheduler> Engine<S> {
         let cost = match op {
             Op::Run { ns } => ns,
             Op::Runtime { ns } => {
-                self.rt[t.idx()].stage = Stage::Until(self.ctx.now + ns);
+                self.rt[t.idx()].stage = Stage::Until(self.core.ctx.now + ns);
                 return;
             }
             Op::Read { chan, bytes } | Op::Write { chan, bytes } => {
@@ -865,9 +630,12 @@ impl<S: Scheduler> Engine<S> {
             Op::Signal { .. } | Op::Broad { .. } | Op::Resume { .. } => self.cfg.wakeup_ns,
             _ => 0,
         };
+        let done_at = self.core.ctx.tasks[t.idx()]
+            .sum_exec_ns
+            .saturating_add(cost);
         let rt = &mut self.rt[t.idx()];
         rt.stage = Stage::Burst;
-        rt.remaining = cost;
+        rt.burst_end = done_at;
         if cost == 0 {
             self.effect(cpu, t);
         }
@@ -890,7 +658,7 @@ impl<S: Scheduler> Engine<S> {
         let Some(op) = self.current_op(t) else {
             return self.exit(cpu, t);
         };
-        let now = self.ctx.now;
+        let now = self.core.ctx.now;
         match op {
             Op::Run { .. } | Op::Runtime { .. } => self.next_op(cpu, t),
             Op::Sleep { ns } => {
@@ -937,8 +705,7 @@ impl<S: Scheduler> Engine<S> {
             Op::Yield => {
                 self.next_op(cpu, t);
                 if self.rt[t.idx()].state == TState::Running {
-                    self.policy.yield_task(&mut self.ctx, cpu, t);
-                    self.ctx.resched(cpu);
+                    self.core.yield_current(cpu);
                 }
             }
             Op::Fork { task } => {
@@ -970,14 +737,14 @@ impl<S: Scheduler> Engine<S> {
         let rt = &mut self.rt[t.idx()];
         rt.wake_gen += 1;
         let gen = rt.wake_gen;
-        self.ctx.push(at, EventKind::Wake { task: t, gen });
+        self.core.ctx.push(at, EventKind::Wake { task: t, gen });
     }
 
     /// rt-app's timer (`run_event`, src/rt-app.c): anchored at the task's start (for a
     /// shared timer, the start of its first user); every use waits for the previous expiry
     /// + period (absolute), or, when that is already past, restarts from now (relative).
     fn timer(&mut self, cpu: CpuId, t: TaskId, slot: usize, period: u64, mode: TimerMode) {
-        let now = self.ctx.now;
+        let now = self.core.ctx.now;
         let unique = self.timer_unique[slot];
         let prev = if unique {
             self.rt[t.idx()].timers[slot]
@@ -998,7 +765,7 @@ impl<S: Scheduler> Engine<S> {
         } else {
             self.shared_timers[slot] = next;
         }
-        let rel = self.ctx.tasks[t.idx()]
+        let rel = self.core.ctx.tasks[t.idx()]
             .attrs
             .dl
             .map_or(period, |d| d.deadline_ns);
@@ -1027,7 +794,7 @@ impl<S: Scheduler> Engine<S> {
             m.owner = Some(t);
             return true;
         }
-        let prio = self.ctx.tasks[t.idx()].attrs.prio();
+        let prio = self.core.ctx.tasks[t.idx()].attrs.prio();
         m.waiters.push(prio, t);
         self.block(cpu, t, Block::Mutex);
         false
@@ -1040,7 +807,7 @@ impl<S: Scheduler> Engine<S> {
         let m = &mut self.mutexes[mutex];
         m.owner = None;
         if let Some(w) = m.waiters.pop() {
-            self.metrics.release(w, self.ctx.now, ActKind::Wakeup);
+            self.metrics.release(w, self.core.ctx.now, ActKind::Wakeup);
             self.make_runnable(w, Some(cpu), false);
         }
     }
@@ -1049,7 +816,7 @@ impl<S: Scheduler> Engine<S> {
         if self.mutexes[mutex].owner == Some(t) {
             self.unlock(cpu, mutex);
         }
-        let prio = self.ctx.tasks[t.idx()].attrs.prio();
+        let prio = self.core.ctx.tasks[t.idx()].attrs.prio();
         self.conds[cond].waiters.push(prio, t);
         self.rt[t.idx()].cond_mutex = mutex as u32;
         if self.rt[t.idx()].state == TState::Running {
@@ -1068,7 +835,7 @@ impl<S: Scheduler> Engine<S> {
         } else if let Some(w) = self.conds[cond].waiters.pop() {
             woken.push(w);
         }
-        let now = self.ctx.now;
+        let now = self.core.ctx.now;
         for &w in &woken {
             self.metrics.release(w, now, ActKind::Wakeup);
             self.rt[w.idx()].reacquire = true;
@@ -1081,7 +848,7 @@ impl<S: Scheduler> Engine<S> {
         let bar = &mut self.barriers[b];
         bar.arrived += 1;
         if bar.arrived < bar.needed {
-            let prio = self.ctx.tasks[t.idx()].attrs.prio();
+            let prio = self.core.ctx.tasks[t.idx()].attrs.prio();
             bar.waiters.push(prio, t);
             if self.rt[t.idx()].state == TState::Running {
                 self.block(cpu, t, Block::Barrier);
@@ -1092,7 +859,7 @@ impl<S: Scheduler> Engine<S> {
         let mut woken = std::mem::take(&mut self.scratch);
         woken.clear();
         self.barriers[b].waiters.drain_into(&mut woken);
-        let now = self.ctx.now;
+        let now = self.core.ctx.now;
         for &w in &woken {
             self.metrics.release(w, now, ActKind::Wakeup);
             self.make_runnable(w, Some(cpu), false);
@@ -1101,11 +868,11 @@ impl<S: Scheduler> Engine<S> {
     }
 
     fn resume(&mut self, cpu: CpuId, tmpl: u32) {
-        let now = self.ctx.now;
+        let now = self.core.ctx.now;
         for i in 0..self.instances[tmpl as usize].len() {
             let w = self.instances[tmpl as usize][i];
             if self.rt[w.idx()].state == TState::Blocked(Block::Suspend)
-                && !self.ctx.tasks[w.idx()].exited
+                && !self.core.ctx.tasks[w.idx()].exited
             {
                 self.metrics.release(w, now, ActKind::Wakeup);
                 self.make_runnable(w, Some(cpu), false);
@@ -1129,7 +896,7 @@ impl<S: Scheduler> Engine<S> {
         if self.rt[t.idx()].xfer_left == 0 {
             self.next_op(cpu, t);
         } else if self.rt[t.idx()].state == TState::Running {
-            let prio = self.ctx.tasks[t.idx()].attrs.prio();
+            let prio = self.core.ctx.tasks[t.idx()].attrs.prio();
             self.channels[chan].writers.push(prio, t);
             self.block(cpu, t, Block::Write);
         }
@@ -1151,7 +918,7 @@ impl<S: Scheduler> Engine<S> {
         if self.rt[t.idx()].xfer_left == 0 {
             self.next_op(cpu, t);
         } else if self.rt[t.idx()].state == TState::Running {
-            let prio = self.ctx.tasks[t.idx()].attrs.prio();
+            let prio = self.core.ctx.tasks[t.idx()].attrs.prio();
             self.channels[chan].readers.push(prio, t);
             self.block(cpu, t, Block::Read);
         }
@@ -1174,7 +941,7 @@ impl<S: Scheduler> Engine<S> {
     }
 
     fn wake_list(&mut self, cpu: CpuId, woken: &[TaskId]) {
-        let now = self.ctx.now;
+        let now = self.core.ctx.now;
         for &w in woken {
             self.metrics.release(w, now, ActKind::Wakeup);
             self.make_runnable(w, Some(cpu), true);
@@ -1186,38 +953,28 @@ impl<S: Scheduler> Engine<S> {
         let attrs = attrs_of(&tp.attr);
         let aff = match tp.cpus.clone() {
             Some(c) => self.affinity_of(Some(&c)),
-            None => self.ctx.tasks[parent.idx()].affinity,
+            None => self.core.ctx.tasks[parent.idx()].affinity,
         };
         let child = self.create_task(tmpl, attrs, aff, Some(parent));
-        if self.ctx.tracer.enabled() {
-            self.ctx.tracer.fork(self.ctx.now, cpu, parent, child);
+        if self.core.ctx.tracer.enabled() {
+            let now = self.core.ctx.now;
+            self.core.ctx.tracer.fork(now, cpu, parent, child);
         }
         self.wake_new(child, Some(cpu));
     }
 
     fn exit(&mut self, cpu: CpuId, t: TaskId) {
-        let now = self.ctx.now;
-        self.ctx.tasks[t.idx()].on_rq = false;
-        self.policy
-            .dequeue(&mut self.ctx, cpu, t, DequeueKind::Exit);
+        let now = self.core.ctx.now;
+        self.core.exit(cpu);
         self.set_state(t, TState::Exited);
-        self.ctx.tasks[t.idx()].exited = true;
         self.metrics.end(t, now);
-        if self.ctx.tracer.enabled() {
-            let prio = self.ctx.tasks[t.idx()].attrs.prio();
-            self.ctx.tracer.exit(now, cpu, t, prio);
-        }
-        self.policy.task_exit(&mut self.ctx, t);
         self.live_tasks -= 1;
         self.last_exit = Some(now);
-        self.ctx.resched(cpu);
     }
 
-    /// Change the running task's attributes at a phase boundary (sched_setattr on self, in
-    /// `__sched_setscheduler`'s order): dequeue(SAVE), put_prev, change, enqueue(RESTORE),
-    /// prio_changed; the reschedule that follows stands in for `set_next_task`. A task no
-    /// longer allowed on its CPU is placed elsewhere like a waking task (prio_changed is not
-    /// called: it is a new arrival on its new CPU).
+    /// Change the running task's attributes at a phase boundary (sched_setattr and
+    /// sched_setaffinity on itself, through the core). A task no longer allowed on its CPU
+    /// is moved off it, and becomes runnable elsewhere.
     fn change_attrs(
         &mut self,
         cpu: CpuId,
@@ -1225,80 +982,26 @@ impl<S: Scheduler> Engine<S> {
         attrs: Option<SchedAttrs>,
         cpus: Option<CpuMask>,
     ) {
-        let old = self.ctx.tasks[t.idx()].attrs;
-        let new_attrs = attrs.unwrap_or(old);
-        let new_mask = cpus.map(|m| m.and(&CpuMask::first_n(self.ctx.nr_cpus())));
-        let new_mask = new_mask.filter(|m| !m.is_empty());
-        if new_attrs == old && new_mask.is_none_or(|m| m == self.ctx.tasks[t.idx()].affinity) {
-            // __sched_setscheduler returns early when nothing changes: no requeue.
-            return;
+        let machine = CpuMask::first_n(self.core.ctx.nr_cpus());
+        let mask = cpus.map(|m| m.and(&machine));
+        if let Err(e) = self.core.setattr(t, attrs, mask) {
+            let name = &self.rt[t.idx()].name;
+            return self.fail(format!("task {name}: {e}"));
         }
-        if let Err(e) = self.policy.accepts(&new_attrs) {
-            self.error = Some(RunError(format!("task {}: {e}", self.rt[t.idx()].name)));
-            return;
-        }
-        self.account(cpu);
-        let v = &mut self.ctx.tasks[t.idx()];
-        v.on_rq = false;
-        v.running = false;
-        self.policy
-            .dequeue(&mut self.ctx, cpu, t, DequeueKind::Save);
-        self.policy.put_prev(&mut self.ctx, cpu, t);
-        self.prev_put[cpu.idx()] = true;
-        self.ctx.tasks[t.idx()].attrs = new_attrs;
-        if let Some(m) = cpus {
-            let m = m.and(&CpuMask::first_n(self.ctx.nr_cpus()));
-            if !m.is_empty() {
-                self.ctx.tasks[t.idx()].affinity = m;
-            }
-        }
-        self.ctx.tasks[t.idx()].on_rq = true;
-        if self.ctx.tasks[t.idx()].affinity.contains(cpu) {
-            self.policy
-                .enqueue(&mut self.ctx, cpu, t, EnqueueKind::Restore);
-            self.ctx.tasks[t.idx()].running = true;
-            self.policy.prio_changed(&mut self.ctx, t, old);
-        } else {
-            // Not allowed here any more: leave the CPU and be placed elsewhere, as
-            // sched_setaffinity's migration does.
-            self.ctx.cpus[cpu.idx()].gen += 1;
+        if self.core.ctx.cpus[cpu.idx()].curr != Some(t) {
+            self.core.ctx.cpus[cpu.idx()].gen += 1;
             self.burst_armed[cpu.idx()] = false;
-            let c = &mut self.ctx.cpus[cpu.idx()];
-            c.curr = None;
-            c.idle_since = self.ctx.now;
-            c.overhead_left = 0;
-            self.prev_put[cpu.idx()] = false;
             self.rt[t.idx()].involuntary += 1;
-            if self.ctx.tracer.enabled() {
-                self.trace_switch(cpu, Some(t), PrevState::Preempted, None);
-            }
-            self.set_state(t, TState::Blocked(Block::Suspend));
-            let dest = self.ctx.tasks[t.idx()]
-                .affinity
-                .first()
-                .expect("non-empty affinity");
-            self.ctx.tasks[t.idx()].on_rq = false;
-            self.ctx.set_task_cpu(t, dest);
-            self.ctx.wake = WakeFlags {
-                sync: false,
-                waker_cpu: Some(cpu),
-            };
-            let sel = self
-                .policy
-                .select_cpu(&mut self.ctx, t, dest, WakeKind::Wakeup);
-            self.place(t, dest, sel, Some(cpu), false);
+            self.set_state(t, TState::Runnable);
         }
-        self.run_balance_callbacks(cpu);
-        self.ctx.resched(cpu);
     }
 
     /// Finish accounting at the end of the run.
     pub fn finish(&mut self) {
-        let now = self.ctx.now;
-        for c in 0..self.ctx.nr_cpus() {
-            let cpu = CpuId(c as u32);
-            self.account(cpu);
-            let cs = &mut self.ctx.cpus[c];
+        let now = self.core.ctx.now;
+        for c in 0..self.core.ctx.nr_cpus() {
+            self.core.account_time(CpuId(c as u32));
+            let cs = &mut self.core.ctx.cpus[c];
             if cs.curr.is_none() {
                 cs.idle_ns += now - cs.idle_since;
                 cs.idle_since = now;

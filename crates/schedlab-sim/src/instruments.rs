@@ -16,8 +16,9 @@ use std::time::Instant;
 use crate::cpu::{self, PolicyVisitor};
 use crate::ctx::Ctx;
 use crate::event::EventKind;
-use crate::sched::{BalanceKind, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind};
-use crate::trace::Tracer;
+use crate::protocol::SchedCore;
+use crate::sched::{DequeueKind, EnqueueKind, PolicyInfo, Scheduler};
+use crate::trace::writer::PrevState;
 use crate::types::{CpuId, CpuMask, Policy, SchedAttrs, TaskId, MAX_CPUS};
 use crate::{check_hz, SimError};
 
@@ -314,9 +315,9 @@ impl PolicyVisitor for CostRun<'_> {
         let mut h = Harness::new(policy, self.cfg, self.nr_runnable)?;
         let warm = (self.cfg.decisions / 4).max(1);
         for _ in 0..warm {
-            h.decision(true);
+            h.decision(true)?;
         }
-        let measured = h.measure(self.cfg.decisions);
+        let measured = h.measure(self.cfg.decisions)?;
         h.check().map_err(|m| SimError {
             message: format!("{name} with {} runnable tasks: {m}", self.nr_runnable),
             bad_input: false,
@@ -325,11 +326,10 @@ impl PolicyVisitor for CostRun<'_> {
     }
 }
 
-/// Drives one policy through decisions on a bare [`Ctx`], doing what `engine.rs` does
-/// around each hook (task flags, accounting, placement).
+/// Drives one policy through decisions with the scheduler core ([`SchedCore`], the same
+/// protocol implementation the engine runs), with tasks that only compute.
 struct Harness<S: Scheduler> {
-    policy: S,
-    ctx: Ctx,
+    core: SchedCore<S>,
     /// Blocked tasks, longest asleep first.
     sleepers: VecDeque<TaskId>,
     nr_runnable: usize,
@@ -339,19 +339,17 @@ struct Harness<S: Scheduler> {
 
 impl<S: Scheduler> Harness<S> {
     fn new(policy: S, cfg: &CostConfig, nr_runnable: usize) -> Result<Self, SimError> {
-        let ctx = Ctx::new(cfg.cpus, cfg.hz, 1, Tracer::disabled());
         let mut h = Harness {
-            policy,
-            ctx,
+            core: SchedCore::bare(policy, cfg.cpus, cfg.hz),
             sleepers: VecDeque::with_capacity(SLEEPERS + 1),
             nr_runnable,
             k: 0,
         };
-        h.start(cfg.class, nr_runnable + SLEEPERS);
+        h.start(cfg.class, nr_runnable + SLEEPERS)?;
         // Put SLEEPERS tasks to sleep the way tasks fall asleep: the current task blocks.
         let guard = 4 * (SLEEPERS as u64 + 1) * cfg.cpus as u64;
         while h.sleepers.len() < SLEEPERS && h.k < guard {
-            h.decision(false);
+            h.decision(false)?;
         }
         if h.sleepers.len() < SLEEPERS {
             return Err(SimError {
@@ -362,149 +360,69 @@ impl<S: Scheduler> Harness<S> {
         Ok(h)
     }
 
-    /// Create `n` tasks as the engine's start-up does, then let every CPU pick.
-    fn start(&mut self, class: CostClass, n: usize) {
-        let all = CpuMask::first_n(self.ctx.nr_cpus());
+    /// Create `n` tasks and wake them as the engine's start-up does, then let every CPU
+    /// pick.
+    fn start(&mut self, class: CostClass, n: usize) -> Result<(), SimError> {
+        let all = CpuMask::first_n(self.core.ctx.nr_cpus());
         for i in 0..n {
-            let t = self.ctx.add_task_for_test(class.attrs(i), all);
-            self.policy.task_new(&mut self.ctx, t, None);
-            let prev = self.ctx.tasks[t.idx()].cpu;
-            let cpu = self
-                .policy
-                .select_cpu(&mut self.ctx, t, prev, WakeKind::Fork);
-            // wake_up_new_task's __set_task_cpu: a first placement, not a migration.
-            self.ctx.tasks[t.idx()].cpu = cpu;
-            self.ctx.tasks[t.idx()].on_rq = true;
-            self.policy.enqueue(&mut self.ctx, cpu, t, EnqueueKind::New);
+            let t = self.core.spawn(class.attrs(i), all, None);
+            self.core.wake_up_new_task(t, None).map_err(engine_error)?;
         }
-        for c in 0..self.ctx.nr_cpus() {
-            self.schedule(CpuId(c as u32));
+        for c in 0..self.core.ctx.nr_cpus() {
+            self.core.schedule(CpuId(c as u32));
         }
-        self.ctx.resched_mask = CpuMask::empty();
+        self.core.clear_resched();
+        Ok(())
     }
 
     /// One decision (see [`sched_cost`]); `wake`: a blocking task wakes a sleeper (the
     /// steady state) or not (set-up).
-    fn decision(&mut self, wake: bool) {
-        let nr_cpus = self.ctx.nr_cpus() as u64;
+    fn decision(&mut self, wake: bool) -> Result<(), SimError> {
+        let nr_cpus = self.core.ctx.nr_cpus() as u64;
         let c = (self.k % nr_cpus) as usize;
         let blocks = (self.k / nr_cpus).is_multiple_of(2);
         self.k += 1;
         let cpu = CpuId(c as u32);
-        self.ctx.charge_cpu = c;
         if c == 0 {
-            self.advance(self.ctx.now + self.ctx.tick_ns);
+            let next = self.core.ctx.now() + self.core.ctx.tick_ns();
+            self.advance(next);
         }
-        if let Some(curr) = self.ctx.cpus[c].curr {
-            self.account(cpu);
-            self.policy.tick(&mut self.ctx, cpu, curr);
-            self.policy.balance(&mut self.ctx, cpu, BalanceKind::Tick);
+        if self.core.ctx.curr(cpu).is_some() {
+            self.core.tick(cpu);
             if blocks {
                 if wake {
-                    self.wake_sleeper();
+                    if let Some(t) = self.sleepers.pop_front() {
+                        self.core
+                            .try_to_wake_up(t, Some(cpu), false)
+                            .map_err(engine_error)?;
+                    }
                 }
-                self.block(cpu, curr);
+                let t = self.core.block(cpu, PrevState::Sleeping);
+                self.sleepers.push_back(t);
             }
-            self.policy.put_prev(&mut self.ctx, cpu, curr);
         }
-        self.schedule(cpu);
-        self.ctx.resched_mask = CpuMask::empty();
+        self.core.schedule(cpu);
+        self.core.clear_resched();
+        Ok(())
     }
 
-    /// Fire the policy timers due by `to`, then set the clock to `to`.
+    /// Fire the policy timers due by `to`, then set the clock to `to`. Tick events are
+    /// dropped: every decision ticks its CPU itself.
     fn advance(&mut self, to: u64) {
-        while self.ctx.events.peek_time().is_some_and(|t| t <= to) {
-            let ev = self.ctx.events.pop().expect("peeked");
-            self.ctx.now = ev.time.max(self.ctx.now);
-            if let EventKind::PolicyTimer { slot, gen } = ev.kind {
-                if let Some(fired) = self.ctx.timers.expire(slot, gen) {
-                    self.policy.timer(&mut self.ctx, fired);
-                }
+        while self.core.ctx.events.peek_time().is_some_and(|t| t <= to) {
+            let ev = self.core.ctx.events.pop().expect("peeked");
+            self.core.set_now(ev.time.max(self.core.ctx.now()));
+            if let EventKind::PolicyTimer { .. } = ev.kind {
+                self.core.handle_event(ev.kind);
             }
         }
-        self.ctx.now = to;
-    }
-
-    /// The engine's `account`: charge the time since the last accounting point to `cpu`'s
-    /// current task (no switch overhead here).
-    fn account(&mut self, cpu: CpuId) {
-        let now = self.ctx.now;
-        let cs = &mut self.ctx.cpus[cpu.idx()];
-        let Some(t) = cs.curr else { return };
-        let delta = now - cs.seg_start;
-        if delta == 0 {
-            return;
-        }
-        cs.seg_start = now;
-        cs.busy_ns += delta;
-        self.ctx.tasks[t.idx()].sum_exec_ns += delta;
-        self.policy.update_curr(&mut self.ctx, cpu, t, delta);
-    }
-
-    /// try_to_wake_up of the longest-sleeping task (the engine's `make_runnable` + `place`).
-    fn wake_sleeper(&mut self) {
-        let Some(t) = self.sleepers.pop_front() else {
-            return;
-        };
-        let prev = self.ctx.tasks[t.idx()].cpu;
-        let cpu = self
-            .policy
-            .select_cpu(&mut self.ctx, t, prev, WakeKind::Wakeup);
-        debug_assert!(self.ctx.tasks[t.idx()].affinity.contains(cpu));
-        if cpu != prev {
-            self.ctx.set_task_cpu(t, cpu);
-        }
-        self.ctx.tasks[t.idx()].on_rq = true;
-        self.policy
-            .enqueue(&mut self.ctx, cpu, t, EnqueueKind::Wakeup);
-        if self.ctx.cpus[cpu.idx()].curr.is_some() {
-            self.account(cpu);
-            self.policy.wakeup_preempt(&mut self.ctx, cpu, t);
-        }
-    }
-
-    /// The current task of `cpu` blocks (deactivate_task with DEQUEUE_SLEEP).
-    fn block(&mut self, cpu: CpuId, t: TaskId) {
-        self.ctx.tasks[t.idx()].on_rq = false;
-        self.policy
-            .dequeue(&mut self.ctx, cpu, t, DequeueKind::Sleep);
-        self.sleepers.push_back(t);
-    }
-
-    /// pick_next (with a newidle balance when it finds nothing) and the switch; put_prev
-    /// has been called by the caller.
-    fn schedule(&mut self, cpu: CpuId) {
-        let c = cpu.idx();
-        let mut next = self.policy.pick_next(&mut self.ctx, cpu);
-        if next.is_none() {
-            self.policy
-                .balance(&mut self.ctx, cpu, BalanceKind::NewIdle);
-            next = self.policy.pick_next(&mut self.ctx, cpu);
-        }
-        if let Some(n) = next {
-            debug_assert!(self.ctx.tasks[n.idx()].on_rq, "picked {n:?}, not queued");
-            debug_assert_eq!(self.ctx.tasks[n.idx()].cpu, cpu, "picked {n:?} elsewhere");
-        }
-        let prev = self.ctx.cpus[c].curr;
-        if next == prev {
-            return;
-        }
-        if let Some(p) = prev {
-            self.ctx.tasks[p.idx()].running = false;
-        }
-        let now = self.ctx.now;
-        let cs = &mut self.ctx.cpus[c];
-        cs.curr = next;
-        cs.seg_start = now;
-        if let Some(n) = next {
-            self.ctx.tasks[n.idx()].running = true;
-        }
+        self.core.set_now(to);
     }
 
     /// Run `decisions` steady-state decisions: counted work over all of them, wall time
     /// per decision of the fastest of [`CHUNKS`] chunks.
-    fn measure(&mut self, decisions: u64) -> Measured {
-        let work0 = self.ctx.work_units;
+    fn measure(&mut self, decisions: u64) -> Result<Measured, SimError> {
+        let work0 = self.core.ctx.work_units;
         let mut best = f64::INFINITY;
         let mut done = 0;
         for i in 0..CHUNKS {
@@ -514,24 +432,25 @@ impl<S: Scheduler> Harness<S> {
             }
             let t = Instant::now();
             for _ in 0..n {
-                self.decision(true);
+                self.decision(true)?;
             }
             best = best.min(t.elapsed().as_nanos() as f64 / n as f64);
             done += n;
         }
-        Measured {
-            work_units: self.ctx.work_units - work0,
+        Ok(Measured {
+            work_units: self.core.ctx.work_units - work0,
             best_ns_per_decision: best,
-        }
+        })
     }
 
     /// Every runnable task is queued (by `for_each_queued`) or current, on its own CPU,
     /// and there are `nr_runnable` of them.
     fn check(&self) -> Result<(), String> {
-        let mut seen = vec![false; self.ctx.nr_tasks()];
+        let ctx = &self.core.ctx;
+        let mut seen = vec![false; ctx.nr_tasks()];
         let mut bad = None;
-        self.policy.for_each_queued(&mut |cpu, t| {
-            let v = &self.ctx.tasks[t.idx()];
+        self.core.policy.for_each_queued(&mut |cpu, t| {
+            let v = &ctx.tasks[t.idx()];
             if !v.on_rq || v.cpu != cpu || seen[t.idx()] {
                 bad.get_or_insert(format!(
                     "{t:?} queued on {cpu:?} but not runnable there, or queued twice"
@@ -542,13 +461,13 @@ impl<S: Scheduler> Harness<S> {
         if let Some(m) = bad {
             return Err(m);
         }
-        for c in &self.ctx.cpus {
+        for c in &ctx.cpus {
             if let Some(t) = c.curr {
-                seen[t.idx()] |= self.ctx.tasks[t.idx()].on_rq;
+                seen[t.idx()] |= ctx.tasks[t.idx()].on_rq;
             }
         }
         let held = seen.iter().filter(|&&s| s).count();
-        let runnable = self.ctx.tasks.iter().filter(|v| v.on_rq).count();
+        let runnable = ctx.tasks.iter().filter(|v| v.on_rq).count();
         if held != runnable || runnable != self.nr_runnable {
             return Err(format!(
                 "{runnable} tasks runnable, {held} held by the policy, {} expected",
@@ -556,6 +475,14 @@ impl<S: Scheduler> Harness<S> {
             ));
         }
         Ok(())
+    }
+}
+
+/// A protocol violation by the measured policy.
+fn engine_error(message: String) -> SimError {
+    SimError {
+        message,
+        bad_input: false,
     }
 }
 
@@ -790,21 +717,25 @@ mod tests {
             };
             let mut h = Harness::new(probe, &cfg, n).unwrap();
             assert_eq!(h.sleepers.len(), SLEEPERS);
-            h.policy.expect_runnable = Some(n);
-            let before = h.policy.picks;
-            h.measure(200);
+            h.core.policy.expect_runnable = Some(n);
+            let before = h.core.policy.picks;
+            h.measure(200).unwrap();
             // One pick per decision; a CPU left idle (N < CPUs, or the ring's lack of
             // balancing drained it) picks again after its newidle balance.
-            let picks = h.policy.picks - before;
+            let picks = h.core.policy.picks - before;
             if cpus == 1 {
                 assert_eq!(picks, 200, "{cpus} CPUs, N={n}");
             } else {
                 assert!((200..=400).contains(&picks), "{cpus} CPUs, N={n}: {picks}");
             }
-            assert!(h.policy.broken.is_empty(), "{:?}", &h.policy.broken[..1]);
+            assert!(
+                h.core.policy.broken.is_empty(),
+                "{:?}",
+                &h.core.policy.broken[..1]
+            );
             h.check().unwrap();
             // Every other round blocks: the sleepers rotate through the runnable set.
-            assert!(h.ctx.tasks.iter().all(|v| v.sum_exec_ns > 0) || n > 7);
+            assert!(h.core.ctx.tasks.iter().all(|v| v.sum_exec_ns > 0) || n > 7);
         }
     }
 }

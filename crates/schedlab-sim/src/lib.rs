@@ -17,6 +17,7 @@ pub(crate) mod event;
 pub mod instruments;
 pub mod metrics;
 mod program;
+pub mod protocol;
 mod result;
 pub mod sched;
 pub mod stats;
@@ -251,8 +252,10 @@ impl cpu::PolicyVisitor for Run<'_> {
         let ctx = Ctx::new(self.cpus, self.hz, seed, tracer);
         let rcfg = engine::RunCfg {
             end,
-            context_switch_ns: self.spec.machine.context_switch_ns,
-            sched_work_ps: self.spec.machine.sched_work_ps,
+            costs: protocol::CoreCosts {
+                context_switch_ns: self.spec.machine.context_switch_ns,
+                sched_work_ps: self.spec.machine.sched_work_ps,
+            },
             fork_ns: self.spec.machine.fork_ns,
             wakeup_ns: self.spec.machine.wakeup_ns,
             check: self.cfg.check,
@@ -274,7 +277,7 @@ impl cpu::PolicyVisitor for Run<'_> {
                 bad_input: false,
             })?;
         }
-        e.ctx.tracer.finish().map_err(|err| SimError {
+        e.core.ctx.tracer.finish().map_err(|err| SimError {
             message: format!("writing the trace: {err}"),
             bad_input: false,
         })?;

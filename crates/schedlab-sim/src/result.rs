@@ -28,17 +28,18 @@ pub(crate) fn build<S: Scheduler>(e: &mut Engine<S>, spec: &Spec, meta: &RunMeta
         "params": params,
         "seed": meta.seed,
         "spec_sha256": meta.spec_sha256,
-        "sim_ns": e.ctx.now,
+        "sim_ns": e.core.ctx.now,
         "wall_s": meta.wall_s,
         "events": e.events,
-        "cpus": e.ctx.nr_cpus(),
-        "hz": e.ctx.hz(),
-        "decisions": e.decisions,
-        "work_units": e.ctx.work_units,
+        "cpus": e.core.ctx.nr_cpus(),
+        "hz": e.core.ctx.hz(),
+        "decisions": e.core.decisions,
+        "work_units": e.core.ctx.work_units,
         "version": env!("CARGO_PKG_VERSION"),
     });
     let tasks: Vec<Value> = (0..e.rt.len()).map(|i| task_json(e, i)).collect();
     let cpus: Vec<Value> = e
+        .core
         .ctx
         .cpus
         .iter()
@@ -57,7 +58,7 @@ pub(crate) fn build<S: Scheduler>(e: &mut Engine<S>, spec: &Spec, meta: &RunMeta
 }
 
 fn task_json<S: Scheduler>(e: &mut Engine<S>, i: usize) -> Value {
-    let v = e.ctx.tasks[i];
+    let v = e.core.ctx.tasks[i];
     let rt = &e.rt[i];
     let priority = if v.attrs.policy.is_rt() {
         v.attrs.rt_priority
@@ -76,7 +77,7 @@ fn task_json<S: Scheduler>(e: &mut Engine<S>, i: usize) -> Value {
         "sleep_ns": rt.sleep_ns,
         "switches_voluntary": rt.voluntary,
         "switches_involuntary": rt.involuntary,
-        "migrations": e.ctx.counters[i].migrations,
+        "migrations": e.core.ctx.counters[i].migrations,
         "activations": m.activations,
         "deadline_misses": m.deadline_misses,
         "wakeup_latency_ns": stats_json(&mut m.latency),

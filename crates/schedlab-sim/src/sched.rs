@@ -7,14 +7,38 @@
 //! by [`TaskId`]). A policy sees the machine only through [`Ctx`], the engine-owned state
 //! with the services a hook may use.
 //!
-//! Calling protocol (what the engine guarantees):
-//! - `task_new` is called once per task before anything else about it (fork or start-up).
+//! # Calling protocol
+//!
+//! [`crate::protocol::SchedCore`] is the one implementation of this protocol; the engine,
+//! the scheduler-cost instrument and the policies' tests all drive policies through it.
+//! Each operation calls the hooks in this order (`[…]` = only when it applies; a hook's
+//! kind in parentheses). `tests/protocol.rs` records the hooks the core calls and checks
+//! every recorded sequence against this table.
+//!
+//! | operation (kernel function) | hooks, in order |
+//! |---|---|
+//! | create (`sched_fork`) | `task_new` |
+//! | first wake-up (`wake_up_new_task`) | `select_cpu(Fork) enqueue(New) [[update_curr] wakeup_preempt]` |
+//! | wake-up (`try_to_wake_up`) | `select_cpu(Wakeup) enqueue(Wakeup) [[update_curr] wakeup_preempt]` |
+//! | wake-up of a task still current (`ttwu_runnable`) | `enqueue(Wakeup)` |
+//! | block (`__schedule` → `deactivate_task`) | `[update_curr] dequeue(Sleep)` |
+//! | exit (`do_exit`) | `[update_curr] dequeue(Exit)` |
+//! | yield (`do_sched_yield`) | `[update_curr] yield_task` |
+//! | tick (`sched_tick`) | `[update_curr] tick balance(Tick)` |
+//! | schedule (`__schedule`) | `[update_curr] [put_prev] pick_next [balance(NewIdle) pick_next] [task_exit] [balance_callback]` |
+//! | attribute change (`__sched_setscheduler`) | `[update_curr] [dequeue(Save)] [put_prev] [enqueue(Restore)] prio_changed [balance_callback]` |
+//! | affinity change that moves a queued task (`move_queued_task`) | `[update_curr] dequeue(Save) [put_prev] enqueue(Restore) [[update_curr] wakeup_preempt] [balance_callback]` |
+//! | timer expiry (hrtimer callback) | `timer` |
+//!
+//! What the core guarantees around them:
+//! - `task_new` is called once per task before anything else about it.
 //! - A task is *queued* from `enqueue` until `dequeue`; it may be running while queued (as
 //!   in the kernel, where `curr` stays `on_rq`). Only queued tasks may be returned by
 //!   `pick_next`, and only on a CPU they are assigned to (`Ctx::task_cpu`).
 //! - When a task stops running on a CPU (it blocked, was preempted or yielded), `put_prev`
 //!   is called *before* the next `pick_next` on that CPU; for a task that blocked or exited,
-//!   `dequeue` has already been called.
+//!   `dequeue` has already been called. After an attribute change the task was put already
+//!   and is not put again: the `pick_next` that follows stands for `set_next_task`.
 //! - The value `pick_next` returns runs at once; returning `None` idles the CPU.
 //! - `enqueue` may be called for a task that is still the current task of its CPU: it
 //!   blocked and was woken at the same instant, before its CPU switched away
@@ -22,8 +46,12 @@
 //!   must not pick it on another CPU while `Ctx::task(t).running` is true.
 //! - `update_curr` is called with the CPU time the running task consumed since the previous
 //!   call, before any other hook that concerns that CPU at the same instant.
-//! - Hooks request a reschedule of a CPU with [`Ctx::resched`]; the engine runs
-//!   `put_prev`/`pick_next` for every such CPU once the current event is handled.
+//! - `task_exit` of a task that exited comes after its CPU switched away from it
+//!   (`finish_task_switch`), in that CPU's `schedule`.
+//! - Hooks request a reschedule of a CPU with [`Ctx::resched`]; the core runs `schedule`
+//!   for every such CPU once the current operation is handled. Balance callbacks queued
+//!   with [`Ctx::queue_balance_callback`] run at the end of that CPU's next `schedule` or
+//!   attribute change.
 
 pub use crate::ctx::{Ctx, TaskView};
 pub use crate::timer::{ClassSet, FiredTimer, TimerId};

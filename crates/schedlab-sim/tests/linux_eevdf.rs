@@ -97,31 +97,41 @@ fn latency(out: &schedlab_sim::SimOutput, name: &str, what: &str) -> f64 {
 
 /// An interactive task (10 ms sleep, 0.2 ms burst) among three nice-0 hogs at HZ=250. In
 /// 6.6 a sleeper keeps the lag it had when it slept (PLACE_LAG) rather than gaining any
-/// while asleep, and a hog's consumed request is only noticed at a tick
-/// (`update_curr` → `update_deadline`; no HRTICK), so each hog runs at least a tick (4 ms)
-/// and waits for two others between its runs (≥ 8 ms). The sleeper waits far less than a
-/// tick on average (it is placed eligible or close to it, with the earliest deadline), and
-/// less than with PLACE_LAG off (placed at V with a full request, it waits longer on average
-/// and at worst). It also gets its whole demand while the hogs split the rest equally.
+/// while asleep; having used far less than its share it sleeps with positive lag, so it
+/// wakes eligible with the earliest deadline. A hog's consumed request is only noticed at
+/// a tick (`update_curr` → `update_deadline`; no HRTICK), and RUN_TO_PARITY (default on)
+/// lets the current hog keep the CPU until then: the sleeper waits for the next tick, on
+/// average half of one and never more than one. With RUN_TO_PARITY off, PLACE_LAG makes
+/// the woken sleeper preempt at once, while without PLACE_LAG (placed at V with a full
+/// request, not earlier than the running hog's deadline) it still waits for the tick. It
+/// also gets its whole demand while the hogs split the rest equally.
 #[test]
 fn an_interactive_sleeper_gets_low_latency_among_equal_weight_hogs() {
     let base = run_with(&sleeper_spec(false), &[], false);
     let hog_alone = cpu_ns(&base, "hog0");
     let lag = run_with(&sleeper_spec(true), &[], true);
-    let nolag = run_with(&sleeper_spec(true), &[("place_lag", "0")], false);
     let mean_lag = latency(&lag, "sleeper", "mean");
-    let mean_nolag = latency(&nolag, "sleeper", "mean");
     let max_lag = latency(&lag, "sleeper", "max");
-    eprintln!(
-        "sleeper wake-up latency: PLACE_LAG mean {mean_lag} max {max_lag}; \
-         no PLACE_LAG mean {mean_nolag} max {}",
-        latency(&nolag, "sleeper", "max")
-    );
     let tick = 4_000_000.0;
     assert!(mean_lag < tick / 2.0, "mean {mean_lag}");
     assert!(max_lag <= tick, "max {max_lag}");
-    assert!(mean_lag < mean_nolag, "{mean_lag} vs {mean_nolag}");
-    assert!(max_lag < latency(&nolag, "sleeper", "max"));
+    let no_parity = [("run_to_parity", "0")];
+    let lag_np = run_with(&sleeper_spec(true), &no_parity, true);
+    let nolag_np = run_with(
+        &sleeper_spec(true),
+        &[("run_to_parity", "0"), ("place_lag", "0")],
+        false,
+    );
+    assert_eq!(
+        latency(&lag_np, "sleeper", "max"),
+        0.0,
+        "PLACE_LAG without RUN_TO_PARITY: the sleeper preempts at once"
+    );
+    let mean_nolag_np = latency(&nolag_np, "sleeper", "mean");
+    assert!(
+        mean_nolag_np > tick / 4.0,
+        "without PLACE_LAG the sleeper waits for the tick: mean {mean_nolag_np}"
+    );
     let elapsed = lag.result["run"]["sim_ns"].as_u64().unwrap() as f64;
     let sleeper = cpu_ns(&lag, "sleeper") / elapsed;
     let acts = task_json(&lag, "sleeper")["activations"].as_u64().unwrap() as f64;

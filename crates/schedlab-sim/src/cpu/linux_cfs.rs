@@ -1494,6 +1494,8 @@ pub fn linux_cfs(nr_cpus: usize) -> LinuxCfsStack {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::testing::{mask_of_bits, Driver, Op};
+    use crate::protocol::SchedCore;
     use crate::types::CpuMask;
     use crate::types::{fair, rt};
     use proptest::prelude::*;
@@ -1657,257 +1659,63 @@ mod tests {
         assert!(s.vruntime(p) > pv);
     }
 
-    // --------------------------------------------------------------- protocol driver
+    // --------------------------------------------------------------- random operations
 
-    /// Drives the `linux-cfs` stack the way engine.rs does (put_prev before pick, newidle
-    /// balance when nothing is picked, resched processed until none is pending).
-    struct Drv {
-        ctx: Ctx,
-        s: LinuxCfsStack,
-        queued: Vec<bool>,
-        prev_put: Vec<bool>,
-        last_min: Vec<i64>,
-    }
-
-    impl Drv {
-        fn schedule(&mut self, cpu: CpuId) {
-            let prev = self.ctx.curr(cpu);
-            if let Some(p) = prev {
-                if !std::mem::replace(&mut self.prev_put[cpu.idx()], false) {
-                    self.s.put_prev(&mut self.ctx, cpu, p);
+    /// What the `linux-cfs` stack must keep true after every operation, beyond what every
+    /// policy must (`Driver::check`): monotonic min_vruntime, CFS's counts and load, the
+    /// running entity out of the timeline, RT push/pull settled, RT work never waiting
+    /// behind fair work.
+    fn check_stack(core: &SchedCore<LinuxCfsStack>, last_min: &mut [i64]) {
+        let ctx = &core.ctx;
+        let n = ctx.nr_tasks();
+        let cfs = &core.policy.lo;
+        for (c, last) in last_min.iter_mut().enumerate() {
+            let cpu = CpuId(c as u32);
+            let mv = cfs.min_vruntime(cpu);
+            assert!(mv >= *last, "min_vruntime of cpu {c} went backwards");
+            *last = mv;
+            let (mut nr, mut load) = (0u32, 0u64);
+            for i in 0..n {
+                let v = ctx.task(TaskId(i as u32));
+                if v.on_rq && v.cpu == cpu && cfs.owns(&v.attrs) {
+                    nr += 1;
+                    load += weight_of(&v.attrs).0 as u64;
                 }
             }
-            let mut next = self.s.pick_next(&mut self.ctx, cpu);
-            if next.is_none() {
-                self.s.balance(&mut self.ctx, cpu, BalanceKind::NewIdle);
-                next = self.s.pick_next(&mut self.ctx, cpu);
+            assert_eq!(cfs.nr_running(cpu), nr, "cfs nr_running of cpu {c}");
+            assert_eq!(cfs.load(cpu), load, "cfs load of cpu {c}");
+            // The running fair task is never in the tree.
+            if let Some(cur) = cfs.cfs_curr(cpu) {
+                assert!(cfs.timeline(cpu).iter().all(|&(_, t)| t != cur));
+                assert_eq!(ctx.curr(cpu), Some(cur));
             }
-            if let Some(n) = next {
-                assert!(self.queued[n.idx()], "picked unqueued {n:?}");
-                assert_eq!(self.ctx.task(n).cpu, cpu, "picked {n:?} queued elsewhere");
-                assert!(self.ctx.task(n).affinity.contains(cpu));
-                if let Some(o) = (0..self.ctx.nr_cpus())
-                    .map(|c| CpuId(c as u32))
-                    .find(|&c| c != cpu && self.ctx.curr(c) == Some(n))
-                {
-                    panic!("{n:?} picked on {cpu:?} while running on {o:?}");
-                }
-            }
-            self.ctx.set_curr_for_test(cpu, next);
-        }
-
-        fn process(&mut self) {
-            let mut guard = 0;
-            loop {
-                while let Some(c) = self.ctx.resched_mask.first() {
-                    self.ctx.resched_mask.clear(c);
-                    self.schedule(c);
-                    guard += 1;
-                    assert!(guard < 10_000, "resched storm");
-                }
-                // Run the balance callbacks the switches queued (the RT class's pushes).
-                for c in 0..self.ctx.nr_cpus() {
-                    let classes = std::mem::take(&mut self.ctx.cpus[c].callbacks);
-                    if !classes.is_empty() {
-                        self.s
-                            .balance_callback(&mut self.ctx, CpuId(c as u32), classes);
-                    }
-                }
-                if self.ctx.resched_mask.is_empty() {
-                    break;
-                }
-            }
-        }
-
-        fn advance(&mut self, dt: u64) {
-            let now = self.ctx.now() + dt;
-            self.ctx.set_now_for_test(now);
-            for c in 0..self.ctx.nr_cpus() {
-                let cpu = CpuId(c as u32);
-                if let Some(t) = self.ctx.curr(cpu) {
-                    self.ctx.tasks[t.idx()].sum_exec_ns += dt;
-                    self.s.update_curr(&mut self.ctx, cpu, t, dt);
-                }
-            }
-        }
-
-        fn wake(&mut self, t: TaskId) {
-            if self.queued[t.idx()] {
-                return;
-            }
-            let prev = self.ctx.task(t).cpu;
-            let kind = if self.ctx.task(t).sum_exec_ns == 0 && !self.ctx.tasks[t.idx()].exited {
-                WakeKind::Fork
-            } else {
-                WakeKind::Wakeup
-            };
-            let cpu = self.s.select_cpu(&mut self.ctx, t, prev, kind);
-            assert!(
-                self.ctx.task(t).affinity.contains(cpu),
-                "select_cpu outside affinity"
-            );
-            if cpu != prev {
-                self.ctx.set_task_cpu(t, cpu);
-            }
-            self.queued[t.idx()] = true;
-            self.ctx.tasks[t.idx()].exited = true; // marks "started" for the driver
-            let ek = if kind == WakeKind::Fork {
-                EnqueueKind::New
-            } else {
-                EnqueueKind::Wakeup
-            };
-            self.s.enqueue(&mut self.ctx, cpu, t, ek);
-            if self.ctx.curr(cpu).is_none() {
-                self.ctx.resched(cpu);
-            } else {
-                self.s.wakeup_preempt(&mut self.ctx, cpu, t);
-            }
-            self.process();
-        }
-
-        fn block(&mut self, cpu: CpuId) {
-            let Some(t) = self.ctx.curr(cpu) else { return };
-            self.queued[t.idx()] = false;
-            self.s.dequeue(&mut self.ctx, cpu, t, DequeueKind::Sleep);
-            self.ctx.resched(cpu);
-            self.process();
-        }
-
-        fn yield_(&mut self, cpu: CpuId) {
-            let Some(t) = self.ctx.curr(cpu) else { return };
-            self.s.yield_task(&mut self.ctx, cpu, t);
-            self.ctx.resched(cpu);
-            self.process();
-        }
-
-        fn tick_all(&mut self) {
-            for c in 0..self.ctx.nr_cpus() {
-                let cpu = CpuId(c as u32);
-                if let Some(t) = self.ctx.curr(cpu) {
-                    self.s.tick(&mut self.ctx, cpu, t);
-                    self.s.balance(&mut self.ctx, cpu, BalanceKind::Tick);
-                }
-            }
-            self.process();
-        }
-
-        /// engine.rs `change_attrs` for the running task of `cpu`.
-        fn change(&mut self, cpu: CpuId, attrs: SchedAttrs) {
-            let Some(t) = self.ctx.curr(cpu) else { return };
-            let old = self.ctx.task(t).attrs;
-            self.s.put_prev(&mut self.ctx, cpu, t);
-            self.prev_put[cpu.idx()] = true;
-            self.s.dequeue(&mut self.ctx, cpu, t, DequeueKind::Save);
-            self.ctx.tasks[t.idx()].attrs = attrs;
-            self.s.prio_changed(&mut self.ctx, t, old);
-            self.s.enqueue(&mut self.ctx, cpu, t, EnqueueKind::Restore);
-            self.ctx.resched(cpu);
-            self.process();
-        }
-
-        fn check(&mut self) {
-            let n = self.ctx.nr_tasks();
-            let mut seen = vec![0u32; n];
-            let ctx = &self.ctx;
-            self.s.for_each_queued(&mut |cpu, t| {
-                seen[t.idx()] += 1;
-                assert_eq!(ctx.task(t).cpu, cpu, "{t:?} reported on the wrong CPU");
-                assert!(
-                    ctx.task(t).affinity.contains(cpu),
-                    "{t:?} outside its affinity"
-                );
-            });
-            for (i, &got) in seen.iter().enumerate() {
+            // A waiting migratable RT task has no allowed CPU running lower-priority work
+            // (push/pull settled).
+            for i in 0..n {
                 let t = TaskId(i as u32);
-                let want = u32::from(self.queued[i] && !self.ctx.task(t).running);
-                assert_eq!(
-                    got,
-                    want,
-                    "{t:?}: queued {} running {}",
-                    self.queued[i],
-                    self.ctx.task(t).running
-                );
-                if self.ctx.task(t).running {
-                    assert!(self.queued[i]);
+                let v = ctx.task(t);
+                if !v.on_rq || v.running || v.attrs.prio() >= 100 || v.affinity.count() < 2 {
+                    continue;
                 }
-            }
-            let cfs = &self.s.lo;
-            for c in 0..self.ctx.nr_cpus() {
-                let cpu = CpuId(c as u32);
-                let mv = cfs.min_vruntime(cpu);
-                assert!(
-                    mv >= self.last_min[c],
-                    "min_vruntime of cpu {c} went backwards"
-                );
-                self.last_min[c] = mv;
-                let (mut nr, mut load) = (0u32, 0u64);
-                for i in 0..n {
-                    let t = TaskId(i as u32);
-                    if self.queued[i]
-                        && self.ctx.task(t).cpu == cpu
-                        && cfs.owns(&self.ctx.task(t).attrs)
-                    {
-                        nr += 1;
-                        load += weight_of(&self.ctx.task(t).attrs).0 as u64;
-                    }
-                }
-                assert_eq!(cfs.nr_running(cpu), nr, "cfs nr_running of cpu {c}");
-                assert_eq!(cfs.load(cpu), load, "cfs load of cpu {c}");
-                // The running fair task is never in the tree; the tree is ordered.
-                let tl = cfs.timeline(cpu);
-                if let Some(cur) = cfs.cfs_curr(cpu) {
-                    assert!(tl.iter().all(|&(_, t)| t != cur));
-                    assert_eq!(self.ctx.curr(cpu), Some(cur));
-                }
-                // A waiting migratable RT task has no allowed CPU running lower-priority work
-                // (push/pull settled).
-                let ncpu = self.ctx.nr_cpus();
-                for i in 0..n {
-                    let t = TaskId(i as u32);
-                    let v = self.ctx.task(t);
-                    if !self.queued[i]
-                        || v.running
-                        || v.attrs.prio() >= 100
-                        || v.affinity.count() < 2
-                    {
-                        continue;
-                    }
-                    for d in (0..ncpu).map(|d| CpuId(d as u32)) {
-                        if !v.affinity.contains(d) || d == v.cpu {
-                            continue;
-                        }
-                        let dp = self
-                            .ctx
-                            .curr(d)
-                            .map_or(140, |x| self.ctx.task(x).attrs.prio());
-                        assert!(
-                            dp <= v.attrs.prio(),
-                            "{t:?} (prio {}) waits on {:?} while {d:?} runs prio {dp}",
-                            v.attrs.prio(),
-                            v.cpu
-                        );
-                    }
-                }
-                // RT never leaves a CPU running fair work while it has RT work queued.
-                if self.s.hi.has_queued(cpu) {
-                    let cur = self.ctx.curr(cpu).expect("RT work queued on an idle CPU");
+                for d in v.affinity.iter().filter(|&d| d != v.cpu) {
+                    let dp = ctx.curr(d).map_or(140, |x| ctx.task(x).attrs.prio());
                     assert!(
-                        self.ctx.task(cur).attrs.prio() < 100,
-                        "fair task runs over queued RT"
+                        dp <= v.attrs.prio(),
+                        "{t:?} (prio {}) waits on {:?} while {d:?} runs prio {dp}",
+                        v.attrs.prio(),
+                        v.cpu
                     );
                 }
             }
+            // RT never leaves a CPU running fair work while it has RT work queued.
+            if core.policy.hi.has_queued(cpu) {
+                let cur = ctx.curr(cpu).expect("RT work queued on an idle CPU");
+                assert!(
+                    ctx.task(cur).attrs.prio() < 100,
+                    "fair task runs over queued RT"
+                );
+            }
         }
-    }
-
-    #[derive(Clone, Debug)]
-    enum Op {
-        Wake(usize),
-        Advance(u64),
-        Block(usize),
-        Yield(usize),
-        Tick,
-        Change(usize, u8, i32),
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -1917,7 +1725,8 @@ mod tests {
             2 => (0usize..4).prop_map(Op::Block),
             1 => (0usize..4).prop_map(Op::Yield),
             3 => Just(Op::Tick),
-            1 => ((0usize..4), 0u8..5, -20i32..20).prop_map(|(c, p, v)| Op::Change(c, p, v)),
+            1 => ((0usize..4), 0u8..5, -20i32..20)
+                .prop_map(|(c, p, v)| Op::Change(c, attrs_for(p, v))),
         ]
     }
 
@@ -1939,40 +1748,16 @@ mod tests {
             tasks in proptest::collection::vec((0u8..5, -20i32..20, 1u32..16), 1..12),
             ops in proptest::collection::vec(op(), 1..250),
         ) {
-            let mut ctx = Ctx::for_test(ncpu, 250);
-            let mut s = linux_cfs(ncpu);
-            let all = CpuMask::first_n(ncpu);
-            for &(k, v, m) in &tasks {
-                let mut aff = CpuMask::empty();
-                for c in 0..ncpu {
-                    if m & (1 << c) != 0 {
-                        aff.set(CpuId(c as u32));
-                    }
-                }
-                if aff.is_empty() {
-                    aff = all;
-                }
-                let t = ctx.add_task_for_test(attrs_for(k, v), aff);
-                s.task_new(&mut ctx, t, None);
-            }
-            let n = ctx.nr_tasks();
-            let mut d = Drv {
-                ctx,
-                s,
-                queued: vec![false; n],
-                prev_put: vec![false; ncpu],
-                last_min: vec![i64::MIN; ncpu],
-            };
+            let specs: Vec<(SchedAttrs, CpuMask)> = tasks
+                .iter()
+                .map(|&(k, v, m)| (attrs_for(k, v), mask_of_bits(m)))
+                .collect();
+            let mut d = Driver::new(linux_cfs(ncpu), ncpu, 250, &specs);
+            let mut last_min = vec![i64::MIN; ncpu];
             for o in ops {
-                match o {
-                    Op::Wake(i) => d.wake(TaskId((i % n) as u32)),
-                    Op::Advance(dt) => d.advance(dt),
-                    Op::Block(c) => d.block(CpuId((c % ncpu) as u32)),
-                    Op::Yield(c) => d.yield_(CpuId((c % ncpu) as u32)),
-                    Op::Tick => d.tick_all(),
-                    Op::Change(c, k, v) => d.change(CpuId((c % ncpu) as u32), attrs_for(k, v)),
-                }
+                d.apply(o);
                 d.check();
+                check_stack(&d.core, &mut last_min);
             }
         }
     }

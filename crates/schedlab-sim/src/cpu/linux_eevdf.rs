@@ -1418,6 +1418,8 @@ pub fn linux_eevdf(nr_cpus: usize) -> LinuxEevdfStack {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::testing::{mask_of_bits, Driver, Hook, Observed, Observer, Op};
+    use crate::protocol::SchedCore;
     use crate::types::fair;
     use crate::types::CpuMask;
     use proptest::prelude::*;
@@ -1805,220 +1807,90 @@ mod tests {
         assert!(-sw < sum && sum <= 0, "Σ w·lag = {sum}, W = {sw}");
     }
 
-    // --------------------------------------------------------------- protocol driver
+    // --------------------------------------------------------------- random operations
 
-    struct Drv {
-        ctx: Ctx,
-        s: LinuxEevdf,
-        queued: Vec<bool>,
-        started: Vec<bool>,
-        prev_put: Vec<bool>,
-        last_min: Vec<i64>,
+    /// Checks made inside an operation, at the hook where they hold: PLACE_LAG (right after
+    /// a wake-up's enqueue the entity's lag is its saved lag — zero for a new task or onto
+    /// an empty queue; a delayed entity requeued keeps a lag ≤ 0 or is re-placed at zero)
+    /// and every pick is the brute-force earliest eligible deadline.
+    #[derive(Default)]
+    struct InHookChecks {
+        /// The wake-up being enqueued: (task, CPU, saved vlag, nr_running, delayed, new).
+        pending: Option<(TaskId, CpuId, i64, u32, bool, bool)>,
     }
 
-    impl Drv {
-        fn schedule(&mut self, cpu: CpuId) {
-            if let Some(p) = self.ctx.curr(cpu) {
-                if !std::mem::replace(&mut self.prev_put[cpu.idx()], false) {
-                    self.s.put_prev(&mut self.ctx, cpu, p);
-                }
-            }
-            let mut next = self.s.pick_next(&mut self.ctx, cpu);
-            if next.is_none() {
-                self.s.balance(&mut self.ctx, cpu, BalanceKind::NewIdle);
-                next = self.s.pick_next(&mut self.ctx, cpu);
-            }
-            if let Some(n) = next {
-                assert!(self.queued[n.idx()], "picked unqueued {n:?}");
-                assert_eq!(self.ctx.task(n).cpu, cpu);
-                check_pick(&self.s, cpu, n);
-            }
-            self.ctx.set_curr_for_test(cpu, next);
-        }
-
-        fn process(&mut self) {
-            let mut guard = 0;
-            while let Some(c) = self.ctx.resched_mask.first() {
-                self.ctx.resched_mask.clear(c);
-                self.schedule(c);
-                guard += 1;
-                assert!(guard < 10_000, "resched storm");
-            }
-        }
-
-        fn advance(&mut self, dt: u64) {
-            let now = self.ctx.now() + dt;
-            self.ctx.set_now_for_test(now);
-            for c in 0..self.ctx.nr_cpus() {
-                let cpu = CpuId(c as u32);
-                if let Some(t) = self.ctx.curr(cpu) {
-                    self.ctx.tasks[t.idx()].sum_exec_ns += dt;
-                    self.s.update_curr(&mut self.ctx, cpu, t, dt);
-                }
-            }
-            self.process();
-        }
-
-        fn wake(&mut self, t: TaskId) {
-            if self.queued[t.idx()] {
-                return;
-            }
-            let prev = self.ctx.task(t).cpu;
-            let kind = if self.started[t.idx()] {
-                WakeKind::Wakeup
-            } else {
-                WakeKind::Fork
-            };
-            let running = self.ctx.task(t).running;
-            let cpu = if running {
-                prev
-            } else {
-                self.s.select_cpu(&mut self.ctx, t, prev, kind)
-            };
-            assert!(self.ctx.task(t).affinity.contains(cpu));
-            if cpu != prev {
-                self.ctx.set_task_cpu(t, cpu);
-            }
-            let was_delayed = self.s.se[t.idx()].delayed;
-            let before = (
-                self.s.se[t.idx()].vlag,
+    impl Observer<LinuxEevdf> for InHookChecks {
+        fn before(&mut self, hook: Hook, s: &LinuxEevdf, _ctx: &Ctx) {
+            if let Hook::Enqueue(cpu, t, kind @ (EnqueueKind::Wakeup | EnqueueKind::New)) = hook {
+                let se = &s.se[t.idx()];
                 // place_entity counts delayed entities too (cfs_rq->nr_running).
-                self.s.nr_running(cpu),
-                self.started[t.idx()],
-            );
-            self.queued[t.idx()] = true;
-            self.started[t.idx()] = true;
-            let ek = if kind == WakeKind::Fork {
-                EnqueueKind::New
-            } else {
-                EnqueueKind::Wakeup
-            };
-            self.s.enqueue(&mut self.ctx, cpu, t, ek);
-            // PLACE_LAG: the entity's lag right after placement is its saved lag.
-            let lag = self.s.avg_vruntime(cpu) - self.s.se[t.idx()].vruntime;
-            let want = if before.1 > 0 && before.2 {
-                before.0
-            } else {
-                0
-            };
-            if was_delayed {
-                // requeue_delayed_entity: kept (lag ≤ 0) or re-placed with zero lag.
-                assert!(lag <= 2, "{t:?}: requeued delayed entity with lag {lag}");
-            } else {
-                assert!(
-                    (lag - want).abs() <= 2,
-                    "{t:?}: lag after placement {lag}, saved {want}"
-                );
+                let nr = s.nr_running(cpu);
+                self.pending = Some((t, cpu, se.vlag, nr, se.delayed, kind == EnqueueKind::New));
             }
-            if self.ctx.curr(cpu).is_none() {
-                self.ctx.resched(cpu);
-            } else {
-                self.s.wakeup_preempt(&mut self.ctx, cpu, t);
-            }
-            self.process();
         }
 
-        fn block(&mut self, cpu: CpuId) {
-            let Some(t) = self.ctx.curr(cpu) else { return };
-            self.queued[t.idx()] = false;
-            self.s.dequeue(&mut self.ctx, cpu, t, DequeueKind::Sleep);
-            self.ctx.resched(cpu);
-            self.process();
-        }
-
-        /// Block and wake at the same instant (ttwu_runnable: still curr when enqueued).
-        fn bounce(&mut self, cpu: CpuId) {
-            let Some(t) = self.ctx.curr(cpu) else { return };
-            self.queued[t.idx()] = false;
-            self.s.dequeue(&mut self.ctx, cpu, t, DequeueKind::Sleep);
-            self.wake(t);
-            self.ctx.resched(cpu);
-            self.process();
-        }
-
-        fn yield_(&mut self, cpu: CpuId) {
-            let Some(t) = self.ctx.curr(cpu) else { return };
-            self.s.yield_task(&mut self.ctx, cpu, t);
-            self.ctx.resched(cpu);
-            self.process();
-        }
-
-        fn tick_all(&mut self) {
-            for c in 0..self.ctx.nr_cpus() {
-                let cpu = CpuId(c as u32);
-                if let Some(t) = self.ctx.curr(cpu) {
-                    self.s.tick(&mut self.ctx, cpu, t);
-                    self.s.balance(&mut self.ctx, cpu, BalanceKind::Tick);
-                }
-            }
-            self.process();
-        }
-
-        fn renice(&mut self, cpu: CpuId, attrs: SchedAttrs) {
-            let Some(t) = self.ctx.curr(cpu) else { return };
-            let old = self.ctx.task(t).attrs;
-            self.s.put_prev(&mut self.ctx, cpu, t);
-            self.prev_put[cpu.idx()] = true;
-            self.s.dequeue(&mut self.ctx, cpu, t, DequeueKind::Save);
-            self.ctx.tasks[t.idx()].attrs = attrs;
-            self.s.enqueue(&mut self.ctx, cpu, t, EnqueueKind::Restore);
-            self.s.prio_changed(&mut self.ctx, t, old);
-            self.ctx.resched(cpu);
-            self.process();
-        }
-
-        fn check(&mut self) {
-            let n = self.ctx.nr_tasks();
-            let mut seen = vec![0u32; n];
-            let ctx = &self.ctx;
-            self.s.for_each_queued(&mut |cpu, t| {
-                seen[t.idx()] += 1;
-                assert_eq!(ctx.task(t).cpu, cpu);
-                assert!(ctx.task(t).affinity.contains(cpu));
-            });
-            for (i, &got) in seen.iter().enumerate() {
-                let t = TaskId(i as u32);
-                let want = u32::from(self.queued[i] && !self.ctx.task(t).running);
-                assert_eq!(got, want, "{t:?} in the tree");
-            }
-            for c in 0..self.ctx.nr_cpus() {
-                let cpu = CpuId(c as u32);
-                let mv = self.s.min_vruntime(cpu);
-                assert!(mv >= self.last_min[c], "min_vruntime went backwards");
-                self.last_min[c] = mv;
-                let (mut nr, mut load) = (0u32, 0u64);
-                for i in 0..n {
-                    let t = TaskId(i as u32);
-                    let se = &self.s.se[i];
-                    if self.queued[i] && self.ctx.task(t).cpu == cpu {
-                        assert!(!se.delayed, "{t:?} queued and delayed");
-                        nr += 1;
-                        load += weight_of(&self.ctx.task(t).attrs).0 as u64;
-                    } else if se.delayed && se.cpu == cpu {
-                        assert!(!self.queued[i] && se.on_rq);
-                        load += se.weight as u64;
+        fn after(&mut self, hook: Hook, s: &LinuxEevdf, _ctx: &Ctx) {
+            match hook {
+                Hook::Enqueue(..) => {
+                    let Some((t, cpu, vlag, nr, delayed, new)) = self.pending.take() else {
+                        return;
+                    };
+                    let lag = s.avg_vruntime(cpu) - s.se[t.idx()].vruntime;
+                    if delayed {
+                        assert!(lag <= 2, "{t:?}: requeued delayed entity with lag {lag}");
+                    } else {
+                        let want = if nr > 0 && !new { vlag } else { 0 };
+                        assert!(
+                            (lag - want).abs() <= 2,
+                            "{t:?}: lag after placement {lag}, saved {want}"
+                        );
                     }
                 }
-                assert_eq!(self.s.nr_runnable(cpu), nr);
-                assert_eq!(self.s.load(cpu), load);
-                check_tree(&self.s, cpu);
-                check_lag_sum(&self.s, cpu);
-                if nr > 0 {
-                    assert!(self.ctx.curr(cpu).is_some(), "queued work on an idle CPU");
+                Hook::PickNext(cpu) => {
+                    if let Some(p) = s.eevdf_curr(cpu) {
+                        check_pick(s, cpu, p);
+                    }
                 }
+                _ => {}
             }
         }
     }
 
-    #[derive(Clone, Debug)]
-    enum Op {
-        Wake(usize),
-        Advance(u64),
-        Block(usize),
-        Bounce(usize),
-        Yield(usize),
-        Tick,
-        Renice(usize, u8, i32),
+    type Checked = Observed<LinuxEevdf, InHookChecks>;
+
+    /// What EEVDF keeps true after every operation, beyond what every policy must
+    /// (`Driver::check`): monotonic min_vruntime, counts and load (delayed entities
+    /// counted in the load only), the treap and its sums, Σ w·lag = 0, no idle CPU with
+    /// fair work queued.
+    fn check_rqs(core: &SchedCore<Checked>, last_min: &mut [i64]) {
+        let ctx = &core.ctx;
+        let s = &core.policy.inner;
+        for (c, last) in last_min.iter_mut().enumerate() {
+            let cpu = CpuId(c as u32);
+            let mv = s.min_vruntime(cpu);
+            assert!(mv >= *last, "min_vruntime went backwards");
+            *last = mv;
+            let (mut nr, mut load) = (0u32, 0u64);
+            for i in 0..ctx.nr_tasks() {
+                let t = TaskId(i as u32);
+                let se = &s.se[i];
+                if ctx.task(t).on_rq && ctx.task(t).cpu == cpu {
+                    assert!(!se.delayed, "{t:?} queued and delayed");
+                    nr += 1;
+                    load += weight_of(&ctx.task(t).attrs).0 as u64;
+                } else if se.delayed && se.cpu == cpu {
+                    assert!(!ctx.task(t).on_rq && se.on_rq);
+                    load += se.weight as u64;
+                }
+            }
+            assert_eq!(s.nr_runnable(cpu), nr);
+            assert_eq!(s.load(cpu), load);
+            check_tree(s, cpu);
+            check_lag_sum(s, cpu);
+            if nr > 0 {
+                assert!(ctx.curr(cpu).is_some(), "queued work on an idle CPU");
+            }
+        }
     }
 
     fn op() -> impl Strategy<Value = Op> {
@@ -2029,7 +1901,8 @@ mod tests {
             1 => (0usize..4).prop_map(Op::Bounce),
             1 => (0usize..4).prop_map(Op::Yield),
             3 => Just(Op::Tick),
-            1 => ((0usize..4), 0u8..3, -20i32..20).prop_map(|(c, p, v)| Op::Renice(c, p, v)),
+            1 => ((0usize..4), 0u8..3, -20i32..20)
+                .prop_map(|(c, p, v)| Op::Change(c, attrs_for(p, v))),
         ]
     }
 
@@ -2054,46 +1927,22 @@ mod tests {
             ops in proptest::collection::vec(op(), 1..250),
             features in 0u8..8,
         ) {
-            let mut ctx = Ctx::for_test(ncpu, 250);
             let mut s = LinuxEevdf::new(ncpu);
             s.set_param("run_to_parity", if features & 1 != 0 { "1" } else { "0" }).unwrap();
             s.set_param("place_deadline_initial", if features & 2 != 0 { "1" } else { "0" })
                 .unwrap();
             s.set_param("delay_dequeue", if features & 4 != 0 { "1" } else { "0" }).unwrap();
-            let all = CpuMask::first_n(ncpu);
-            for &(k, v, m) in &tasks {
-                let mut aff = CpuMask::empty();
-                for c in 0..ncpu {
-                    if m & (1 << c) != 0 {
-                        aff.set(CpuId(c as u32));
-                    }
-                }
-                if aff.is_empty() {
-                    aff = all;
-                }
-                let t = ctx.add_task_for_test(attrs_for(k, v), aff);
-                s.task_new(&mut ctx, t, None);
-            }
-            let n = ctx.nr_tasks();
-            let mut d = Drv {
-                ctx,
-                s,
-                queued: vec![false; n],
-                started: vec![false; n],
-                prev_put: vec![false; ncpu],
-                last_min: vec![i64::MIN; ncpu],
-            };
+            let specs: Vec<(SchedAttrs, CpuMask)> = tasks
+                .iter()
+                .map(|&(k, v, m)| (attrs_for(k, v), mask_of_bits(m)))
+                .collect();
+            let checked = Observed::new(s, InHookChecks::default());
+            let mut d = Driver::new(checked, ncpu, 250, &specs);
+            let mut last_min = vec![i64::MIN; ncpu];
             for o in ops {
-                match o {
-                    Op::Wake(i) => d.wake(TaskId((i % n) as u32)),
-                    Op::Advance(dt) => d.advance(dt),
-                    Op::Block(c) => d.block(CpuId((c % ncpu) as u32)),
-                    Op::Bounce(c) => d.bounce(CpuId((c % ncpu) as u32)),
-                    Op::Yield(c) => d.yield_(CpuId((c % ncpu) as u32)),
-                    Op::Tick => d.tick_all(),
-                    Op::Renice(c, k, v) => d.renice(CpuId((c % ncpu) as u32), attrs_for(k, v)),
-                }
+                d.apply(o);
                 d.check();
+                check_rqs(&d.core, &mut last_min);
             }
         }
     }
