@@ -105,13 +105,17 @@ fn simulate<'py>(
         duration_ns,
         trace: trace_path,
         check,
-        samples,
+        samples: if samples {
+            schedlab_sim::SampleOutput::Memory
+        } else {
+            schedlab_sim::SampleOutput::Summary
+        },
         spec_sha256,
     };
     let out = py
         .allow_threads(|| schedlab_sim::simulate(&spec, &cfg))
         .map_err(|e| sim_error(py, e))?;
-    let text = json_text(&out.result, false)?;
+    let text = json_text(&out.json(), false)?;
     let s = out.samples;
     let cols = PyDict::new(py);
     cols.set_item("tid", s.tid)?;

@@ -44,7 +44,7 @@ fn timed(spec: &Spec, cfg: &SimConfig) -> (f64, SimOutput) {
 }
 
 fn activations(out: &SimOutput) -> u64 {
-    out.result["tasks"]
+    out.json()["tasks"]
         .as_array()
         .unwrap()
         .iter()
@@ -114,7 +114,7 @@ fn speed() {
         let cfg = SimConfig {
             scheduler: Some(p.into()),
             cpus: Some(4),
-            samples: false,
+            samples: schedlab_sim::SampleOutput::Summary,
             ..Default::default()
         };
         let (wall, out) = timed(&periodic, &cfg);
@@ -134,7 +134,7 @@ fn speed() {
         let cfg = SimConfig {
             scheduler: Some(p.into()),
             cpus: Some(2),
-            samples: false,
+            samples: schedlab_sim::SampleOutput::Summary,
             ..Default::default()
         };
         let (wall, out) = timed(&hb, &cfg);
@@ -143,10 +143,10 @@ fn speed() {
             ..cfg.clone()
         };
         let (wall_traced, _) = timed(&hb, &traced);
-        let run = &out.result["run"];
+        let run = &out.json()["run"];
         let decisions = run["decisions"].as_u64().unwrap().max(1);
         let units = run["work_units"].as_u64().unwrap();
-        let headline = &out.result["summary"]["headline"]["value"];
+        let headline = &out.json()["summary"]["headline"]["value"];
         println!(
             "| {p} | {} | {wall:.3} | {decisions} | {:.1} | {:.0} | {:.2}x |",
             headline

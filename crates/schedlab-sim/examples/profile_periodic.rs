@@ -21,12 +21,12 @@ fn main() {
             .unwrap();
     let cfg = schedlab_sim::SimConfig {
         scheduler: Some(policy),
-        samples: false,
+        samples: schedlab_sim::SampleOutput::Summary,
         ..Default::default()
     };
     let t = std::time::Instant::now();
     let out = schedlab_sim::simulate(&spec, &cfg).unwrap();
-    let acts: u64 = out.result["tasks"]
+    let acts: u64 = out.json()["tasks"]
         .as_array()
         .unwrap()
         .iter()
@@ -35,7 +35,7 @@ fn main() {
     let dt = t.elapsed().as_secs_f64();
     println!(
         "{acts} activations, {} events, {dt:.3} s, {:.2} M/s",
-        out.result["run"]["events"],
+        out.json()["run"]["events"],
         acts as f64 / dt / 1e6
     );
 }

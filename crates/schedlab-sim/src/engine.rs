@@ -17,7 +17,7 @@ use schedlab_spec::model::{Event as Op, Policy, Spec, TimerMode};
 
 use crate::ctx::Ctx;
 use crate::event::EventKind;
-use crate::metrics::{ActKind, Metrics};
+use crate::metrics::{ActKind, Metrics, SampleMode};
 use crate::program::{mask_of, Advance, Cursor, Template};
 use crate::protocol::{CoreCosts, SchedCore};
 use crate::sched::Scheduler;
@@ -129,6 +129,8 @@ pub(crate) struct Engine<S: Scheduler> {
     /// Next expiry of each shared timer (u64::MAX = unused so far).
     shared_timers: Vec<Time>,
     pub metrics: Metrics,
+    /// What the run keeps of its samples (`memory`, `file`, `summary`).
+    pub sample_mode: &'static str,
     pub cfg: RunCfg,
     pub events: u64,
     /// Per-CPU: a completion event for the current burst is pending.
@@ -146,7 +148,7 @@ pub(crate) struct Engine<S: Scheduler> {
 }
 
 impl<S: Scheduler> Engine<S> {
-    pub fn new(spec: &Spec, ctx: Ctx, policy: S, cfg: RunCfg, collect_samples: bool) -> Self {
+    pub fn new(spec: &Spec, ctx: Ctx, policy: S, cfg: RunCfg, samples: SampleMode) -> Self {
         let templates = crate::program::compile(spec);
         let nr_cpus = ctx.nr_cpus();
         let r = &spec.resources;
@@ -180,7 +182,8 @@ impl<S: Scheduler> Engine<S> {
                 .map(|i| r.timer_unique.get(i).copied().unwrap_or(true))
                 .collect(),
             shared_timers: vec![u64::MAX; r.timers.len()],
-            metrics: Metrics::new(r.marks.len(), collect_samples),
+            sample_mode: samples.name(),
+            metrics: Metrics::new(r.marks.len(), samples),
             cfg,
             events: 0,
             burst_armed: vec![false; nr_cpus],

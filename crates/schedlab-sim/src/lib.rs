@@ -15,16 +15,13 @@ pub mod ctx;
 mod engine;
 pub(crate) mod event;
 pub mod instruments;
-pub mod metrics;
-mod program;
 pub mod protocol;
 mod result;
 pub mod sched;
-pub mod stats;
-mod sync;
 pub mod timer;
 pub mod trace;
-pub mod types;
+
+pub use schedlab_core::{metrics, program, stats, sync, types};
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -40,6 +37,7 @@ pub use instruments::{
 };
 pub use metrics::Samples;
 pub use sched::Scheduler;
+pub use schedlab_core::result::RunResult;
 
 /// The default scheduler when neither the spec nor the caller names one.
 pub const DEFAULT_SCHEDULER: &str = "linux-cfs";
@@ -58,18 +56,39 @@ pub struct SimConfig {
     pub trace: Option<PathBuf>,
     /// Check the engine invariants after every event.
     pub check: bool,
-    /// Keep per-activation samples (for DataFrames / Parquet).
-    pub samples: bool,
+    /// What to keep of the per-activation samples.
+    pub samples: SampleOutput,
     /// sha256 of the spec text (filled by `simulate_text`).
     pub spec_sha256: String,
+}
+
+/// What a run keeps of its per-activation samples.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum SampleOutput {
+    /// Only per-task histograms: memory grows with tasks, not activations; percentiles
+    /// are resolved to a histogram bucket (count, min, max and mean stay exact).
+    #[default]
+    Summary,
+    /// Every sample, returned in [`SimOutput::samples`]; statistics are exact.
+    Memory,
+    /// Every sample streamed to this Arrow IPC file as it ends, and histograms kept.
+    File(PathBuf),
 }
 
 /// What a run produced.
 #[derive(Clone, Debug)]
 pub struct SimOutput {
     /// The `schedlab.result/1` object (docs/results.md).
-    pub result: serde_json::Value,
+    pub result: RunResult,
+    /// The samples, with [`SampleOutput::Memory`] (empty otherwise).
     pub samples: Samples,
+}
+
+impl SimOutput {
+    /// The result as a JSON value.
+    pub fn json(&self) -> serde_json::Value {
+        self.result.to_json()
+    }
 }
 
 /// A run that could not be done. `bad_input` marks the caller's mistakes (unknown
@@ -138,6 +157,7 @@ pub fn simulate(spec: &Spec, cfg: &SimConfig) -> Result<SimOutput, SimError> {
     let mut params = spec.scheduler.params.clone();
     params.extend(cfg.params.iter().cloned());
     let run = Run {
+        started: Instant::now(),
         spec,
         cfg,
         name: &name,
@@ -161,6 +181,7 @@ pub fn simulate_policy<S: Scheduler>(
     params.extend(cfg.params.iter().cloned());
     let name = policy.info().name;
     let run = Run {
+        started: Instant::now(),
         spec,
         cfg,
         name,
@@ -185,6 +206,24 @@ fn machine_of(spec: &Spec, cfg: &SimConfig) -> Result<(usize, u32), SimError> {
     Ok((cpus as usize, hz))
 }
 
+/// The metrics' sample mode for `out`, and the path of a sample file.
+fn sample_mode(out: &SampleOutput) -> Result<(metrics::SampleMode, Option<String>), SimError> {
+    Ok(match out {
+        SampleOutput::Summary => (metrics::SampleMode::Summary, None),
+        SampleOutput::Memory => (metrics::SampleMode::Memory, None),
+        SampleOutput::File(p) => {
+            let f = std::fs::File::create(p)
+                .map_err(|e| SimError::input(format!("--samples {}: {e}", p.display())))?;
+            let w = metrics::IpcSampleWriter::new(Box::new(f))
+                .map_err(|e| SimError::input(format!("--samples {}: {e}", p.display())))?;
+            (
+                metrics::SampleMode::Stream(Box::new(w)),
+                Some(p.display().to_string()),
+            )
+        }
+    })
+}
+
 /// The tick rates schedlab models (CONFIG_HZ choices).
 pub(crate) fn check_hz(hz: u32) -> Result<(), SimError> {
     if [100, 250, 300, 1000].contains(&hz) {
@@ -197,6 +236,8 @@ pub(crate) fn check_hz(hz: u32) -> Result<(), SimError> {
 }
 
 struct Run<'a> {
+    /// When the caller asked for the run (`run.wall_s` covers everything after it).
+    started: Instant,
     spec: &'a Spec,
     cfg: &'a SimConfig,
     name: &'a str,
@@ -260,8 +301,8 @@ impl cpu::PolicyVisitor for Run<'_> {
             wakeup_ns: self.spec.machine.wakeup_ns,
             check: self.cfg.check,
         };
-        let wall = Instant::now();
-        let mut e = engine::Engine::new(self.spec, ctx, policy, rcfg, self.cfg.samples);
+        let (mode, sample_path) = sample_mode(&self.cfg.samples)?;
+        let mut e = engine::Engine::new(self.spec, ctx, policy, rcfg, mode);
         e.start(self.spec);
         e.run();
         if let Some(err) = e.error.take() {
@@ -281,16 +322,22 @@ impl cpu::PolicyVisitor for Run<'_> {
             message: format!("writing the trace: {err}"),
             bad_input: false,
         })?;
-        e.metrics.flush_open();
+        e.metrics.finish().map_err(|err| SimError {
+            message: format!("writing the samples: {err}"),
+            bad_input: false,
+        })?;
         let meta = result::RunMeta {
             scheduler: self.name,
             params: self.params,
             seed,
             spec_sha256: &self.cfg.spec_sha256,
-            wall_s: wall.elapsed().as_secs_f64(),
+            cpus_source: "given",
+            sample_path,
+            notes: Vec::new(),
         };
-        let result = result::build(&mut e, self.spec, &meta);
-        let samples = e.metrics.samples.take().unwrap_or_default();
+        let mut result = result::build(&e, self.spec, meta);
+        result.run.wall_s = self.started.elapsed().as_secs_f64();
+        let samples = e.metrics.take_samples();
         Ok(SimOutput { result, samples })
     }
 }

@@ -1,11 +1,16 @@
-//! The `schedlab.result/1` object (docs/results.md) built from a finished engine.
+//! The typed `schedlab.result/1` object (`schedlab_core::result`, docs/results.md) built
+//! from a finished engine.
 
+use schedlab_core::result::{
+    CpuResult, EngineKind, Headline as HeadlineOut, RunInfo, RunResult, RunSummary, SampleInfo,
+    TaskResult, SCHEMA,
+};
+use schedlab_core::stats::{Histogram, Summary};
 use schedlab_spec::model::{Headline, Spec};
-use serde_json::{json, Map, Value};
 
-use crate::engine::Engine;
+use crate::engine::{Engine, TState};
 use crate::sched::Scheduler;
-use crate::stats::stats_json;
+use crate::types::TaskId;
 
 /// Metadata of a run that the engine does not know itself.
 pub(crate) struct RunMeta<'a> {
@@ -13,144 +18,227 @@ pub(crate) struct RunMeta<'a> {
     pub params: &'a [(String, String)],
     pub seed: u64,
     pub spec_sha256: &'a str,
-    pub wall_s: f64,
+    pub cpus_source: &'static str,
+    pub sample_path: Option<String>,
+    pub notes: Vec<String>,
 }
 
-pub(crate) fn build<S: Scheduler>(e: &mut Engine<S>, spec: &Spec, meta: &RunMeta<'_>) -> Value {
-    let params: Map<String, Value> = meta
-        .params
-        .iter()
-        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-        .collect();
-    let run = json!({
-        "engine": "sim",
-        "scheduler": meta.scheduler,
-        "params": params,
-        "seed": meta.seed,
-        "spec_sha256": meta.spec_sha256,
-        "sim_ns": e.core.ctx.now,
-        "wall_s": meta.wall_s,
-        "events": e.events,
-        "cpus": e.core.ctx.nr_cpus(),
-        "hz": e.core.ctx.hz(),
-        "decisions": e.core.decisions,
-        "work_units": e.core.ctx.work_units,
-        "version": env!("CARGO_PKG_VERSION"),
-    });
-    let tasks: Vec<Value> = (0..e.rt.len()).map(|i| task_json(e, i)).collect();
-    let cpus: Vec<Value> = e
+/// Which latencies of a task a statistic is about.
+#[derive(Clone, Copy)]
+enum Series {
+    Latency = 0,
+    Response = 1,
+    TimerLatency = 2,
+}
+
+/// The samples of each series per task, when they are kept in memory (statistics are then
+/// exact); else the histograms are used.
+struct Source {
+    exact: Option<Vec<[Vec<u64>; 3]>>,
+}
+
+impl Source {
+    fn of<S: Scheduler>(e: &Engine<S>) -> Source {
+        Source {
+            exact: e.metrics.samples().map(|s| s.per_task(e.rt.len())),
+        }
+    }
+
+    fn histogram<S: Scheduler>(e: &Engine<S>, t: usize, series: Series) -> &Histogram {
+        let m = &e.metrics.tasks[t];
+        match series {
+            Series::Latency => &m.latency,
+            Series::Response => &m.response,
+            Series::TimerLatency => &m.timer_latency,
+        }
+    }
+
+    /// The statistics of one task's series.
+    fn task<S: Scheduler>(&mut self, e: &Engine<S>, t: usize, series: Series) -> Summary {
+        match &mut self.exact {
+            Some(per) => Summary::exact(&mut per[t][series as usize]),
+            None => Summary::of_histogram(Self::histogram(e, t, series)),
+        }
+    }
+
+    /// The statistics of a series pooled over the tasks `keep` selects.
+    fn pooled<S: Scheduler>(
+        &mut self,
+        e: &Engine<S>,
+        series: Series,
+        keep: impl Fn(usize) -> bool,
+    ) -> Summary {
+        match &mut self.exact {
+            Some(per) => {
+                let mut all: Vec<u64> = (0..per.len())
+                    .filter(|&t| keep(t))
+                    .flat_map(|t| per[t][series as usize].iter().copied())
+                    .collect();
+                Summary::exact(&mut all)
+            }
+            None => {
+                let mut h = Histogram::new();
+                for t in (0..e.rt.len()).filter(|&t| keep(t)) {
+                    h.merge(Self::histogram(e, t, series));
+                }
+                Summary::of_histogram(&h)
+            }
+        }
+    }
+}
+
+pub(crate) fn build<S: Scheduler>(e: &Engine<S>, spec: &Spec, meta: RunMeta<'_>) -> RunResult {
+    let mut src = Source::of(e);
+    let run = RunInfo {
+        engine: EngineKind::Sim,
+        scheduler: meta.scheduler.to_string(),
+        params: meta.params.to_vec(),
+        seed: meta.seed,
+        spec_sha256: meta.spec_sha256.to_string(),
+        sim_ns: e.core.ctx.now,
+        wall_s: 0.0,
+        events: e.events,
+        cpus: e.core.ctx.nr_cpus(),
+        hz: e.core.ctx.hz(),
+        decisions: e.core.decisions,
+        work_units: e.core.ctx.work_units,
+        version: env!("CARGO_PKG_VERSION"),
+        cpus_source: meta.cpus_source,
+        samples: SampleInfo {
+            mode: e.sample_mode,
+            count: e.metrics.recorded,
+            path: meta.sample_path,
+            percentiles: if src.exact.is_some() {
+                "exact"
+            } else {
+                "histogram"
+            },
+        },
+        notes: meta.notes,
+    };
+    let tasks = (0..e.rt.len()).map(|i| task(e, &mut src, i)).collect();
+    let cpus = e
         .core
         .ctx
         .cpus
         .iter()
         .enumerate()
-        .map(|(c, cs)| {
-            json!({"cpu": c, "busy_ns": cs.busy_ns, "idle_ns": cs.idle_ns, "overhead_ns": cs.overhead_ns})
+        .map(|(c, cs)| CpuResult {
+            cpu: c,
+            busy_ns: cs.busy_ns,
+            idle_ns: cs.idle_ns,
+            overhead_ns: cs.overhead_ns,
         })
         .collect();
-    json!({
-        "schema": "schedlab.result/1",
-        "run": run,
-        "tasks": tasks,
-        "cpus": cpus,
-        "summary": summary(e, spec),
-    })
+    let summary = summary(e, &mut src, spec);
+    RunResult {
+        schema: SCHEMA,
+        run,
+        tasks,
+        cpus,
+        summary,
+    }
 }
 
-fn task_json<S: Scheduler>(e: &mut Engine<S>, i: usize) -> Value {
+fn task<S: Scheduler>(e: &Engine<S>, src: &mut Source, i: usize) -> TaskResult {
     let v = e.core.ctx.tasks[i];
     let rt = &e.rt[i];
-    let priority = if v.attrs.policy.is_rt() {
-        v.attrs.rt_priority
-    } else {
-        v.attrs.nice
-    };
-    let m = &mut e.metrics.tasks[i];
-    json!({
-        "name": rt.name,
-        "tid": crate::types::TaskId(i as u32).pid(),
-        "policy": v.attrs.policy.as_str(),
-        "priority": priority,
-        "nice": v.attrs.nice,
-        "cpu_ns": v.sum_exec_ns,
-        "wait_ns": rt.wait_ns,
-        "sleep_ns": rt.sleep_ns,
-        "switches_voluntary": rt.voluntary,
-        "switches_involuntary": rt.involuntary,
-        "migrations": e.core.ctx.counters[i].migrations,
-        "activations": m.activations,
-        "deadline_misses": m.deadline_misses,
-        "wakeup_latency_ns": stats_json(&mut m.latency),
-        "response_ns": stats_json(&mut m.response),
-    })
+    let m = &e.metrics.tasks[i];
+    TaskResult {
+        name: rt.name.clone(),
+        tid: TaskId(i as u32).pid(),
+        policy: v.attrs.policy.as_str(),
+        priority: if v.attrs.policy.is_rt() {
+            v.attrs.rt_priority
+        } else {
+            v.attrs.nice
+        },
+        nice: v.attrs.nice,
+        cpu_ns: v.sum_exec_ns,
+        wait_ns: rt.wait_ns,
+        sleep_ns: rt.sleep_ns,
+        switches_voluntary: rt.voluntary,
+        switches_involuntary: rt.involuntary,
+        migrations: e.core.ctx.counters[i].migrations,
+        activations: m.activations,
+        deadline_misses: m.deadline_misses,
+        wakeup_latency_ns: src.task(e, i, Series::Latency),
+        response_ns: src.task(e, i, Series::Response),
+    }
 }
 
-fn summary<S: Scheduler>(e: &mut Engine<S>, spec: &Spec) -> Value {
+fn summary<S: Scheduler>(e: &Engine<S>, src: &mut Source, spec: &Spec) -> RunSummary {
     let all_exited = e.live_tasks == 0 && !e.rt.is_empty();
     let makespan = if all_exited { e.last_exit } else { None };
-    let marks: Map<String, Value> = spec
+    let marks = spec
         .resources
         .marks
         .iter()
         .zip(e.metrics.marks.iter())
-        .filter_map(|(name, t)| t.map(|t| (name.clone(), json!(t))))
+        .filter_map(|(name, t)| t.map(|t| (name.clone(), t)))
         .collect();
-    let blocked =
+    let blocked_at_end =
         e.rt.iter()
-            .filter(|r| matches!(r.state, crate::engine::TState::Blocked(_)))
+            .filter(|r| matches!(r.state, TState::Blocked(_)))
             .count();
-    let headline = headline(e, spec, makespan);
-    let mut all: Vec<u64> = e
-        .metrics
-        .tasks
-        .iter()
-        .flat_map(|m| m.latency.iter().copied())
-        .collect();
-    json!({
-        "makespan_ns": makespan,
-        "wakeup_latency_ns": stats_json(&mut all),
-        "headline": headline,
-        "marks": marks,
-        "blocked_at_end": blocked,
-    })
+    RunSummary {
+        makespan_ns: makespan,
+        wakeup_latency_ns: src.pooled(e, Series::Latency, |_| true),
+        headline: headline(e, src, spec, makespan),
+        marks,
+        blocked_at_end,
+    }
 }
 
-fn headline<S: Scheduler>(e: &mut Engine<S>, spec: &Spec, makespan: Option<u64>) -> Value {
+fn headline<S: Scheduler>(
+    e: &Engine<S>,
+    src: &mut Source,
+    spec: &Spec,
+    makespan: Option<u64>,
+) -> Option<HeadlineOut> {
     match &spec.headline {
-        Headline::None => Value::Null,
+        Headline::None => None,
         Headline::ElapsedSinceMark { mark, name } => {
             let value = match (
                 e.metrics.marks.get(*mark as usize).copied().flatten(),
                 makespan,
             ) {
-                (Some(m), Some(end)) => json!((end - m) as f64 / 1e9),
-                _ => Value::Null,
+                (Some(m), Some(end)) => Some((end - m) as f64 / 1e9),
+                _ => None,
             };
-            json!({"name": name, "value": value, "unit": "s"})
+            Some(HeadlineOut {
+                name: name.clone(),
+                value,
+                unit: "s",
+                stats_ns: None,
+            })
         }
         Headline::WakeupLatency { task_prefix, name } => {
-            latency_headline(e, task_prefix, name, |m| &m.latency)
+            Some(latency_headline(e, src, task_prefix, name, Series::Latency))
         }
-        Headline::TimerLatency { task_prefix, name } => {
-            latency_headline(e, task_prefix, name, |m| &m.timer_latency)
-        }
+        Headline::TimerLatency { task_prefix, name } => Some(latency_headline(
+            e,
+            src,
+            task_prefix,
+            name,
+            Series::TimerLatency,
+        )),
     }
 }
 
 /// The pooled latency of every task whose name starts with `prefix`; value = mean in µs.
 fn latency_headline<S: Scheduler>(
-    e: &mut Engine<S>,
+    e: &Engine<S>,
+    src: &mut Source,
     prefix: &str,
     name: &str,
-    pick: fn(&crate::metrics::TaskMetrics) -> &Vec<u64>,
-) -> Value {
-    let mut pooled: Vec<u64> = Vec::new();
-    for (i, rt) in e.rt.iter().enumerate() {
-        if rt.name.starts_with(prefix) {
-            pooled.extend_from_slice(pick(&e.metrics.tasks[i]));
-        }
+    series: Series,
+) -> HeadlineOut {
+    let stats = src.pooled(e, series, |t| e.rt[t].name.starts_with(prefix));
+    HeadlineOut {
+        name: name.to_string(),
+        value: stats.all.mean.map(|m| m / 1e3),
+        unit: "us",
+        stats_ns: Some(stats),
     }
-    let stats = stats_json(&mut pooled);
-    let value = stats["mean"].as_f64().map(|m| m / 1e3);
-    json!({"name": name, "value": value, "unit": "us", "stats_ns": stats})
 }

@@ -260,7 +260,7 @@ fn run_with(
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
         check,
-        samples: true,
+        samples: schedlab_sim::SampleOutput::Memory,
         ..Default::default()
     };
     schedlab_sim::simulate(s, &cfg).unwrap_or_else(|e| panic!("{sched}: {e}"))
@@ -387,7 +387,7 @@ fn iso_tasks_are_limited_to_iso_cpu() {
     assert_eq!(task_json(&out, "normal")["cpu_ns"], 0);
     // iso_cpu 30: ISO priority for ~30 % of the CPU, shared by deadline otherwise.
     let out = run_bfs(&mk(), &[("rt_as_iso", "1"), ("iso_cpu", "30")], true);
-    let sim = out.result["run"]["sim_ns"].as_u64().unwrap() as f64;
+    let sim = out.json()["run"]["sim_ns"].as_u64().unwrap() as f64;
     let n = task_json(&out, "normal")["cpu_ns"].as_u64().unwrap() as f64 / sim;
     assert!(n > 0.2 && n < 0.5, "normal share {n}");
 }
@@ -443,7 +443,7 @@ fn hackbench_completes_with_checker_under_several_tunings() {
         s.machine.cpus = 4;
         let out = run_with(sched, &s, &params, true);
         assert!(
-            !out.result["summary"]["makespan_ns"].is_null(),
+            !out.json()["summary"]["makespan_ns"].is_null(),
             "{sched} {params:?}: hackbench did not finish"
         );
         check_accounting(&out).unwrap();
@@ -484,7 +484,7 @@ fn mixed_policies_end_to_end_with_checker() {
     for sched in ["bfs", "muqss"] {
         for params in [vec![], vec![("rt_as_iso", "1"), ("iso_cpu", "20")]] {
             let out = run_with(sched, &s, &params, true);
-            assert!(!out.result["summary"]["makespan_ns"].is_null());
+            assert!(!out.json()["summary"]["makespan_ns"].is_null());
             check_accounting(&out).unwrap();
         }
     }

@@ -35,7 +35,7 @@ fn nice_levels_share_one_cpu_in_proportion_to_their_weights() {
         s.machine.hz = hz;
         let out = run(&s, "linux-cfs", false);
         let total: f64 = WEIGHTS.iter().map(|&(_, w)| w).sum();
-        let elapsed = out.result["run"]["sim_ns"].as_u64().unwrap() as f64;
+        let elapsed = out.json()["run"]["sim_ns"].as_u64().unwrap() as f64;
         for &(nice, w) in &WEIGHTS {
             let got = task_json(&out, &format!("nice{nice}"))["cpu_ns"]
                 .as_u64()

@@ -19,7 +19,7 @@ fn periodic_tasks_run_and_account() {
         assert_eq!(a["activations"], 5, "{sched}");
         let b = task_json(&out, "b");
         assert_eq!(b["cpu_ns"], 9 * MS, "{sched}");
-        assert!(out.result["summary"]["makespan_ns"].as_u64().unwrap() >= 60 * MS);
+        assert!(out.json()["summary"]["makespan_ns"].as_u64().unwrap() >= 60 * MS);
     }
 }
 
@@ -89,9 +89,9 @@ fn mutex_cond_barrier_and_pipe_workload_keeps_invariants() {
             "{sched}"
         );
         assert!(
-            out.result["summary"]["makespan_ns"].is_u64(),
+            out.json()["summary"]["makespan_ns"].is_u64(),
             "{sched}: {}",
-            out.result["summary"]
+            out.json()["summary"]
         );
     }
 }

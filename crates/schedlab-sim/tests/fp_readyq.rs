@@ -103,12 +103,12 @@ fn simulate(spec: &Spec, sched: &str, params: &[(&str, &str)]) -> serde_json::Va
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
         check: true,
-        samples: true,
+        samples: schedlab_sim::SampleOutput::Memory,
         seed: Some(7),
         ..Default::default()
     };
     let out = schedlab_sim::simulate(spec, &cfg).unwrap_or_else(|e| panic!("{sched}: {e:?}"));
-    out.result
+    out.json()
 }
 
 /// The result without the fields that may differ between back ends: the counted work,

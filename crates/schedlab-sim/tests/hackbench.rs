@@ -70,7 +70,7 @@ fn check_completes(opts: &[(&str, &str)]) {
     assert_eq!(spec.machine.context_switch_ns, 0);
     assert_eq!(spec.machine.wakeup_ns, 0);
     for Case { sched, out } in run_all(&spec) {
-        let r = &out.result;
+        let r = &out.json();
         let ctx = format!("{sched} {opts:?}");
         check_accounting(&out).unwrap_or_else(|e| panic!("{ctx}: {e}"));
         let sum = &r["summary"];
@@ -199,7 +199,7 @@ fn cpu_time_scales_with_loops() {
             ("mode", "pipe"),
         ]);
         let out = try_run(&spec, sched, 7, true).unwrap_or_else(|e| panic!("{sched}: {e}"));
-        out.result["tasks"]
+        out.json()["tasks"]
             .as_array()
             .unwrap()
             .iter()
@@ -250,7 +250,7 @@ fn sched_work_cost_is_charged_as_overhead() {
             .sum()
     };
     for (b, c) in base.iter().zip(&costed) {
-        let (rb, rc) = (&b.out.result, &c.out.result);
+        let (rb, rc) = (&b.out.json(), &c.out.json());
         let ctx = &c.sched;
         check_accounting(&c.out).unwrap_or_else(|e| panic!("{ctx}: {e}"));
         assert_eq!(overhead(rb), 0, "{ctx}: no cost model, no overhead");
@@ -297,7 +297,8 @@ fn restarting_load_runs_rounds_under_every_policy() {
     // covers several rounds without thousands of forked tasks.
     spec.duration_ns = Some(150_000_000);
     for Case { sched, out } in run_all(&spec) {
-        let tasks = out.result["tasks"].as_array().unwrap();
+        let json = out.json();
+        let tasks = json["tasks"].as_array().unwrap();
         let rounds = tasks
             .iter()
             .filter(|t| {

@@ -574,7 +574,7 @@ mod e2e {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             check: true,
-            samples: true,
+            samples: schedlab_sim::SampleOutput::Memory,
             ..Default::default()
         };
         match simulate(spec, &cfg) {
@@ -638,7 +638,7 @@ mod e2e {
         );
         s.duration_ns = Some(2_000 * MS);
         let Some(out) = try_run(&s, &[]) else { return };
-        for c in out.result["cpus"].as_array().unwrap() {
+        for c in out.json()["cpus"].as_array().unwrap() {
             let busy = c["busy_ns"].as_u64().unwrap() as f64;
             assert!(busy > 0.99 * 2_000.0 * MS as f64, "cpu {c} not kept busy");
         }
@@ -695,7 +695,7 @@ mod e2e {
         };
         let b = try_run(&s, &[("sched_rr_timeslice_ms", "1")]).unwrap();
         let strip = |o: &SimOutput| {
-            let mut v = o.result.clone();
+            let mut v = o.json();
             v["run"]["wall_s"] = serde_json::Value::Null;
             v
         };

@@ -33,7 +33,7 @@ fn run_with(spec: &Spec, params: &[(&str, &str)], check: bool) -> schedlab_sim::
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
         check,
-        samples: true,
+        samples: schedlab_sim::SampleOutput::Memory,
         ..Default::default()
     };
     schedlab_sim::simulate(spec, &cfg).unwrap_or_else(|e| panic!("linux-eevdf: {e}"))
@@ -59,7 +59,7 @@ fn nice_levels_share_one_cpu_in_proportion_to_their_weights() {
         s.machine.hz = hz;
         let out = run(&s, "linux-eevdf", false);
         let total: f64 = WEIGHTS.iter().map(|&(_, w)| w).sum();
-        let elapsed = out.result["run"]["sim_ns"].as_u64().unwrap() as f64;
+        let elapsed = out.json()["run"]["sim_ns"].as_u64().unwrap() as f64;
         for &(nice, w) in &WEIGHTS {
             let got = cpu_ns(&out, &format!("nice{nice}")) / elapsed;
             let want = w / total;
@@ -132,7 +132,7 @@ fn an_interactive_sleeper_gets_low_latency_among_equal_weight_hogs() {
         mean_nolag_np > tick / 4.0,
         "without PLACE_LAG the sleeper waits for the tick: mean {mean_nolag_np}"
     );
-    let elapsed = lag.result["run"]["sim_ns"].as_u64().unwrap() as f64;
+    let elapsed = lag.json()["run"]["sim_ns"].as_u64().unwrap() as f64;
     let sleeper = cpu_ns(&lag, "sleeper") / elapsed;
     let acts = task_json(&lag, "sleeper")["activations"].as_u64().unwrap() as f64;
     assert!(
@@ -198,7 +198,7 @@ fn mixed_workload_passes_the_invariant_checker() {
         s.machine.hz = hz;
         let out = run_with(&s, params, true);
         assert!(
-            !out.result["summary"]["makespan_ns"].is_null(),
+            !out.json()["summary"]["makespan_ns"].is_null(),
             "HZ={hz}: did not finish"
         );
         check_accounting(&out).unwrap();
@@ -227,7 +227,7 @@ fn hackbench_completes_with_the_checker() {
         for params in [&[][..], &[("delay_dequeue", "1")][..]] {
             let out = run_with(&s, params, true);
             assert!(
-                !out.result["summary"]["makespan_ns"].is_null(),
+                !out.json()["summary"]["makespan_ns"].is_null(),
                 "cpus {cpus} {mode} {params:?}: did not finish"
             );
             check_accounting(&out).unwrap();

@@ -335,7 +335,7 @@ fn hackbench_completes_with_checker() {
         let mut s = hackbench(&[("groups", "2"), ("loops", "20")]);
         s.machine.cpus = cpus;
         let out = run(&s, "linux-o1", true);
-        for t in out.result["tasks"].as_array().unwrap() {
+        for t in out.json()["tasks"].as_array().unwrap() {
             assert!(t["cpu_ns"].as_u64().unwrap() > 0, "{cpus} CPUs: {t}");
         }
     }

@@ -439,7 +439,7 @@ mod e2e {
                 .collect(),
             hz,
             check: true,
-            samples: true,
+            samples: schedlab_sim::SampleOutput::Memory,
             ..Default::default()
         };
         simulate(spec, &cfg).unwrap_or_else(|e| panic!("nicksched: {e}"))
@@ -595,9 +595,9 @@ mod e2e {
         let s = schedlab_spec::parse_value(&v).expect("parse hackbench");
         for hz in [100, 1000] {
             let out = run_with(&s, &[], Some(hz));
-            assert!(out.result["tasks"].as_array().unwrap().len() > 1);
+            assert!(out.json()["tasks"].as_array().unwrap().len() > 1);
         }
         let out = run_with(&s, &[("min_timeslice", "4"), ("max_sleep", "200")], None);
-        assert!(out.result["tasks"].as_array().unwrap().len() > 1);
+        assert!(out.json()["tasks"].as_array().unwrap().len() > 1);
     }
 }

@@ -866,9 +866,9 @@ fn check_all(spec: &Spec, seed: u64, must_finish: bool) -> Result<(), String> {
         check_accounting_lenient(&out, TOLERATE_TTWU_WAKE_BUG)
             .map_err(|e| format!("{sched}: {e}"))?;
         if must_finish {
-            let sum = &out.result["summary"];
+            let sum = &out.json()["summary"];
             if sum["makespan_ns"].is_null() || sum["blocked_at_end"] != 0 {
-                let stuck: Vec<String> = out.result["tasks"]
+                let stuck: Vec<String> = out.json()["tasks"]
                     .as_array()
                     .unwrap()
                     .iter()
@@ -1227,7 +1227,7 @@ fn zero_cost_ops_wait_for_the_switch_overhead() {
     assert_eq!(first_violation(&s), None);
     for sched in available_schedulers() {
         let out = try_run(&s, &sched, 1, true).unwrap();
-        let r = &out.result;
+        let r = &out.json();
         assert_eq!(
             r["cpus"][0]["overhead_ns"],
             2 * US,
@@ -1285,7 +1285,7 @@ fn bug_first_phase_attributes_bypass_accepts() {
             Err(e) => assert!(e.bad_input, "{sched}: {e}"),
             Ok(o) => panic!(
                 "{sched} ran a task as {} although it refuses SCHED_DEADLINE",
-                o.result["tasks"][0]["policy"]
+                o.json()["tasks"][0]["policy"]
             ),
         }
     }
@@ -1339,7 +1339,7 @@ fn bug_resume_of_a_task_not_started_yet_enqueues_it_twice() {
         std::thread::spawn(move || {
             let r = std::panic::catch_unwind(|| try_run(&s2, &name, 1, true));
             let _ = tx.send(match r {
-                Ok(Ok(o)) => Ok(o.result["tasks"][1]["cpu_ns"].as_u64()),
+                Ok(Ok(o)) => Ok(o.json()["tasks"][1]["cpu_ns"].as_u64()),
                 Ok(Err(e)) => Err(e.message),
                 Err(_) => Err("panicked".to_string()),
             });
@@ -1366,8 +1366,8 @@ fn bug_unchanged_phase_attributes_requeue_the_task() {
     let s = spec(1, vec![a, b], Resources::default());
     for sched in available_schedulers() {
         let o = try_run(&s, &sched, 1, true).unwrap();
-        assert_eq!(o.result["tasks"][0]["switches_involuntary"], 0, "{sched}");
-        assert_eq!(o.result["tasks"][1]["wait_ns"], 3 * MS, "{sched}");
+        assert_eq!(o.json()["tasks"][0]["switches_involuntary"], 0, "{sched}");
+        assert_eq!(o.json()["tasks"][1]["wait_ns"], 3 * MS, "{sched}");
     }
 }
 
@@ -1440,7 +1440,8 @@ fn shared_timers_advance_once_per_use_unique_timers_per_task() {
             let out = try_run(&s, &sched, 1, true).unwrap();
             check_accounting(&out).unwrap();
             assert_eq!(
-                out.result["summary"]["makespan_ns"], makespan,
+                out.json()["summary"]["makespan_ns"],
+                makespan,
                 "{sched} unique={unique}"
             );
         }

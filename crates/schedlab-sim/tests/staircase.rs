@@ -517,7 +517,7 @@ mod e2e {
                 .collect(),
             hz,
             check: true,
-            samples: true,
+            samples: schedlab_sim::SampleOutput::Memory,
             ..Default::default()
         };
         simulate(spec, &cfg).unwrap_or_else(|e| panic!("staircase: {e}"))
@@ -681,8 +681,8 @@ mod e2e {
         let v = schedlab_spec::gen::generate("hackbench", &[]).expect("generate hackbench");
         let s = schedlab_spec::parse_value(&v).expect("parse hackbench");
         let out = run_with(&s, &[], None);
-        assert!(out.result["tasks"].as_array().unwrap().len() > 1);
+        assert!(out.json()["tasks"].as_array().unwrap().len() > 1);
         let out = run_with(&s, &[("compute", "1")], None);
-        assert!(out.result["tasks"].as_array().unwrap().len() > 1);
+        assert!(out.json()["tasks"].as_array().unwrap().len() > 1);
     }
 }

@@ -212,7 +212,8 @@ fn a_preempted_rt_task_is_pushed_to_a_cpu_running_a_lower_class() {
             ..SimConfig::default()
         };
         let out = schedlab_sim::simulate_text(text, &cfg).expect("the run succeeds");
-        let tasks = out.result["tasks"].as_array().unwrap();
+        let json = out.json();
+        let tasks = json["tasks"].as_array().unwrap();
         let fifo10 = tasks.iter().find(|t| t["name"] == "fifo10").unwrap();
         assert_eq!(
             fifo10["migrations"], 1,

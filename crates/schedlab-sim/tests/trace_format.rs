@@ -681,14 +681,14 @@ fn trace_of_simulation_agrees_with_result() {
         let recs = parse::parse_file(&path).unwrap_or_else(|e| panic!("{sched}: {e}"));
         let text = std::fs::read_to_string(&path).unwrap();
         check_all_lines_with_perfetto(&text, &recs, true);
-        let end = out.result["run"]["sim_ns"].as_u64();
+        let end = out.json()["run"]["sim_ns"].as_u64();
         let a = analyze(&recs, end);
         assert_eq!(
             (a.inconsistent_switches, a.unattributed_ns),
             (0, 0),
             "{sched}"
         );
-        for t in out.result["tasks"].as_array().unwrap() {
+        for t in out.json()["tasks"].as_array().unwrap() {
             let tid = t["tid"].as_u64().unwrap() as u32;
             let name = t["name"].as_str().unwrap();
             let got = a.tasks.get(&tid).cloned().unwrap_or_default();
@@ -708,7 +708,7 @@ fn trace_of_simulation_agrees_with_result() {
                 "{sched}: migrations of {name}"
             );
         }
-        for c in out.result["cpus"].as_array().unwrap() {
+        for c in out.json()["cpus"].as_array().unwrap() {
             let cpu = c["cpu"].as_u64().unwrap() as u32;
             let got = a.cpus.get(&cpu).cloned().unwrap_or_default();
             assert_eq!(
@@ -823,7 +823,7 @@ fn trace_cost_vs_untraced() {
                 let t = thread_cpu_s();
                 let out = schedlab_sim::simulate(&s, &cfg).unwrap();
                 best[k] = best[k].min(thread_cpu_s() - t);
-                acts = out.result["tasks"]
+                acts = out.json()["tasks"]
                     .as_array()
                     .unwrap()
                     .iter()

@@ -77,19 +77,20 @@ pub fn run(spec: &Spec, scheduler: &str, check: bool) -> schedlab_sim::SimOutput
     let cfg = schedlab_sim::SimConfig {
         scheduler: Some(scheduler.into()),
         check,
-        samples: true,
+        samples: schedlab_sim::SampleOutput::Memory,
         ..Default::default()
     };
     schedlab_sim::simulate(spec, &cfg).unwrap_or_else(|e| panic!("{scheduler}: {e}"))
 }
 
-pub fn task_json<'a>(out: &'a schedlab_sim::SimOutput, name: &str) -> &'a serde_json::Value {
-    out.result["tasks"]
+pub fn task_json(out: &schedlab_sim::SimOutput, name: &str) -> serde_json::Value {
+    out.json()["tasks"]
         .as_array()
         .unwrap()
         .iter()
         .find(|t| t["name"] == name)
         .unwrap_or_else(|| panic!("no task {name}"))
+        .clone()
 }
 
 // ---------------------------------------------------------------- cross-policy helpers
@@ -116,7 +117,7 @@ pub fn try_run(
         scheduler: Some(scheduler.into()),
         seed: Some(seed),
         check,
-        samples: true,
+        samples: schedlab_sim::SampleOutput::Memory,
         ..Default::default()
     };
     schedlab_sim::simulate(spec, &cfg)
@@ -130,7 +131,7 @@ pub fn is_rejected_attrs(e: &schedlab_sim::SimError) -> bool {
 
 /// The result JSON with the only non-deterministic field (`run.wall_s`) zeroed, as text.
 pub fn result_bytes(out: &schedlab_sim::SimOutput) -> String {
-    let mut r = out.result.clone();
+    let mut r = out.json();
     r["run"]["wall_s"] = serde_json::json!(0);
     r.to_string()
 }
@@ -159,7 +160,7 @@ pub fn check_accounting_lenient(
     out: &schedlab_sim::SimOutput,
     allow_wake_after_start: bool,
 ) -> Result<(), String> {
-    let r = &out.result;
+    let r = &out.json();
     let sim = u(&r["run"]["sim_ns"], "run.sim_ns")?;
     let tasks = r["tasks"].as_array().ok_or("no tasks array")?;
     let mut cpu_sum = 0u64;

@@ -8,7 +8,7 @@ use crate::types::CpuMask;
 
 /// One compiled phase.
 #[derive(Clone, Debug)]
-pub(crate) struct CPhase {
+pub struct CPhase {
     pub ops: Vec<Event>,
     pub loop_count: i64,
     /// Attributes to switch to when the phase starts, if it sets any.
@@ -18,7 +18,7 @@ pub(crate) struct CPhase {
 
 /// One compiled task template.
 #[derive(Clone, Debug)]
-pub(crate) struct Template {
+pub struct Template {
     pub name: String,
     pub phases: Vec<CPhase>,
     pub loop_count: i64,
@@ -31,7 +31,7 @@ pub(crate) struct Template {
 
 /// Where a task is in its program.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Cursor {
+pub struct Cursor {
     pub phase: u32,
     pub op: u32,
     pub phase_iter: i64,
@@ -40,7 +40,7 @@ pub(crate) struct Cursor {
 
 /// What advancing the cursor did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Advance {
+pub enum Advance {
     /// Moved to the next op of the same phase (or looped the phase).
     Same,
     /// Entered a new phase (its attributes may apply).
@@ -50,7 +50,7 @@ pub(crate) enum Advance {
     Done,
 }
 
-pub(crate) fn mask_of(cpus: &[u32]) -> CpuMask {
+pub fn mask_of(cpus: &[u32]) -> CpuMask {
     let mut m = CpuMask::empty();
     for &c in cpus {
         m.set(crate::types::CpuId(c));
@@ -67,7 +67,7 @@ fn compile_phase(p: &Phase) -> CPhase {
     }
 }
 
-pub(crate) fn compile_task(t: &TaskSpec) -> Template {
+pub fn compile_task(t: &TaskSpec) -> Template {
     Template {
         name: t.name.clone(),
         phases: t
@@ -83,7 +83,7 @@ pub(crate) fn compile_task(t: &TaskSpec) -> Template {
     }
 }
 
-pub(crate) fn compile(spec: &Spec) -> Vec<Template> {
+pub fn compile(spec: &Spec) -> Vec<Template> {
     spec.tasks.iter().map(compile_task).collect()
 }
 

@@ -8,7 +8,7 @@ use crate::types::TaskId;
 
 /// A wait queue ordered by (priority, arrival).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct WaitQueue {
+pub struct WaitQueue {
     /// (prio, task) in wake order.
     q: Vec<(i32, TaskId)>,
 }
@@ -43,21 +43,21 @@ impl WaitQueue {
 
 /// A pthread mutex with direct hand-off to the first waiter on unlock.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Mutex {
+pub struct Mutex {
     pub owner: Option<TaskId>,
     pub waiters: WaitQueue,
 }
 
 /// A condition variable.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Cond {
+pub struct Cond {
     /// Waiters with the mutex they must re-acquire.
     pub waiters: WaitQueue,
 }
 
 /// A barrier for `needed` participants (rt-app `barrier`: all users meet, then all go).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Barrier {
+pub struct Barrier {
     pub needed: u32,
     pub arrived: u32,
     pub waiters: WaitQueue,
@@ -65,7 +65,7 @@ pub(crate) struct Barrier {
 
 /// One direction of a pipe or socket pair: a bounded byte buffer.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Channel {
+pub struct Channel {
     pub capacity: u64,
     pub buffered: u64,
     pub written: u64,

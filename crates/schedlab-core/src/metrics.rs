@@ -1,0 +1,494 @@
+//! Per-activation measurement (docs/results.md): an activation opens at a release
+//! (timer expiry, sleep end or wake-up by another task), records when the task became
+//! runnable and when it first ran, and closes when the task blocks again or exits.
+//!
+//! What is kept of the activations is the caller's choice ([`SampleMode`]):
+//! - `Memory`: every sample, columnar ([`Samples`]); statistics are computed exactly from
+//!   them. Memory grows with the number of activations.
+//! - `Stream`: each sample is handed to a [`SampleWriter`] as it ends (e.g. an Arrow IPC
+//!   file, [`IpcSampleWriter`]) and per-task histograms are kept for the statistics.
+//! - `Summary`: only the per-task histograms.
+//!
+//! With `Stream` and `Summary` memory grows with the number of tasks (a few buckets per
+//! histogram), not with the number of activations.
+
+use std::io::{self, Write};
+
+use crate::stats::Histogram;
+use crate::types::{TaskId, Time};
+
+const UNSET: Time = Time::MAX;
+
+/// What released an activation (the `kind` column of the samples).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ActKind {
+    Timer = 0,
+    Sleep = 1,
+    Wakeup = 2,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Open {
+    open: bool,
+    release: Time,
+    wake: Time,
+    start: Time,
+    kind: ActKind,
+}
+
+/// One finished (or, at the end of a run, still open) activation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sample {
+    /// The task's pid in traces.
+    pub tid: u32,
+    pub release_ns: u64,
+    /// When it became runnable (the release if it never did).
+    pub wake_ns: u64,
+    /// When it first ran; -1 if it never did.
+    pub start_ns: i64,
+    /// When it ended; -1 if it had not when the run stopped.
+    pub end_ns: i64,
+    pub kind: u8,
+}
+
+/// Where finished activations go, one at a time.
+pub trait SampleWriter {
+    fn write(&mut self, s: &Sample) -> io::Result<()>;
+    /// Flush everything and close the output.
+    fn finish(&mut self) -> io::Result<()>;
+}
+
+/// How a run keeps its samples.
+pub enum SampleMode {
+    /// Keep them all in memory.
+    Memory,
+    /// Stream them to a writer (and keep per-task histograms).
+    Stream(Box<dyn SampleWriter>),
+    /// Keep only per-task histograms.
+    Summary,
+}
+
+impl SampleMode {
+    /// The name the result uses (`memory`, `file`, `summary`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            SampleMode::Memory => "memory",
+            SampleMode::Stream(_) => "file",
+            SampleMode::Summary => "summary",
+        }
+    }
+}
+
+/// Per-task measurement state and totals.
+#[derive(Clone, Debug)]
+pub struct TaskMetrics {
+    cur: Open,
+    /// Relative deadline of timer activations (dl-deadline, else the timer period).
+    pub rel_deadline: Option<u64>,
+    pub activations: u64,
+    pub deadline_misses: u64,
+    /// Wake-up latencies, response times, and the wake-up latencies of timer releases
+    /// only (cyclictest's metric); empty when the samples are kept in memory.
+    pub latency: Histogram,
+    pub response: Histogram,
+    pub timer_latency: Histogram,
+}
+
+/// Columnar per-activation samples (for DataFrames / Parquet).
+#[derive(Clone, Debug, Default)]
+pub struct Samples {
+    pub tid: Vec<u32>,
+    pub release_ns: Vec<u64>,
+    pub wake_ns: Vec<u64>,
+    /// -1 if the task never ran during the activation.
+    pub start_ns: Vec<i64>,
+    /// -1 if the activation had not ended when the run stopped.
+    pub end_ns: Vec<i64>,
+    pub kind: Vec<u8>,
+}
+
+enum Store {
+    Memory(Samples),
+    Stream(Box<dyn SampleWriter>),
+    Summary,
+}
+
+/// The measurement of a run.
+pub struct Metrics {
+    pub tasks: Vec<TaskMetrics>,
+    store: Store,
+    /// First time each mark label was hit.
+    pub marks: Vec<Option<Time>>,
+    /// Activations recorded (ended, or flushed open at the end).
+    pub recorded: u64,
+    error: Option<io::Error>,
+}
+
+impl Metrics {
+    pub fn new(nr_marks: usize, mode: SampleMode) -> Metrics {
+        let store = match mode {
+            SampleMode::Memory => Store::Memory(Samples::default()),
+            SampleMode::Stream(w) => Store::Stream(w),
+            SampleMode::Summary => Store::Summary,
+        };
+        Metrics {
+            tasks: Vec::new(),
+            store,
+            marks: vec![None; nr_marks],
+            recorded: 0,
+            error: None,
+        }
+    }
+
+    /// True when every sample is kept in memory (statistics are then exact).
+    pub fn keeps_samples(&self) -> bool {
+        matches!(self.store, Store::Memory(_))
+    }
+
+    /// The samples kept in memory (empty in the other modes).
+    pub fn samples(&self) -> Option<&Samples> {
+        match &self.store {
+            Store::Memory(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Take the samples kept in memory.
+    pub fn take_samples(&mut self) -> Samples {
+        match &mut self.store {
+            Store::Memory(s) => std::mem::take(s),
+            _ => Samples::default(),
+        }
+    }
+
+    pub fn add_task(&mut self) {
+        self.tasks.push(TaskMetrics {
+            cur: Open {
+                open: false,
+                release: 0,
+                wake: UNSET,
+                start: UNSET,
+                kind: ActKind::Wakeup,
+            },
+            rel_deadline: None,
+            activations: 0,
+            deadline_misses: 0,
+            latency: Histogram::new(),
+            response: Histogram::new(),
+            timer_latency: Histogram::new(),
+        });
+    }
+
+    /// Open an activation released at `at` (kept if one is already open: a condvar waiter
+    /// that then queues on its mutex keeps the broadcast as its release).
+    #[inline]
+    pub fn release(&mut self, t: TaskId, at: Time, kind: ActKind) {
+        let m = &mut self.tasks[t.idx()];
+        if m.cur.open {
+            return;
+        }
+        m.cur = Open {
+            open: true,
+            release: at,
+            wake: UNSET,
+            start: UNSET,
+            kind,
+        };
+        m.activations += 1;
+    }
+
+    /// The task became runnable.
+    #[inline]
+    pub fn runnable(&mut self, t: TaskId, now: Time) {
+        let c = &mut self.tasks[t.idx()].cur;
+        if c.open && c.wake == UNSET {
+            c.wake = now;
+        }
+    }
+
+    /// The task runs its first instruction at `at` (after any switch overhead).
+    #[inline]
+    pub fn started(&mut self, t: TaskId, at: Time) {
+        let histograms = !self.keeps_samples();
+        let m = &mut self.tasks[t.idx()];
+        if m.cur.open && m.cur.start == UNSET {
+            m.cur.start = at;
+            if histograms {
+                let lat = at.saturating_sub(m.cur.release);
+                m.latency.record(lat);
+                if m.cur.kind == ActKind::Timer {
+                    m.timer_latency.record(lat);
+                }
+            }
+        }
+    }
+
+    /// The task blocked or exited: the open activation (if any) ends.
+    #[inline]
+    pub fn end(&mut self, t: TaskId, now: Time) {
+        let histograms = !self.keeps_samples();
+        let m = &mut self.tasks[t.idx()];
+        if !m.cur.open {
+            return;
+        }
+        m.cur.open = false;
+        let c = m.cur;
+        let response = now.saturating_sub(c.release);
+        if histograms {
+            m.response.record(response);
+        }
+        if c.kind == ActKind::Timer {
+            if let Some(d) = m.rel_deadline {
+                if response > d {
+                    m.deadline_misses += 1;
+                }
+            }
+        }
+        self.keep(t, c, now as i64);
+    }
+
+    /// Record the relative deadline of the task's timer activations.
+    #[inline]
+    pub fn set_deadline(&mut self, t: TaskId, rel: u64) {
+        self.tasks[t.idx()].rel_deadline = Some(rel);
+    }
+
+    pub fn mark(&mut self, label: usize, now: Time) {
+        if self.marks[label].is_none() {
+            self.marks[label] = Some(now);
+        }
+    }
+
+    /// Close the samples of activations still open at the end of the run (end = -1),
+    /// and the sample writer. A write error of the writer is returned (once).
+    pub fn finish(&mut self) -> io::Result<()> {
+        for i in 0..self.tasks.len() {
+            let c = self.tasks[i].cur;
+            if c.open {
+                self.keep(TaskId(i as u32), c, -1);
+            }
+        }
+        if let Store::Stream(w) = &mut self.store {
+            if let Err(e) = w.finish() {
+                self.error.get_or_insert(e);
+            }
+        }
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    #[inline]
+    fn keep(&mut self, t: TaskId, c: Open, end: i64) {
+        self.recorded += 1;
+        let s = Sample {
+            tid: t.pid(),
+            release_ns: c.release,
+            wake_ns: if c.wake == UNSET { c.release } else { c.wake },
+            start_ns: if c.start == UNSET { -1 } else { c.start as i64 },
+            end_ns: end,
+            kind: c.kind as u8,
+        };
+        match &mut self.store {
+            Store::Memory(m) => m.push(&s),
+            Store::Stream(w) if self.error.is_none() => {
+                if let Err(e) = w.write(&s) {
+                    self.error = Some(e);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Samples {
+    fn push(&mut self, s: &Sample) {
+        self.tid.push(s.tid);
+        self.release_ns.push(s.release_ns);
+        self.wake_ns.push(s.wake_ns);
+        self.start_ns.push(s.start_ns);
+        self.end_ns.push(s.end_ns);
+        self.kind.push(s.kind);
+    }
+
+    pub fn len(&self) -> usize {
+        self.tid.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tid.is_empty()
+    }
+
+    /// The wake-up latencies (start − release of the activations that ran), the response
+    /// times (end − release of those that ended) and the timer-released latencies of each
+    /// task, indexed by task id (pid − 1), for `nr_tasks` tasks.
+    pub fn per_task(&self, nr_tasks: usize) -> Vec<[Vec<u64>; 3]> {
+        let mut out: Vec<[Vec<u64>; 3]> = (0..nr_tasks).map(|_| Default::default()).collect();
+        for i in 0..self.len() {
+            let t = (self.tid[i] - 1) as usize;
+            let release = self.release_ns[i];
+            if self.start_ns[i] >= 0 {
+                let lat = (self.start_ns[i] as u64).saturating_sub(release);
+                out[t][0].push(lat);
+                if self.kind[i] == ActKind::Timer as u8 {
+                    out[t][2].push(lat);
+                }
+            }
+            if self.end_ns[i] >= 0 {
+                out[t][1].push((self.end_ns[i] as u64).saturating_sub(release));
+            }
+        }
+        out
+    }
+}
+
+// ------------------------------------------------------------------------- Arrow IPC
+
+/// Rows buffered before a record batch is written.
+const BATCH_ROWS: usize = 64 * 1024;
+
+/// Streams samples into an Arrow IPC file (the Feather v2 format that polars' `read_ipc`
+/// and pyarrow read), one record batch per 65,536 samples, with the columns of
+/// [`Samples`]. Memory is one batch, whatever the number of samples.
+pub struct IpcSampleWriter {
+    writer: Option<arrow_ipc::writer::FileWriter<Box<dyn Write>>>,
+    schema: std::sync::Arc<arrow_schema::Schema>,
+    rows: Samples,
+}
+
+impl IpcSampleWriter {
+    /// Start an IPC file on `out` (which need not be buffered).
+    pub fn new(out: Box<dyn Write>) -> io::Result<Self> {
+        use arrow_schema::{DataType, Field, Schema};
+        let schema = std::sync::Arc::new(Schema::new(vec![
+            Field::new("tid", DataType::UInt32, false),
+            Field::new("release_ns", DataType::UInt64, false),
+            Field::new("wake_ns", DataType::UInt64, false),
+            Field::new("start_ns", DataType::Int64, false),
+            Field::new("end_ns", DataType::Int64, false),
+            Field::new("kind", DataType::UInt8, false),
+        ]));
+        let writer = arrow_ipc::writer::FileWriter::try_new(
+            Box::new(io::BufWriter::new(out)) as Box<dyn Write>,
+            &schema,
+        )
+        .map_err(io::Error::other)?;
+        Ok(IpcSampleWriter {
+            writer: Some(writer),
+            schema,
+            rows: Samples::default(),
+        })
+    }
+
+    fn flush_batch(&mut self) -> io::Result<()> {
+        use arrow_array::{Int64Array, RecordBatch, UInt32Array, UInt64Array, UInt8Array};
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let r = std::mem::take(&mut self.rows);
+        let batch = RecordBatch::try_new(
+            self.schema.clone(),
+            vec![
+                std::sync::Arc::new(UInt32Array::from(r.tid)),
+                std::sync::Arc::new(UInt64Array::from(r.release_ns)),
+                std::sync::Arc::new(UInt64Array::from(r.wake_ns)),
+                std::sync::Arc::new(Int64Array::from(r.start_ns)),
+                std::sync::Arc::new(Int64Array::from(r.end_ns)),
+                std::sync::Arc::new(UInt8Array::from(r.kind)),
+            ],
+        )
+        .map_err(io::Error::other)?;
+        let w = self.writer.as_mut().expect("writer open");
+        w.write(&batch).map_err(io::Error::other)
+    }
+}
+
+impl SampleWriter for IpcSampleWriter {
+    fn write(&mut self, s: &Sample) -> io::Result<()> {
+        self.rows.push(s);
+        if self.rows.len() >= BATCH_ROWS {
+            self.flush_batch()?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        if self.writer.is_none() {
+            return Ok(());
+        }
+        self.flush_batch()?;
+        let mut w = self.writer.take().expect("writer open");
+        w.finish().map_err(io::Error::other)?;
+        w.into_inner().map_err(io::Error::other)?.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn activation(m: &mut Metrics, t: TaskId, release: u64, start: u64, end: u64) {
+        m.release(t, release, ActKind::Timer);
+        m.runnable(t, release);
+        m.started(t, start);
+        m.end(t, end);
+    }
+
+    #[test]
+    fn histograms_in_summary_mode_and_samples_in_memory_mode_agree() {
+        let mut mem = Metrics::new(0, SampleMode::Memory);
+        let mut sum = Metrics::new(0, SampleMode::Summary);
+        for m in [&mut mem, &mut sum] {
+            m.add_task();
+            for i in 0..100u64 {
+                activation(m, TaskId(0), i * 1000, i * 1000 + i, i * 1000 + 3 * i);
+            }
+            m.finish().unwrap();
+        }
+        assert_eq!(mem.recorded, 100);
+        assert_eq!(sum.recorded, 100);
+        let [lat, resp, timer] = mem.samples().unwrap().per_task(1).remove(0);
+        assert_eq!(lat, (0..100).collect::<Vec<u64>>());
+        assert_eq!(resp, (0..100).map(|i| 3 * i).collect::<Vec<u64>>());
+        assert_eq!(timer, lat);
+        let h = &sum.tasks[0];
+        assert_eq!(h.latency.count(), 100);
+        assert_eq!(h.response.stats().max, Some(297));
+        assert_eq!(
+            mem.tasks[0].latency.count(),
+            0,
+            "no histograms beside the samples"
+        );
+    }
+
+    #[test]
+    fn an_ipc_file_holds_every_sample() {
+        struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+        impl Write for Shared {
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                self.0.borrow_mut().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let buf = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let w = IpcSampleWriter::new(Box::new(Shared(buf.clone()))).unwrap();
+        let mut m = Metrics::new(0, SampleMode::Stream(Box::new(w)));
+        m.add_task();
+        let n = BATCH_ROWS as u64 + 10;
+        for i in 0..n {
+            activation(&mut m, TaskId(0), i, i + 1, i + 2);
+        }
+        m.release(TaskId(0), n, ActKind::Sleep);
+        m.finish().unwrap();
+        let bytes = buf.borrow().clone();
+        let reader =
+            arrow_ipc::reader::FileReader::try_new(std::io::Cursor::new(bytes), None).unwrap();
+        let rows: usize = reader.map(|b| b.unwrap().num_rows()).sum();
+        assert_eq!(rows as u64, n + 1);
+    }
+}

@@ -1,0 +1,163 @@
+//! The `schedlab.result/1` object (docs/results.md), typed. Every engine fills these
+//! structures — the simulator from its model, the host runner from the real machine —
+//! and serialises them with serde; the field order is the schema's.
+
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+
+use crate::stats::Summary;
+
+/// The schema name and version every result carries.
+pub const SCHEMA: &str = "schedlab.result/1";
+
+/// Which engine produced a result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    /// The deterministic simulator.
+    Sim,
+    /// The host runner: real threads on the machine's kernel.
+    Host,
+}
+
+/// A whole result.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunResult {
+    pub schema: &'static str,
+    pub run: RunInfo,
+    pub tasks: Vec<TaskResult>,
+    pub cpus: Vec<CpuResult>,
+    pub summary: RunSummary,
+}
+
+/// How the run was made and what it cost.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunInfo {
+    pub engine: EngineKind,
+    pub scheduler: String,
+    /// Tunables as given (text), in the order given.
+    #[serde(serialize_with = "ordered_map")]
+    pub params: Vec<(String, String)>,
+    pub seed: u64,
+    /// sha256 of the exact bytes of the spec that was run.
+    pub spec_sha256: String,
+    /// Time covered (simulated ns for the simulator, elapsed ns on the host).
+    pub sim_ns: u64,
+    /// Host seconds the whole run took, set-up and result included (the only
+    /// non-deterministic field of a simulated result).
+    pub wall_s: f64,
+    /// Engine events processed.
+    pub events: u64,
+    pub cpus: usize,
+    pub hz: u32,
+    /// `pick_next` calls.
+    pub decisions: u64,
+    /// Scheduler work counted by the policy (`Ctx::count_work`).
+    pub work_units: u64,
+    pub version: &'static str,
+    /// Where the machine's size came from: `default`, `given`, `topology` or `inferred`
+    /// (the smallest machine that has every CPU the spec names).
+    pub cpus_source: &'static str,
+    /// What the samples of this run are and where they went.
+    pub samples: SampleInfo,
+    /// Statements about how this run was modelled that a reader must know (a setting
+    /// accepted but without effect in this model, a size chosen for the user, …).
+    pub notes: Vec<String>,
+}
+
+/// What became of the per-activation samples.
+#[derive(Clone, Debug, Serialize)]
+pub struct SampleInfo {
+    /// `memory` (kept and returned), `file` (streamed to `path`), `summary` (only
+    /// histograms kept).
+    pub mode: &'static str,
+    /// Activations recorded.
+    pub count: u64,
+    /// The file the samples were streamed to, in `file` mode.
+    pub path: Option<String>,
+    /// `exact` when the statistics come from the samples themselves; `histogram` when
+    /// percentiles and the 6σ subset come from histograms (count, min, max and mean are
+    /// exact either way).
+    pub percentiles: &'static str,
+}
+
+/// Per-task totals.
+#[derive(Clone, Debug, Serialize)]
+pub struct TaskResult {
+    pub name: String,
+    pub tid: u32,
+    pub policy: &'static str,
+    /// RT priority for FIFO/RR, nice for fair policies.
+    pub priority: i32,
+    pub nice: i32,
+    pub cpu_ns: u64,
+    pub wait_ns: u64,
+    pub sleep_ns: u64,
+    pub switches_voluntary: u64,
+    pub switches_involuntary: u64,
+    pub migrations: u64,
+    pub activations: u64,
+    pub deadline_misses: u64,
+    pub wakeup_latency_ns: Summary,
+    pub response_ns: Summary,
+}
+
+/// Per-CPU time.
+#[derive(Clone, Debug, Serialize)]
+pub struct CpuResult {
+    pub cpu: usize,
+    pub busy_ns: u64,
+    pub idle_ns: u64,
+    pub overhead_ns: u64,
+}
+
+/// Run-wide figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunSummary {
+    /// When the last task exited, or `None` if the workload does not end.
+    pub makespan_ns: Option<u64>,
+    /// Pooled over every task's activations.
+    pub wakeup_latency_ns: Summary,
+    pub headline: Option<Headline>,
+    /// First time each `schedlab:mark` label was hit (ns), in label order.
+    #[serde(serialize_with = "ordered_map")]
+    pub marks: Vec<(String, u64)>,
+    /// Tasks still blocked when the run stopped.
+    pub blocked_at_end: usize,
+}
+
+/// The workload's own headline metric.
+#[derive(Clone, Debug, Serialize)]
+pub struct Headline {
+    pub name: String,
+    pub value: Option<f64>,
+    pub unit: &'static str,
+    /// For latency headlines: the pooled statistics the value (their mean, in µs) is
+    /// taken from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stats_ns: Option<Summary>,
+}
+
+impl RunResult {
+    /// The result as a JSON value.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("a result serialises")
+    }
+
+    /// The result as JSON text.
+    pub fn to_json_string(&self) -> String {
+        serde_json::to_string(self).expect("a result serialises")
+    }
+}
+
+/// Serialise key-value pairs as a JSON object, keeping their order.
+fn ordered_map<S: Serializer, V: Serialize>(
+    pairs: &[(String, V)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    let mut m = s.serialize_map(Some(pairs.len()))?;
+    for (k, v) in pairs {
+        m.serialize_entry(k, v)?;
+    }
+    m.end()
+}
