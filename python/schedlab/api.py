@@ -60,6 +60,7 @@ __all__ = [
     "generators",
     "job",
     "load_spec",
+    "option_text",
     "parse_duration",
     "parse_trace",
     "schedulers",
@@ -186,7 +187,9 @@ def parse_duration(value: DurationLike) -> int | None:
     return ns
 
 
-def _text(v: Any) -> str:
+def option_text(v: Any) -> str:
+    """A tunable or generator option as the core reads it: ``True``/``False`` as
+    ``true``/``false``, anything else as ``str``."""
     if isinstance(v, bool):
         return "true" if v else "false"
     return str(v)
@@ -196,7 +199,7 @@ def _params(params: ParamsLike) -> list[tuple[str, str]]:
     if params is None:
         return []
     items = params.items() if isinstance(params, Mapping) else params
-    return [(str(k), _text(v)) for k, v in items]
+    return [(str(k), option_text(v)) for k, v in items]
 
 
 def job(
@@ -295,7 +298,7 @@ def generate(name: str, **options: Any) -> dict[str, Any]:
     """Run the built-in generator ``name`` (``schedlab gen --list``); options are sent as
     text, ``True``/``False`` as ``true``/``false``; an option spelled with ``-`` may be
     given with ``_``."""
-    return json.loads(generate_text(name, [(k, _text(v)) for k, v in options.items()]))
+    return json.loads(generate_text(name, [(k, option_text(v)) for k, v in options.items()]))
 
 
 def generate_text(name: str, options: Iterable[tuple[str, str]]) -> str:

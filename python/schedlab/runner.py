@@ -25,7 +25,9 @@ from schedlab.result import Result
 if TYPE_CHECKING:
     from schedlab.api import SpecSource
 
-__all__ = ["Job", "Outcome", "SimulateFn", "execute", "progress_bar", "results", "run_jobs"]
+__all__ = [
+    "Job", "Outcome", "Progress", "SimulateFn", "execute", "progress_bar", "results", "run_jobs",
+]
 
 
 @dataclass(frozen=True)
@@ -140,24 +142,35 @@ def results(outcomes: Sequence[Outcome]) -> list[Result]:
     return [o.result for o in outcomes if o.result is not None]
 
 
-@contextlib.contextmanager
-def progress_bar(description: str, total: int,
-                 transient: bool = True) -> Iterator[Callable[[Outcome], None]]:
-    """A progress bar on stderr (shown only on a terminal) for ``total`` runs; yields the
-    ``on_done`` callback that advances it."""
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
+class Progress:
+    """Progress bars on stderr (drawn only on a terminal), one per batch of runs."""
 
-    console = Console(stderr=True)
-    bar = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                   MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-                   transient=transient, disable=not console.is_terminal)
-    with bar:
-        task = bar.add_task(description, total=total)
-        yield lambda _outcome: bar.advance(task)
+    def __init__(self, transient: bool = True) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as RichProgress
+
+        console = Console(stderr=True)
+        self._bar = RichProgress(
+            TextColumn("[progress.description]{task.description}"), BarColumn(),
+            MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=transient,
+            disable=not console.is_terminal)
+
+    def __enter__(self) -> Progress:
+        self._bar.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._bar.stop()
+
+    def batch(self, description: str, total: int) -> Callable[[Outcome], None]:
+        """A new bar of ``total`` runs; returns the ``on_done`` callback that advances it."""
+        task = self._bar.add_task(description, total=total)
+        return lambda _outcome: self._bar.advance(task)
+
+
+@contextlib.contextmanager
+def progress_bar(description: str, total: int) -> Iterator[Callable[[Outcome], None]]:
+    """One transient progress bar for ``total`` runs; yields its ``on_done`` callback."""
+    with Progress() as progress:
+        yield progress.batch(description, total)

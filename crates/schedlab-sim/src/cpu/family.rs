@@ -10,8 +10,8 @@
 /// name the registry does not list.
 pub fn family_of(name: &str) -> Option<&'static str> {
     Some(match name {
-        "linux-cfs" | "linux-eevdf" | "linux-o1" | "staircase" | "nicksched" | "bfs"
-        | "muqss" | "ingo_ll" => "linux",
+        "linux-cfs" | "linux-eevdf" | "linux-o1" | "staircase" | "nicksched" | "bfs" | "muqss"
+        | "ingo_ll" => "linux",
         "fp" => "rtos",
         "example-fifo" => "teaching",
         _ => return None,
