@@ -1,4 +1,4 @@
-"""`schedlab readyq` and the seed 002 report section (issue 4 items 3 and 4).
+"""`schedlab readyq` and the seed 002 report section.
 
 The measurements need the ``rtq-probe`` binary (built and installed by ``make develop``);
 tests that run it are skipped with that reason when it is missing. No test looks at a
