@@ -17,7 +17,7 @@ from schedlab.report import Cell, Column, Table, parse_number, parse_tables
 from schedlab.report.context import Context, SectionOutput
 from schedlab.result import Result
 from schedlab.runner import Job
-from schedlab.seeds import seed000
+from schedlab.seeds import section000, seed000
 
 # --- a fake engine ---------------------------------------------------------------------
 
@@ -103,7 +103,7 @@ def fake_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("report")
     return reproduce.main(True, out, simulate=fake_simulate, generate=fake_generate,
                           registry=FAKE_REGISTRY, progress=False, jobs=2,
-                          section_fns=[seed000.section], host_costs=fake_costs)
+                          section_fns=[section000.section], host_costs=fake_costs)
 
 
 def _row(table: list[list[str]], policy: str) -> list[str]:
@@ -262,7 +262,7 @@ def test_failed_runs_and_sections_are_isolated(tmp_path: Path) -> None:
 
     index = reproduce.main(False, tmp_path, simulate=broken_simulate, generate=fake_generate,
                            registry=FAKE_REGISTRY, progress=False, host_costs=fake_costs,
-                           section_fns=[seed000.section, broken_section, extra_section])
+                           section_fns=[section000.section, broken_section, extra_section])
     page = index.read_text(encoding="utf-8")
     assert "plug-in works" in page and 'id="extra"' in page
     assert "KeyError" in page
@@ -278,7 +278,7 @@ def test_no_linux_policy_still_shows_published(tmp_path: Path) -> None:
     registry = [s for s in FAKE_REGISTRY if s["family"] != "linux"]
     index = reproduce.main(True, tmp_path, simulate=fake_simulate, generate=fake_generate,
                            registry=registry, progress=False,
-                           section_fns=[seed000.section], host_costs=fake_costs)
+                           section_fns=[section000.section], host_costs=fake_costs)
     page = index.read_text(encoding="utf-8")
     t = parse_tables(page)
     assert parse_number(t["seed000-wakeup-nonrt-raw"][1][2]) == 214211.99

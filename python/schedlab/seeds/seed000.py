@@ -7,10 +7,11 @@ This module holds
   wake-up tables for RT and non-RT waiters, raw and 6σ-filtered, each row with the
   transcript text it was read from), and the checks that the reading is right;
 - the experiment definitions (generator calls) in full and quick sizes;
-- the report section, :func:`section`, which runs them under every available
-  Linux-family policy of the registry and lays the results out beside the published
-  figures, with the parts in ``hackbench000``, ``wakeup000``, ``interbench000``,
-  ``behaviour000`` and ``cost000``.
+- which policies model the seed's schedulers (from the registry), and the comparison of
+  orderings the report's text is computed from.
+
+The report section that runs the experiments is ``section000``, with its parts in
+``hackbench000``, ``wakeup000``, ``interbench000``, ``behaviour000`` and ``cost000``.
 
 Reconstructing the wake-up tables
 ---------------------------------
@@ -41,17 +42,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from schedlab.report import render
-from schedlab.report.context import RunOutcome, runs_table
 from schedlab.seeds import published
-
-if TYPE_CHECKING:
-    from schedlab.report.context import Context, SectionOutput
-
-SECTION_ID = "seed000"
-TITLE = "Seed 000 — scheduler comparison and real-time thread survey (Toshiba, 2006)"
 
 DATA: dict[str, Any] = published.load("seed000")
 CITATION: str = DATA["document"]["citation"]
@@ -317,58 +310,3 @@ def pair_agreement(
         total += 1
         agree += (pa > 0) == (sa > 0)
     return agree, total
-
-
-# --------------------------------------------------------------------------------------
-# The section
-# --------------------------------------------------------------------------------------
-
-
-def agreement_items(hackbench: Mapping[str, float | None],
-                    wake_means: Mapping[str, Mapping[str, float | None]]) -> list[str]:
-    """What agrees with the seed, computed from the tables (the reasons it cannot agree
-    elsewhere are in the template)."""
-    items: list[str] = []
-    seed_hb = {s: hackbench.get(p) for s, p in SEED_COUNTERPART.items()}
-    agree, total = pair_agreement(PUBLISHED_HACKBENCH_S, seed_hb)
-    if total:
-        items.append(f"hackbench (host-cost model): {agree} of {total} comparable pairs of "
-                     "seed schedulers are ordered as in the seed.")
-    for w in WAITERS:
-        pub = {s: f.avg for s, f in PUBLISHED_WAKEUP[w]["raw"].items()}
-        sim = {s: wake_means.get(w, {}).get(p) for s, p in SEED_COUNTERPART.items()}
-        a, n = pair_agreement(pub, sim)
-        if n:
-            items.append(f"{WAITER_LABEL[w]}, raw mean wake-up latency: {a} of {n} comparable "
-                         "pairs ordered as in the seed.")
-    return items
-
-
-def section(ctx: Context) -> SectionOutput:
-    """Run seed 000's experiments under every available Linux-family policy and render."""
-    from schedlab.report.context import SectionOutput
-    from schedlab.seeds import behaviour000, cost000, hackbench000, interbench000, wakeup000
-
-    st = settings(ctx.quick)
-    policies = linux_policies(ctx.registry)
-    hb = hackbench000.part(ctx, st, policies)
-    wk = wakeup000.part(ctx, st, policies)
-    parts = [interbench000.part(ctx, policies),
-             behaviour000.timeslice_part(ctx, policies, st.hz),
-             behaviour000.fork_yield_part(ctx, policies),
-             behaviour000.dprio_part(ctx, policies),
-             cost000.part(ctx, policies)]
-    runs: list[RunOutcome] = [*hb.runs, *wk.runs, *(r for p in parts for r in p.runs)]
-    html = render(
-        "seed000.html.j2",
-        citation=CITATION, platform=PLATFORM, seed_schedulers=SEED_SCHEDULERS,
-        policies=policies, missing=not_modelled(ctx.registry),
-        machine=machine_text(hb.spec, st),
-        host_costs=ctx.host_costs().describe() if policies else "",
-        sizes=st.description, hackbench=hb.html, wakeup=wk.html,
-        parts=[p.html for p in parts],
-        agreement=agreement_items(hb.host_seconds, wk.raw_means), starved=wk.starved,
-        runs=runs_table(runs) if runs else None,
-    )
-    files = hb.files + wk.files + [f for p in parts for f in p.files]
-    return SectionOutput(id=SECTION_ID, title=TITLE, html=html, files=files)
