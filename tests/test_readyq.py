@@ -232,7 +232,9 @@ def test_json_shape(cli: CliRunner) -> None:
             for metric in ("ns_warm", "ns_cold"):
                 fig = doc[op][b][metric]
                 assert len(fig["avg"]) == len(fig["worst"]) == n
-                assert all(w >= a for a, w in zip(fig["avg"], fig["worst"], strict=True))
+                # the mean of equal values may exceed them by a rounding error
+                assert all(w >= a * (1 - 1e-9)
+                           for a, w in zip(fig["avg"], fig["worst"], strict=True))
                 assert len(fig["by_prio"][0]) == doc["levels"]
         assert set(doc["crossover"][op]) == {"avg", "worst"}
     assert doc["crossover"]["metric"] == "ns_warm"
