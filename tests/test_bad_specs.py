@@ -20,7 +20,7 @@ def _corpus() -> list[tuple[str, dict[str, str]]]:
 CORPUS = _corpus()
 
 
-@pytest.mark.skipif(not CORPUS, reason="tests/data/bad_specs/expected.json not present yet")
+@pytest.mark.skipif(not CORPUS, reason="tests/data/bad_specs/expected.json not present")
 def test_every_file_has_an_expectation() -> None:
     files = {p.name for p in BAD_SPECS.iterdir() if p.name != "expected.json" and p.is_file()}
     assert files <= {name for name, _ in CORPUS}, files - {name for name, _ in CORPUS}

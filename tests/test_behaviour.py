@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from schedlab import _core, api, dprio
+from schedlab.result import Result
 from schedlab.seeds import behaviour000 as b
 
 MS = 1_000_000
@@ -69,8 +70,9 @@ def test_yield_reading() -> None:
         switch(43 * MS, 1, 2, "S"),                    # blocked: not a yield
         switch(60 * MS, 2, 1),
     ])
-    y = b.yield_behaviour(c, result)
-    assert y == {"yielder_pct": 10.0, "hog_pct": 90.0, "yields_switched": 2, "wait_ms": 20.0}
+    y = b.yield_behaviour(c, Result(result))
+    # the median is the core's nearest-rank p50: the lower of two waits
+    assert y == {"yielder_pct": 10.0, "hog_pct": 90.0, "yields_switched": 2, "wait_ms": 10.0}
 
 
 def test_dprio_series_holds_the_last_value_to_the_end() -> None:
@@ -118,7 +120,7 @@ def test_yield_sends_o1_tasks_behind_the_hog(tmp_path: Any) -> None:
     for p in ("linux-o1", "linux-cfs"):
         trace = tmp_path / f"{p}.txt"
         r = api.simulate(b.YIELD_SPEC, scheduler=p, trace=trace)
-        got[p] = b.yield_behaviour(_core.parse_trace(str(trace)), r.json)
+        got[p] = b.yield_behaviour(_core.parse_trace(str(trace)), r)
     assert got["linux-o1"]["wait_ms"] == pytest.approx(100.0, abs=1.0)
     assert got["linux-o1"]["yielder_pct"] < 5
     assert 40 < got["linux-cfs"]["yielder_pct"] < 60

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from conftest import CliRunner
-from schedlab import _core, cost, reproduce
+from schedlab import _core, cost
 from schedlab.report import parse_number, parse_tables
+from schedlab.report.context import Context
 from schedlab.seeds import cost000
 
 POINT_KEYS = {"scheduler", "params", "nr_runnable", "decisions", "work_per_decision",
@@ -156,8 +157,9 @@ def test_core_rejects_bad_input() -> None:
 
 
 def test_report_piece(tmp_path: Path) -> None:
-    ctx = reproduce.Context(quick=True, out=tmp_path)
-    html, files = cost000.cost_html(ctx, ["linux-o1", "linux-cfs"])
+    ctx = Context(quick=True, out=tmp_path)
+    piece = cost000.part(ctx, ["linux-o1", "linux-cfs"])
+    html, files = piece.html, piece.files
     table = parse_tables(html)["seed000-sched-cost"]
     assert [parse_number(r[0]) for r in table] == [1, 10, 100, 1_000, 10_000]
     # columns: N, then (work, ns) per policy in the order given
@@ -172,9 +174,9 @@ def test_report_piece(tmp_path: Path) -> None:
 
 
 def test_report_piece_isolates_failures(tmp_path: Path) -> None:
-    ctx = reproduce.Context(quick=True, out=tmp_path)
-    html, files = cost000.cost_html(ctx, ["no-such-policy"])
-    assert "cost study failed" in html and "no-such-policy" in html
-    assert files == []
-    html, files = cost000.cost_html(ctx, [])
-    assert "No policy" in html and files == []
+    ctx = Context(quick=True, out=tmp_path)
+    piece = cost000.part(ctx, ["no-such-policy"])
+    assert "cost study failed" in piece.html and "no-such-policy" in piece.html
+    assert piece.files == []
+    piece = cost000.part(ctx, [])
+    assert "No policy" in piece.html and piece.files == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -37,23 +38,25 @@ def test_probe_rejects_bad_arguments(kwargs: dict) -> None:
 
 
 def test_apply_sets_switch_and_pipe_costs_only() -> None:
-    spec = api.generate("hackbench", groups=1, loops=2, fds=2, mode="pipe")
-    out = hostcosts.apply(spec, FAKE)
-    assert out is not spec
+    text = api.generate_text("hackbench", [("groups", "1"), ("loops", "2"), ("fds", "2"),
+                                           ("mode", "pipe")])
+    out_text = hostcosts.apply(text, FAKE)
+    out = json.loads(out_text)
     m = out["schedlab"]["machine"]
     assert m["context_switch_ns"] == 2000
     assert m.get("wakeup_ns", 0) == 0
     pipes = out["schedlab"]["pipes"]
     assert pipes and all(c["op_cost_ns"] == 300 and c["byte_cost_ps"] == 0
                          for c in pipes.values())
-    # The original is untouched, and the result is a valid spec.
-    assert spec["schedlab"]["machine"].get("context_switch_ns", 0) == 0
-    api.validate(out)
+    # Only the costs changed: members keep their order, and the result is a valid spec.
+    assert list(out["tasks"]) == list(json.loads(text)["tasks"])
+    api.validate(out_text)
 
 
 def test_apply_sets_socket_costs() -> None:
-    spec = api.generate("hackbench", groups=1, loops=2, fds=2, mode="socket")
-    out = hostcosts.apply(spec, FAKE)
+    text = api.generate_text("hackbench", [("groups", "1"), ("loops", "2"), ("fds", "2"),
+                                           ("mode", "socket")])
+    out = json.loads(hostcosts.apply(text, FAKE))
     socks = out["schedlab"]["sockets"]
     assert socks and all(c["op_cost_ns"] == 700 and c["byte_cost_ps"] == 0
                          for c in socks.values())
@@ -61,7 +64,8 @@ def test_apply_sets_socket_costs() -> None:
 
 
 def test_costed_hackbench_pays_for_its_switches() -> None:
-    spec = api.generate("hackbench", groups=2, loops=5, fds=4, mode="pipe", cpus=1)
+    spec = api.generate_text("hackbench", [("groups", "2"), ("loops", "5"), ("fds", "4"),
+                                           ("mode", "pipe"), ("cpus", "1")])
     base = api.simulate(spec, scheduler="linux-o1")
     costed = api.simulate(hostcosts.apply(spec, FAKE), scheduler="linux-o1")
     overhead = sum(c["overhead_ns"] for c in costed.json["cpus"])

@@ -206,8 +206,8 @@ def test_burn_lowers_desired_cpu_under_a_fair_policy(task: str) -> None:
 
 
 def test_run_matrix_rows() -> None:
-    rows = ib.run_matrix(schedlab.simulate, ["fp"], tasks=("audio", "x"),
-                         loads=("none", "x", "read"), quick=True)
+    rows = ib.run_matrix(["fp"], tasks=("audio", "x"), loads=("none", "x", "read"),
+                         quick=True)
     assert [(r["task"], r["load"]) for r in rows] == [
         ("audio", "none"), ("audio", "x"), ("audio", "read"), ("x", "none"), ("x", "read")]
     assert all("error" not in r and r["scheduler"] == "fp" for r in rows)
@@ -215,16 +215,17 @@ def test_run_matrix_rows() -> None:
 
 
 def test_interbench_html_tables(tmp_path: Path) -> None:
-    from schedlab.reproduce import Context
-    from schedlab.seeds.interbench000 import interbench_html
+    from schedlab.report.context import Context
+    from schedlab.seeds.interbench000 import part
 
-    ctx = Context(True, tmp_path, schedulers=[{"name": "fp"}], jobs=1)
-    html, files = interbench_html(ctx, ["fp"])
-    tables = parse_tables(f"<html><body>{html}</body></html>")
+    ctx = Context(True, tmp_path, jobs=1)
+    piece = part(ctx, ["fp"])
+    tables = parse_tables(f"<html><body>{piece.html}</body></html>")
     for task in ib.TASKS:
         rows = tables[f"seed000-interbench-{task}"]
         loads = [r[0] for r in rows if r and r[0] in ib.LABELS.values()]
         assert loads == [ib.LABELS[ld] for ld in ib.LOADS if ld != task]
     none_row = next(r for r in tables["seed000-interbench-audio"] if r and r[0] == "None")
     assert none_row[1:] == ["0.0 ± 0.0", "0.0", "100.0", "100.0"]
-    assert len(files) == 35 and all(f.exists() for f in files)
+    specs = sorted(ctx.specs_dir.glob("seed000-interbench-*.json"))
+    assert len(specs) == 35 and len(piece.runs) == 35 and all(r.ok for r in piece.runs)

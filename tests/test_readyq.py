@@ -1,4 +1,4 @@
-"""`schedlab readyq` and the seed 002 report section (issue 4 items 3 and 4).
+"""`schedlab readyq` and the seed 002 report section.
 
 The measurements need the ``rtq-probe`` binary (built and installed by ``make develop``);
 tests that run it are skipped with that reason when it is missing. No test looks at a
@@ -232,7 +232,9 @@ def test_json_shape(cli: CliRunner) -> None:
             for metric in ("ns_warm", "ns_cold"):
                 fig = doc[op][b][metric]
                 assert len(fig["avg"]) == len(fig["worst"]) == n
-                assert all(w >= a for a, w in zip(fig["avg"], fig["worst"], strict=True))
+                # the mean of equal values may exceed them by a rounding error
+                assert all(w >= a * (1 - 1e-9)
+                           for a, w in zip(fig["avg"], fig["worst"], strict=True))
                 assert len(fig["by_prio"][0]) == doc["levels"]
         assert set(doc["crossover"][op]) == {"avg", "worst"}
     assert doc["crossover"]["metric"] == "ns_warm"

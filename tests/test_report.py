@@ -1,4 +1,4 @@
-"""The HTML report and `schedlab reproduce` with a fake engine (no simulator needed)."""
+"""The HTML report and `schedlab reproduce` with a fake engine and registry."""
 
 from __future__ import annotations
 
@@ -14,12 +14,21 @@ import pytest
 from schedlab import plots, report, reproduce
 from schedlab.hostcosts import ChannelCost, HostCosts
 from schedlab.report import Cell, Column, Table, parse_number, parse_tables
+from schedlab.report.context import Context, SectionOutput
 from schedlab.result import Result
-from schedlab.seeds import seed000
+from schedlab.runner import Job
+from schedlab.seeds import section000, seed000
 
 # --- a fake engine ---------------------------------------------------------------------
 
 FAKE_SCHEDULERS = ["linux-cfs", "fp", "example-fifo", "staircase"]
+FAKE_REGISTRY = [
+    {"name": "linux-cfs", "family": "linux", "available": True},
+    {"name": "fp", "family": "rtos", "available": True},
+    {"name": "example-fifo", "family": "teaching", "available": True},
+    {"name": "staircase", "family": "linux", "available": True},
+    {"name": "ingo_ll", "family": "linux", "available": False, "reason": "no source survives"},
+]
 FAKE_HACKBENCH_S = {"linux-cfs": 2.5, "staircase": 3.25}
 FAKE_BASE_US = {("rt", "linux-cfs"): 40, ("rt", "staircase"): 60,
                 ("nonrt", "linux-cfs"): 90, ("nonrt", "staircase"): 70}
@@ -32,12 +41,12 @@ def fake_latencies_us(waiters: str, scheduler: str) -> list[float]:
     return [base + (i % 7) * 1.5 for i in range(N - 1)] + [base * 100.0]
 
 
-def fake_generate(name: str, **options: Any) -> dict:
+def fake_generate(name: str, **options: Any) -> str:
     spec: dict[str, Any] = {"global": {"duration": -1}, "tasks": {},
                             "fake": {"generator": name, "options": options}}
     if name == "broadcast-wakeup":
-        spec["schedlab"] = {"headline": {"wakeup_latency": {"task_prefix": "waiter"}}}
-    return spec
+        spec["schedlab"] = {"headline": {"type": "wakeup_latency", "task_prefix": "waiter"}}
+    return json.dumps(spec, indent=2)
 
 
 def _json(scheduler: str, tasks: list[dict], headline: dict | None) -> dict:
@@ -60,8 +69,12 @@ def fake_costs(quick: bool) -> HostCosts:
     return HostCosts(pipe=one("pipe", 250.0), socket=one("socket", 600.0))
 
 
-def fake_simulate(spec: dict, *, scheduler: str, seed: int = 1, **kw: Any) -> Result:
+def fake_simulate(job: Job) -> Result:
+    scheduler = job.scheduler or ""
     assert scheduler in FAKE_SCHEDULERS
+    spec = json.loads(job.spec.text)
+    if "fake" not in spec:  # the behaviour probes: no numbers from the fake engine
+        raise RuntimeError("the fake engine runs generated specs only")
     gen = spec["fake"]["generator"]
     if gen == "hackbench":
         return Result(_json(scheduler, [], {"name": "hackbench_time",
@@ -89,8 +102,8 @@ def fake_simulate(spec: dict, *, scheduler: str, seed: int = 1, **kw: Any) -> Re
 def fake_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("report")
     return reproduce.main(True, out, simulate=fake_simulate, generate=fake_generate,
-                          schedulers=FAKE_SCHEDULERS, progress=False, jobs=2,
-                          section_fns=[seed000.section], host_costs=fake_costs)
+                          registry=FAKE_REGISTRY, progress=False, jobs=2,
+                          section_fns=[section000.section], host_costs=fake_costs)
 
 
 def _row(table: list[list[str]], policy: str) -> list[str]:
@@ -127,12 +140,12 @@ def test_fmt_kinds() -> None:
 def test_table_cells_equal_input() -> None:
     t = Table(id="t", columns=[Column("name"), Column("avg", "us"), Column("n", "int")],
               rows=[["a<b", 1.234, 7], ["c", Cell(5, decimals=0, cls="pub"), None]])
-    html = report.render_table(t)
-    assert "a&lt;b" in html  # escaped
+    html = report.render_table(t, note="x < y")
+    assert "a&lt;b" in html and "x &lt; y" in html  # autoescaped
     rows = parse_tables(html)["t"]
     assert rows == [["a<b", "1.23", "7"], ["c", "5", "—"]]
     with pytest.raises(ValueError):
-        report.render_table(Table(columns=[Column("x")], rows=[[1, 2]]))
+        Table(columns=[Column("x")], rows=[[1, 2]])
 
 
 def test_svg_is_deterministic(tmp_path: Path) -> None:
@@ -175,10 +188,11 @@ def test_hackbench_table(fake_report: Path) -> None:
     assert parse_number(st[6]) == round(3.25 / 2.5, 2)
     cfs = _row(t, "linux-cfs")
     assert cfs[0] == "—" and parse_number(cfs[4]) == 2.5 and cfs[2] == "—"
-    # missing policies are listed, non-Linux ones are absent
-    assert t[0][1] == "linux-o1 — not modelled yet"
-    assert t[2][1] == "nicksched — not modelled yet"
+    # missing policies are listed with the registry's word, non-Linux ones are absent
+    assert t[0][1] == "linux-o1 — not in this build"
+    assert t[2][1] == "nicksched — not in this build"
     assert t[1][1] == "not modelled"
+    assert "no source survives" in fake_report.read_text(encoding="utf-8")
     flat = json.dumps(t)
     assert "example-fifo" not in flat and '"fp"' not in flat
 
@@ -213,8 +227,12 @@ def test_specs_and_plots_written(fake_report: Path) -> None:
     assert {r["scheduler"] for r in man["runs"]} == {"linux-cfs", "staircase"}
     for s in specs:
         assert (out / s).is_file()
+    probes = [r for r in man["runs"] if r["spec"] == "specs/seed000-fork.json"]
+    assert probes and all(r["status"] == "error" and "fake engine" in r["error"]
+                          for r in probes)
     hb = json.loads((out / "specs/seed000-hackbench-zero-cost.json").read_text())
     assert hb["fake"]["options"] == seed000.QUICK.hackbench
+    assert hb["schedlab"]["machine"] == {"cpus": 1, "hz": 1000}
     costed = json.loads((out / "specs/seed000-hackbench-host-cost.json").read_text())
     assert costed["schedlab"]["machine"]["context_switch_ns"] == 1800
     for stem in ("seed000-hackbench", "seed000-wakeup-cdf"):
@@ -231,20 +249,20 @@ def test_generated_text_follows_numbers(fake_report: Path) -> None:
 
 
 def test_failed_runs_and_sections_are_isolated(tmp_path: Path) -> None:
-    def broken_simulate(spec: dict, *, scheduler: str, **kw: Any) -> Result:
-        if scheduler == "staircase":
+    def broken_simulate(job: Job) -> Result:
+        if job.scheduler == "staircase":
             raise RuntimeError("boom in staircase")
-        return fake_simulate(spec, scheduler=scheduler, **kw)
+        return fake_simulate(job)
 
-    def broken_section(ctx: reproduce.Context) -> reproduce.SectionOutput:
+    def broken_section(ctx: Context) -> SectionOutput:
         raise KeyError("nope")
 
-    def extra_section(ctx: reproduce.Context) -> reproduce.SectionOutput:
-        return reproduce.SectionOutput("extra", "An extra section", "<p>plug-in works</p>")
+    def extra_section(ctx: Context) -> SectionOutput:
+        return SectionOutput("extra", "An extra section", report.Markup("<p>plug-in works</p>"))
 
     index = reproduce.main(False, tmp_path, simulate=broken_simulate, generate=fake_generate,
-                           schedulers=FAKE_SCHEDULERS, progress=False, host_costs=fake_costs,
-                           section_fns=[seed000.section, broken_section, extra_section])
+                           registry=FAKE_REGISTRY, progress=False, host_costs=fake_costs,
+                           section_fns=[section000.section, broken_section, extra_section])
     page = index.read_text(encoding="utf-8")
     assert "plug-in works" in page and 'id="extra"' in page
     assert "KeyError" in page
@@ -257,9 +275,10 @@ def test_failed_runs_and_sections_are_isolated(tmp_path: Path) -> None:
 
 
 def test_no_linux_policy_still_shows_published(tmp_path: Path) -> None:
+    registry = [s for s in FAKE_REGISTRY if s["family"] != "linux"]
     index = reproduce.main(True, tmp_path, simulate=fake_simulate, generate=fake_generate,
-                           schedulers=["fp", "example-fifo"], progress=False,
-                           section_fns=[seed000.section], host_costs=fake_costs)
+                           registry=registry, progress=False,
+                           section_fns=[section000.section], host_costs=fake_costs)
     page = index.read_text(encoding="utf-8")
     t = parse_tables(page)
     assert parse_number(t["seed000-wakeup-nonrt-raw"][1][2]) == 214211.99

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 from pathlib import Path
 
 import schedlab
@@ -62,11 +63,18 @@ def test_simulate_columns_are_int_lists() -> None:
 
     src = schedlab.load_spec(FINITE_SPEC)
     sched = next(s["name"] for s in schedlab.schedulers() if s["available"])
-    text, cols = _core.simulate(src.text, scheduler=sched, spec_sha256=src.sha256)
+    text, cols = _core.simulate(src.text, scheduler=sched)
     assert list(cols) == ["tid", "release_ns", "wake_ns", "start_ns", "end_ns", "kind"]
     lengths = {len(v) for v in cols.values()}
     assert len(lengths) == 1 and lengths.pop() > 0
     for v in cols.values():
         assert isinstance(v, list) and all(isinstance(x, int) for x in v)
     assert set(cols["kind"]) <= {0, 1, 2}
-    assert f'"spec_sha256":"{src.sha256}"' in text
+    assert len(json.loads(text)["run"]["spec_sha256"]) == 64
+
+
+def test_stats_are_the_schema_stats() -> None:
+    st = _core.stats([100] * 999 + [1_000_000])
+    assert st["count"] == 1000 and st["max"] == 1_000_000 and st["p50"] == 100
+    assert st["filtered6sigma"]["count"] == 999 and st["filtered6sigma"]["max"] == 100
+    assert _core.stats([])["mean"] is None

@@ -39,14 +39,20 @@ def simulate(
     trace_path: str | None = None,
     check: bool = False,
     samples: bool = True,
-    spec_sha256: str = "",
 ) -> tuple[str, dict[str, list[int]]]:
-    """Validate and simulate a spec; the GIL is released while it runs.
+    """Validate and simulate a spec; the GIL is released while it runs. ``run.spec_sha256``
+    of the result is the sha256 of exactly ``spec_json``'s UTF-8 bytes.
 
     Returns the result JSON text (docs/results.md) and the per-activation samples as
     columns ``tid, release_ns, wake_ns, start_ns, end_ns, kind`` (empty if ``samples`` is
     false). Raises SpecError for an invalid spec, SimError if the run fails.
     """
+
+def stats(samples: list[int]) -> dict[str, Any]:
+    """The result schema's statistics over ``samples`` (non-negative integers):
+    ``count, mean, min, max, stddev`` (population), nearest-rank ``p50, p90, p99, p999``
+    and ``filtered6sigma`` (the same over the samples within 6σ of the mean); every value
+    but ``count`` is None when there are no samples."""
 
 def validate(spec_json: str) -> None:
     """Validate a spec; raises SpecError naming the JSON path of the first error."""
@@ -58,8 +64,9 @@ def generators() -> str:
     """JSON text: ``[{"name", "description", "options": [{"name", "default", "help"}]}]``."""
 
 def schedulers() -> str:
-    """JSON text: ``[{"name", "summary", "source", "available", "reason",
-    "params": [{"name", "default", "description"}]}]``."""
+    """JSON text: ``[{"name", "family", "summary", "source", "available", "reason",
+    "params": [{"name", "default", "description"}]}]``; ``family`` is "linux", "rtos" or
+    "teaching"."""
 
 def parse_trace(path: str | os.PathLike[str]) -> dict[str, list[Any]]:
     """Parse an ftrace text file (simulated or captured) into equal-length columns:

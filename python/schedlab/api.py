@@ -7,13 +7,11 @@ arguments (spec text, textual tunables, nanoseconds) and wraps what comes back i
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from schedlab import _core
 from schedlab._core import SpecError
 from schedlab.result import Result
+from schedlab.runner import Job, Outcome, execute, results, run_jobs
 
 if TYPE_CHECKING:
     import polars as pl
@@ -28,14 +27,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SpecSource:
-    """A spec's JSON text, where it came from and its hash."""
+    """A spec's JSON text and where it came from. The text is handed to the core exactly as
+    it is (the core hashes these very bytes into ``run.spec_sha256``): in rt-app the order
+    of a phase's events is the order of its JSON members, so a spec is never re-serialised
+    once it is text."""
 
     text: str
     origin: str
     """The file name, ``"<stdin>"``, ``"<text>"`` or ``"<dict>"``."""
-    sha256: str
-    """sha256 of the canonical JSON text: keys sorted, no whitespace, UTF-8 (see
-    :func:`canonical_sha256`)."""
 
 
 SpecLike = str | os.PathLike[str] | Mapping[str, Any] | SpecSource
@@ -55,10 +54,13 @@ __all__ = [
     "SpecLike",
     "SpecSource",
     "compare",
+    "edit_spec",
     "generate",
     "generate_text",
     "generators",
+    "job",
     "load_spec",
+    "option_text",
     "parse_duration",
     "parse_trace",
     "schedulers",
@@ -76,19 +78,6 @@ def spec_error(path: str, message: str) -> SpecError:
     return err
 
 
-def canonical_sha256(text: str) -> str:
-    """sha256 of a spec's canonical JSON text (``json.dumps(sort_keys=True,
-    separators=(",", ":"), ensure_ascii=False)``, UTF-8). Text that is not JSON is hashed as
-    it is (the parser rejects it anyway)."""
-    try:
-        obj = json.loads(text)
-    except ValueError:
-        canon = text
-    else:
-        canon = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canon.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def load_spec(spec: SpecLike) -> SpecSource:
     """Read a spec given as a path, JSON text or a mapping.
 
@@ -99,7 +88,7 @@ def load_spec(spec: SpecLike) -> SpecSource:
     if isinstance(spec, SpecSource):
         return spec
     if isinstance(spec, Mapping):
-        text = json.dumps(spec, ensure_ascii=False)
+        text = spec_text(spec)
         origin = "<dict>"
     elif isinstance(spec, str) and spec.lstrip().startswith("{"):
         text, origin = spec, "<text>"
@@ -117,7 +106,37 @@ def load_spec(spec: SpecLike) -> SpecSource:
             origin = path
     else:
         raise TypeError(f"spec must be a path, JSON text or a mapping, not {type(spec).__name__}")
-    return SpecSource(text=text, origin=origin, sha256=canonical_sha256(text))
+    return SpecSource(text=text, origin=origin)
+
+
+def spec_text(spec: Mapping[str, Any]) -> str:
+    """A spec built as a Python mapping, as JSON text: members in insertion order (a
+    phase's events run in that order), two-space indentation, a final newline."""
+    return json.dumps(spec, indent=2, ensure_ascii=False) + "\n"
+
+
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        raise spec_error("$", f"cannot edit a spec with repeated keys ({', '.join(repeated)}): "
+                              "a Python dict would keep only the last of each")
+    return dict(pairs)
+
+
+def edit_spec(text: str, edit: Callable[[dict[str, Any]], None]) -> str:
+    """A new spec text: ``text`` parsed, changed in place by ``edit``, written back with
+    :func:`spec_text`. Member order is kept; a spec with a repeated key (rt-app's
+    ``run``, ``run`` in one phase) is refused with a :class:`SpecError`, since a dict
+    cannot hold it."""
+    try:
+        obj = json.loads(text, object_pairs_hook=_no_repeated_keys)
+    except ValueError as e:
+        if isinstance(e, SpecError):
+            raise
+        raise spec_error("$", f"not JSON: {e}") from None
+    edit(obj)
+    return spec_text(obj)
 
 
 _UNITS_NS = {
@@ -168,7 +187,9 @@ def parse_duration(value: DurationLike) -> int | None:
     return ns
 
 
-def _text(v: Any) -> str:
+def option_text(v: Any) -> str:
+    """A tunable or generator option as the core reads it: ``True``/``False`` as
+    ``true``/``false``, anything else as ``str``."""
     if isinstance(v, bool):
         return "true" if v else "false"
     return str(v)
@@ -178,7 +199,30 @@ def _params(params: ParamsLike) -> list[tuple[str, str]]:
     if params is None:
         return []
     items = params.items() if isinstance(params, Mapping) else params
-    return [(str(k), _text(v)) for k, v in items]
+    return [(str(k), option_text(v)) for k, v in items]
+
+
+def job(
+    spec: SpecLike,
+    scheduler: str | None = None,
+    params: ParamsLike = None,
+    seed: int | None = None,
+    cpus: int | None = None,
+    hz: int | None = None,
+    duration: DurationLike = None,
+    trace: str | os.PathLike[str] | None = None,
+    check: bool = False,
+    samples: bool = True,
+    label: str = "",
+) -> Job:
+    """One run described for :func:`schedlab.runner.run_jobs` (arguments as
+    :func:`simulate`'s)."""
+    return Job(
+        spec=load_spec(spec), scheduler=scheduler, params=tuple(_params(params)), seed=seed,
+        cpus=cpus, hz=hz, duration_ns=parse_duration(duration),
+        trace=None if trace is None else Path(trace), check=check, samples=samples,
+        label=label,
+    )
 
 
 def simulate(
@@ -201,37 +245,16 @@ def simulate(
     Raises :class:`SpecError` for an invalid spec, :class:`SimError` if the run fails
     (``.bad_input`` for an unknown scheduler or tunable).
     """
-    src = load_spec(spec)
-    return _simulate(src, scheduler, _params(params), seed, cpus, hz, parse_duration(duration),
-                     trace, check, samples)
+    return execute(job(spec, scheduler, params, seed, cpus, hz, duration, trace, check,
+                       samples))
 
 
-def _simulate(
-    src: SpecSource,
-    scheduler: str | None,
-    params: list[tuple[str, str]],
-    seed: int | None,
-    cpus: int | None,
-    hz: int | None,
-    duration_ns: int | None,
-    trace: str | os.PathLike[str] | None,
-    check: bool,
-    samples: bool,
-) -> Result:
-    text, cols = _core.simulate(
-        src.text,
-        scheduler=scheduler,
-        params=params,
-        seed=seed,
-        cpus=cpus,
-        hz=hz,
-        duration_ns=duration_ns,
-        trace_path=None if trace is None else os.fspath(trace),
-        check=check,
-        samples=samples,
-        spec_sha256=src.sha256,
-    )
-    return Result(json.loads(text), cols if samples else None)
+def _scheduler_params(params: ParamsLike, name: str) -> ParamsLike:
+    """``params`` for scheduler ``name``: per-scheduler when every value is a mapping."""
+    if (isinstance(params, Mapping) and params
+            and all(isinstance(v, Mapping) for v in params.values())):
+        return params.get(name)
+    return params
 
 
 def compare(
@@ -245,60 +268,25 @@ def compare(
     check: bool = False,
     samples: bool = True,
     jobs: int | None = None,
-    on_done: Callable[[str, Result], None] | None = None,
+    on_done: Callable[[Outcome], None] | None = None,
 ) -> list[Result]:
     """Simulate ``spec`` under each of ``schedulers`` (same seed and overrides); results in
     the order given. Runs use up to ``jobs`` threads (default: one per CPU) — the core
     releases the GIL, and each run is deterministic whatever the parallelism.
 
     ``params`` go to every scheduler; give per-scheduler tunables as
-    ``{"sched": {"name": value}}`` keyed by scheduler name instead. ``on_done(name,
-    result)`` is called as each run finishes (for progress displays).
+    ``{"sched": {"name": value}}`` keyed by scheduler name instead. ``on_done(outcome)``
+    is called as each run finishes (for progress displays). If a run fails, the first
+    failure in the order given is raised once every run has finished.
     """
     if isinstance(schedulers, str):
         schedulers = [schedulers]
-    return _compare(load_spec(spec), list(schedulers), params, seed, cpus, hz,
-                    parse_duration(duration), check, samples, jobs, on_done)
-
-
-def _compare(
-    src: SpecSource,
-    schedulers: list[str],
-    params: ParamsLike,
-    seed: int | None,
-    cpus: int | None,
-    hz: int | None,
-    duration_ns: int | None,
-    check: bool,
-    samples: bool,
-    jobs: int | None,
-    on_done: Callable[[str, Result], None] | None,
-) -> list[Result]:
     if not schedulers:
         raise ValueError("compare needs at least one scheduler")
-    per_sched = (
-        isinstance(params, Mapping)
-        and bool(params)
-        and all(isinstance(v, Mapping) for v in params.values())
-    )
-
-    def one(name: str) -> Result:
-        p = _params(params.get(name) if per_sched else params)  # type: ignore[union-attr]
-        return _simulate(src, name, p, seed, cpus, hz, duration_ns, None, check, samples)
-
-    def done(name: str, r: Result) -> Result:
-        if on_done is not None:
-            on_done(name, r)
-        return r
-
-    workers = max(1, min(len(schedulers), jobs or os.cpu_count() or 1))
-    if workers == 1:
-        return [done(s, one(s)) for s in schedulers]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(one, s): s for s in schedulers}
-        for f in as_completed(futures):
-            done(futures[f], f.result())
-        return [f.result() for f in futures]
+    src = load_spec(spec)
+    todo = [job(src, name, _scheduler_params(params, name), seed, cpus, hz, duration,
+                None, check, samples) for name in schedulers]
+    return results(run_jobs(todo, workers=jobs, on_done=on_done))
 
 
 def validate(spec: SpecLike) -> None:
@@ -310,7 +298,7 @@ def generate(name: str, **options: Any) -> dict[str, Any]:
     """Run the built-in generator ``name`` (``schedlab gen --list``); options are sent as
     text, ``True``/``False`` as ``true``/``false``; an option spelled with ``-`` may be
     given with ``_``."""
-    return json.loads(generate_text(name, [(k, _text(v)) for k, v in options.items()]))
+    return json.loads(generate_text(name, [(k, option_text(v)) for k, v in options.items()]))
 
 
 def generate_text(name: str, options: Iterable[tuple[str, str]]) -> str:
@@ -334,8 +322,9 @@ def generators() -> list[dict[str, Any]]:
 
 
 def schedulers() -> list[dict[str, Any]]:
-    """The CPU scheduling policies: ``[{"name", "summary", "source", "available", "reason",
-    "params": [{"name", "default", "description"}]}]``."""
+    """The CPU scheduling policies: ``[{"name", "family", "summary", "source", "available",
+    "reason", "params": [{"name", "default", "description"}]}]``; unavailable ones (listed
+    by a seed, with no surviving source) have ``"available": false`` and a ``reason``."""
     return json.loads(_core.schedulers())
 
 

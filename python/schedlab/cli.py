@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from schedlab import _core, api
+from schedlab import _core, api, runner
 from schedlab._core import SimError, SpecError
 from schedlab.result import Result, _tmp_path, fmt_ns
 
@@ -235,21 +235,6 @@ def _headline_value(h: dict[str, Any] | None) -> str:
     return f"{text} {unit}".strip()
 
 
-def _overall_wakeup(r: Result) -> dict[str, Any]:
-    """Wake-up latency over every activation of the run: the engine's summary when it gives
-    one, else from the samples (mean, and p99 by nearest rank as in docs/results.md)."""
-    s = r.summary.get("wakeup_latency_ns")
-    if isinstance(s, dict):
-        return s
-    col = r.samples.get_column("wakeup_latency_ns").drop_nulls()
-    n = col.len()
-    if n == 0:
-        return {"count": 0, "mean": None, "p99": None, "max": None}
-    ordered = col.sort()
-    rank = max(1, -(-99 * n // 100))  # ceil(0.99 n)
-    return {"count": n, "mean": col.mean(), "p99": ordered[rank - 1], "max": col.max()}
-
-
 def _task_table(r: Result, rows: int) -> Table:
     tasks = r.json.get("tasks", [])
     t = Table(title=f"{escape(r.scheduler)} — {len(tasks)} tasks", title_justify="left")
@@ -310,19 +295,17 @@ def _compare_table(results: list[Result]) -> Table:
     ]:
         t.add_column(name, justify=justify)  # type: ignore[arg-type]
     for r in results:
-        tasks = r.json.get("tasks", [])
-        w = _overall_wakeup(r)
-        hv = _headline_value(r.headline)
+        w = r.summary.get("wakeup_latency_ns") or {}
+        totals = r.totals
         t.add_row(
             escape(r.scheduler),
-            hv,
+            _headline_value(r.headline),
             fmt_ns(r.makespan_ns),
             fmt_ns(w.get("mean")),
             fmt_ns(w.get("p99")),
-            str(sum(x.get("switches_voluntary", 0) + x.get("switches_involuntary", 0)
-                    for x in tasks)),
-            str(sum(x.get("migrations", 0) for x in tasks)),
-            str(sum(x.get("deadline_misses", 0) for x in tasks)),
+            str(totals["switches"]),
+            str(totals["migrations"]),
+            str(totals["deadline_misses"]),
         )
     names = {r.headline.get("name") for r in results if r.headline}
     if len(names) == 1:
@@ -377,8 +360,9 @@ def run(
     with _outputs() as outs:
         trace_tmp = outs.stage(trace) if trace else None
         with _busy(f"simulating under {scheduler or 'the spec’s scheduler'}…"):
-            r = api._simulate(src, scheduler, list(params), seed, cpus, hz, duration,
-                              trace_tmp, check, True)
+            r = runner.execute(runner.Job(
+                spec=src, scheduler=scheduler, params=tuple(params), seed=seed, cpus=cpus,
+                hz=hz, duration_ns=duration, trace=trace_tmp, check=check))
         if output:
             outs.stage(output).write_text(r.to_json() + "\n", encoding="utf-8")
         if parquet:
@@ -418,19 +402,10 @@ def compare(
     if not names:
         raise click.BadParameter("no scheduler given", param_hint="'--scheduler'")
     src = _load(spec)
-    err = _stderr()
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-    progress = Progress(
-        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal,
-    )
-    with progress:
-        bar = progress.add_task(f"simulating {len(names)} schedulers", total=len(names))
-        results = api._compare(
-            src, names, list(params), seed, cpus, hz, duration, check, True, jobs,
-            lambda _name, _r: progress.advance(bar),
-        )
+    jobs_ = [runner.Job(spec=src, scheduler=name, params=tuple(params), seed=seed, cpus=cpus,
+                        hz=hz, duration_ns=duration, check=check) for name in names]
+    with runner.progress_bar(f"simulating {len(names)} schedulers", len(names)) as on_done:
+        results = runner.results(runner.run_jobs(jobs_, workers=jobs, on_done=on_done))
     with _outputs() as outs:
         if output:
             outs.stage(output).write_text(

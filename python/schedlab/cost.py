@@ -1,5 +1,5 @@
-"""The scheduler-cost study (issue 3): how the work a policy does per scheduling decision
-grows with the number of runnable tasks.
+"""The scheduler-cost study (seed 000's "time spent inside scheduler functions"): how the
+work a policy does per scheduling decision grows with the number of runnable tasks.
 
 The measurement is Rust's (``instruments::sched_cost``, bound as ``_core.sched_cost``): N
 runnable tasks, then a steady mix of decisions — a tick, every other round the current task

@@ -10,7 +10,6 @@ not guessed.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -70,19 +69,23 @@ def measure(quick: bool = False) -> HostCosts:
     return HostCosts(pipe=one("pipe"), socket=one("socket"))
 
 
-def apply(spec: dict, costs: HostCosts) -> dict:
-    """A copy of ``spec`` whose machine charges a pipe hop per context switch and whose
-    pipes and sockets charge the measured call cost per read or write.
+def apply(spec_text: str, costs: HostCosts) -> str:
+    """A new spec text whose machine charges a pipe hop per context switch and whose pipes
+    and sockets charge the measured call cost per read or write; the costs live in the
+    spec, so a rerun of the saved spec pays exactly them.
 
     The probe measures 100-byte calls as a whole, so the per-byte cost is folded into the
     call (``byte_cost_ps`` = 0). A hop includes the wake-up and the sleep, so
     ``wakeup_ns`` stays 0 rather than being charged twice.
     """
-    out = copy.deepcopy(spec)
-    sl = out.setdefault("schedlab", {})
-    sl.setdefault("machine", {})["context_switch_ns"] = round(costs.switch_ns)
-    for key, c in (("pipes", costs.pipe), ("sockets", costs.socket)):
-        for chan in (sl.get(key) or {}).values():
-            chan["op_cost_ns"] = round(c.call_ns)
-            chan["byte_cost_ps"] = 0
-    return out
+    from schedlab.api import edit_spec
+
+    def charge(spec: dict[str, Any]) -> None:
+        sl = spec.setdefault("schedlab", {})
+        sl.setdefault("machine", {})["context_switch_ns"] = round(costs.switch_ns)
+        for key, c in (("pipes", costs.pipe), ("sockets", costs.socket)):
+            for chan in (sl.get(key) or {}).values():
+                chan["op_cost_ns"] = round(c.call_ns)
+                chan["byte_cost_ps"] = 0
+
+    return edit_spec(spec_text, charge)

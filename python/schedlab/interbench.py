@@ -260,40 +260,37 @@ def interbench_metrics(result: Result, spec: Mapping[str, Any] | None = None,
     return out
 
 
-#: ``simulate(spec, scheduler=..., seed=...) -> Result``
-SimulateFn = Callable[..., Any]
-#: ``generate(name, **options) -> spec dict``
-GenerateFn = Callable[..., dict]
-
-
-def run_matrix(simulate: SimulateFn, schedulers: Sequence[str],
-               tasks: Sequence[str] = TASKS, loads: Sequence[str] = LOADS,
-               quick: bool = False, generate: GenerateFn | None = None,
-               seed: int = 1, **gen_options: Any) -> list[dict[str, Any]]:
+def run_matrix(schedulers: Sequence[str], tasks: Sequence[str] = TASKS,
+               loads: Sequence[str] = LOADS, quick: bool = False, seed: int = 1,
+               jobs: int | None = None, **gen_options: Any) -> list[dict[str, Any]]:
     """Run every (task, load, scheduler) of interbench's matrix (a task never against
-    itself) and return one row per run: ``task``, ``load``, ``scheduler`` and the figures
-    of :func:`interbench_metrics` (or ``error``). ``quick`` uses :func:`sizes`' quick
-    sizes; ``gen_options`` go to every ``generate("interbench", …)`` call."""
-    if generate is None:
-        import schedlab
+    itself) in parallel (:func:`schedlab.runner.run_jobs`) and return one row per run:
+    ``task``, ``load``, ``scheduler`` and the figures of :func:`interbench_metrics` (or
+    ``error``). ``quick`` uses :func:`sizes`' quick sizes; ``gen_options`` go to every
+    ``generate("interbench", …)`` call."""
+    from schedlab import api, runner
 
-        generate = schedlab.generate
-    rows: list[dict[str, Any]] = []
+    todo = []
     for task in tasks:
-        for load in loads:
-            if load == task:
-                continue
-            opts = {**sizes(load, quick), **gen_options}
-            spec = generate("interbench", task=task, load=load, **opts)
-            for s in schedulers:
-                row: dict[str, Any] = {"task": task, "load": load, "scheduler": s}
-                try:
-                    res = simulate(spec, scheduler=s, seed=seed)
-                    row.update(interbench_metrics(res, spec, task))
-                except Exception as exc:  # one failed run is one row, not the matrix
-                    row["error"] = f"{type(exc).__name__}: {exc}"
-                rows.append(row)
-    return rows
+        for load in (ld for ld in loads if ld != task):
+            opts = {**sizes(load, quick), **gen_options, "task": task, "load": load}
+            text = api.generate_text("interbench", [(k, api.option_text(v))
+                                                    for k, v in opts.items()])
+            todo += [(task, load, api.job(text, s, seed=seed)) for s in schedulers]
+    outcomes = runner.run_jobs([j for _, _, j in todo], workers=jobs)
+    return [_matrix_row(task, load, o) for (task, load, _), o in zip(todo, outcomes, strict=True)]
+
+
+def _matrix_row(task: str, load: str, o: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {"task": task, "load": load, "scheduler": o.job.scheduler}
+    if o.result is None:
+        row["error"] = o.error
+        return row
+    try:
+        row.update(interbench_metrics(o.result, task=task))
+    except Exception as exc:  # one unreadable run is one row, not the matrix
+        row["error"] = f"{type(exc).__name__}: {exc}"
+    return row
 
 
 #: Quick-mode sizes: 2 s of benchmark after 1 s of load alone (X then sweeps only steps

@@ -1,4 +1,4 @@
-"""`schedlab readyq`: the RTOS ready-queue study (issue 4, seed 002).
+"""`schedlab readyq`: the RTOS ready-queue study (seed 002).
 
 The measuring is done by the Rust probe ``rtq-probe`` (crates/schedlab-rtq-probe): its
 ``time`` mode gives nanoseconds per operation, its ``count`` mode (under valgrind's

@@ -113,6 +113,22 @@ class Result:
     def makespan_ns(self) -> int | None:
         return self.summary.get("makespan_ns")
 
+    @property
+    def totals(self) -> dict[str, int]:
+        """Counters summed over the tasks: ``switches`` (voluntary + involuntary),
+        ``migrations``, ``deadline_misses`` and ``activations``."""
+        tasks = self._json.get("tasks", [])
+
+        def total(*keys: str) -> int:
+            return sum(int(t.get(k, 0)) for t in tasks for k in keys)
+
+        return {
+            "switches": total("switches_voluntary", "switches_involuntary"),
+            "migrations": total("migrations"),
+            "deadline_misses": total("deadline_misses"),
+            "activations": total("activations"),
+        }
+
     def to_json(self, indent: int | None = 2) -> str:
         """The result object as JSON text."""
         return json.dumps(self._json, indent=indent, ensure_ascii=False)

@@ -39,8 +39,9 @@ pub struct RunInfo {
     #[serde(serialize_with = "ordered_map")]
     pub params: Vec<(String, String)>,
     pub seed: u64,
-    /// sha256 of the exact bytes of the spec that was run.
-    pub spec_sha256: String,
+    /// sha256 of the exact bytes of the spec that was run (`None` for a spec built in
+    /// code, which has no bytes).
+    pub spec_sha256: Option<String>,
     /// Time covered (simulated ns for the simulator, elapsed ns on the host).
     pub sim_ns: u64,
     /// Host seconds the whole run took, set-up and result included (the only

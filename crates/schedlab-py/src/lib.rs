@@ -62,10 +62,17 @@ fn json_text(v: &Value, pretty: bool) -> PyResult<String> {
     r.map_err(|e| PyRuntimeError::new_err(format!("cannot serialise JSON: {e}")))
 }
 
-/// Parse and validate `spec_json`, then simulate it. Returns the result JSON text
-/// (docs/results.md) and the per-activation samples as a dict of equal-length lists
-/// (`tid`, `release_ns`, `wake_ns`, `start_ns`, `end_ns`, `kind`; empty when `samples` is
-/// false). The GIL is released while the simulation runs.
+/// A JSON value as the Python object `json.loads` makes of it.
+fn json_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    let text = json_text(v, false)?;
+    py.import("json")?.call_method1("loads", (text,))
+}
+
+/// Parse, validate and simulate `spec_json` (`schedlab_sim::simulate_text`, which also
+/// takes the spec's sha256 over exactly these bytes for `run.spec_sha256`). Returns the
+/// result JSON text (docs/results.md) and the per-activation samples as a dict of
+/// equal-length lists (`tid`, `release_ns`, `wake_ns`, `start_ns`, `end_ns`, `kind`; empty
+/// when `samples` is false). The GIL is released while the spec is parsed and simulated.
 #[pyfunction]
 #[pyo3(signature = (
     spec_json,
@@ -78,7 +85,6 @@ fn json_text(v: &Value, pretty: bool) -> PyResult<String> {
     trace_path = None,
     check = false,
     samples = true,
-    spec_sha256 = String::new(),
 ))]
 #[allow(clippy::too_many_arguments)]
 fn simulate<'py>(
@@ -93,9 +99,7 @@ fn simulate<'py>(
     trace_path: Option<PathBuf>,
     check: bool,
     samples: bool,
-    spec_sha256: String,
 ) -> PyResult<(String, Bound<'py, PyDict>)> {
-    let spec = schedlab_spec::parse_spec(spec_json).map_err(|e| spec_error(py, e))?;
     let cfg = schedlab_sim::SimConfig {
         scheduler,
         params,
@@ -110,11 +114,13 @@ fn simulate<'py>(
         } else {
             schedlab_sim::SampleOutput::Summary
         },
-        spec_sha256,
     };
     let out = py
-        .allow_threads(|| schedlab_sim::simulate(&spec, &cfg))
-        .map_err(|e| sim_error(py, e))?;
+        .allow_threads(|| schedlab_sim::simulate_text(spec_json, &cfg))
+        .map_err(|e| match e {
+            schedlab_sim::RunError::Spec(e) => spec_error(py, e),
+            schedlab_sim::RunError::Sim(e) => sim_error(py, e),
+        })?;
     let text = json_text(&out.json(), false)?;
     let s = out.samples;
     let cols = PyDict::new(py);
@@ -127,6 +133,15 @@ fn simulate<'py>(
     let kind: Vec<u32> = s.kind.into_iter().map(u32::from).collect();
     cols.set_item("kind", kind)?;
     Ok((text, cols))
+}
+
+/// The statistics of the result schema (`schedlab_sim::stats::stats_json`: count, mean,
+/// min, max, population stddev, nearest-rank p50/p90/p99/p999 and `filtered6sigma`) over
+/// `samples`, as a dict.
+#[pyfunction]
+fn stats(py: Python<'_>, mut samples: Vec<u64>) -> PyResult<Bound<'_, PyAny>> {
+    let v = schedlab_sim::stats::stats_json(&mut samples);
+    json_to_py(py, &v)
 }
 
 /// Parse and validate `spec_json`; raises `SpecError` naming the JSON path of the first error.
@@ -164,8 +179,8 @@ fn generators() -> PyResult<String> {
     json_text(&Value::Array(list), false)
 }
 
-/// The CPU scheduling policies as JSON text: `[{"name", "summary", "source", "available",
-/// "reason", "params": [{"name", "default", "description"}]}]`.
+/// The CPU scheduling policies as JSON text: `[{"name", "family", "summary", "source",
+/// "available", "reason", "params": [{"name", "default", "description"}]}]`.
 #[pyfunction]
 fn schedulers() -> PyResult<String> {
     let list: Vec<Value> = schedlab_sim::schedulers()
@@ -181,6 +196,7 @@ fn schedulers() -> PyResult<String> {
                 .collect();
             json!({
                 "name": s.info.name,
+                "family": schedlab_sim::cpu::family::family_of(s.info.name),
                 "summary": s.info.summary,
                 "source": s.info.source,
                 "available": s.available,
@@ -489,6 +505,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TraceError", py.get_type::<TraceError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(stats, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(generators, m)?)?;
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;

@@ -58,8 +58,6 @@ pub struct SimConfig {
     pub check: bool,
     /// What to keep of the per-activation samples.
     pub samples: SampleOutput,
-    /// sha256 of the spec text (filled by `simulate_text`).
-    pub spec_sha256: String,
 }
 
 /// What a run keeps of its per-activation samples.
@@ -138,16 +136,27 @@ pub fn sha256_hex(text: &str) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Parse, validate and simulate a spec given as JSON text.
+/// Parse, validate and simulate a spec given as JSON text. The result's `spec_sha256` is
+/// the sha256 of exactly these bytes: the one place a spec's hash is taken.
 pub fn simulate_text(text: &str, cfg: &SimConfig) -> Result<SimOutput, RunError> {
+    let started = Instant::now();
     let spec = schedlab_spec::parse_spec(text).map_err(RunError::Spec)?;
-    let mut cfg = cfg.clone();
-    cfg.spec_sha256 = sha256_hex(text);
-    simulate(&spec, &cfg).map_err(RunError::Sim)
+    simulate_named(&spec, cfg, Some(sha256_hex(text)), started).map_err(RunError::Sim)
 }
 
-/// Simulate a validated spec.
+/// Simulate a validated spec built in code (its result has no `spec_sha256`: there are
+/// no bytes to hash; run text through [`simulate_text`] to have one).
 pub fn simulate(spec: &Spec, cfg: &SimConfig) -> Result<SimOutput, SimError> {
+    simulate_named(spec, cfg, None, Instant::now())
+}
+
+/// Simulate under the scheduler the caller or the spec names.
+fn simulate_named(
+    spec: &Spec,
+    cfg: &SimConfig,
+    spec_sha256: Option<String>,
+    started: Instant,
+) -> Result<SimOutput, SimError> {
     let name = cfg
         .scheduler
         .clone()
@@ -157,7 +166,8 @@ pub fn simulate(spec: &Spec, cfg: &SimConfig) -> Result<SimOutput, SimError> {
     let mut params = spec.scheduler.params.clone();
     params.extend(cfg.params.iter().cloned());
     let run = Run {
-        started: Instant::now(),
+        started,
+        spec_sha256,
         spec,
         cfg,
         name: &name,
@@ -182,6 +192,7 @@ pub fn simulate_policy<S: Scheduler>(
     let name = policy.info().name;
     let run = Run {
         started: Instant::now(),
+        spec_sha256: None,
         spec,
         cfg,
         name,
@@ -238,6 +249,8 @@ pub(crate) fn check_hz(hz: u32) -> Result<(), SimError> {
 struct Run<'a> {
     /// When the caller asked for the run (`run.wall_s` covers everything after it).
     started: Instant,
+    /// sha256 of the spec text run, if it came as text.
+    spec_sha256: Option<String>,
     spec: &'a Spec,
     cfg: &'a SimConfig,
     name: &'a str,
@@ -330,7 +343,7 @@ impl cpu::PolicyVisitor for Run<'_> {
             scheduler: self.name,
             params: self.params,
             seed,
-            spec_sha256: &self.cfg.spec_sha256,
+            spec_sha256: self.spec_sha256,
             cpus_source: "given",
             sample_path,
             notes: Vec::new(),

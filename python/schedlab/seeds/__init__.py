@@ -1,6 +1,16 @@
-"""The seed experiments, one module per seed document (see /work/shared/seeds).
+"""The seed experiments, one module per seed document (docs/seeds.md cites them).
 
-Each module holds the figures its seed published (with the slide or table they come from),
-the experiment definitions as generator calls, and a report section
-``section(ctx: schedlab.reproduce.Context) -> schedlab.reproduce.SectionOutput``.
+Each seed module reads the figures its seed published from ``data/<seed>.json`` and
+defines the experiments as generator calls; a report section
+``section(ctx: schedlab.report.context.Context) -> SectionOutput`` renders them
+(``section000`` for seed 000, whose parts import ``seed000``; ``seed002``). :data:`SECTIONS` lists
+them in page order; `schedlab reproduce` renders them. To add a seed, write its module and
+append its section here.
 """
+
+from __future__ import annotations
+
+from schedlab.seeds import section000, seed002
+
+SECTIONS = (section000.section, seed002.section)
+"""The report's sections, in page order."""

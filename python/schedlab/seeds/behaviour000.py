@@ -5,22 +5,23 @@ Everything here is measured from the policies themselves: timeslices from each p
 own ``timeslice_ns`` (``_core.timeslice``), fork and yield behaviour from the context
 switches of small simulated probes (their ftrace traces are kept under ``traces/`` and
 open in Perfetto), dynamic priority from the counters each policy writes into the trace.
+Medians are the core's (nearest-rank p50 of :func:`schedlab._core.stats`).
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from schedlab import dprio, plots, report
-from schedlab.report import Cell, Column, Table
-from schedlab.reproduce import RunOutcome, RunRequest, result_json
+from schedlab import _core, api, dprio, plots
+from schedlab.report import Cell, Column, Table, render
+from schedlab.report.context import Part, RunOutcome, RunRequest
+from schedlab.result import Result
 
 if TYPE_CHECKING:
-    from schedlab.reproduce import Context
+    from schedlab.report.context import Context, Figure
 
 #: The nice levels the timeslice table shows (the plot has all 40).
 NICE_ROWS = (-20, -15, -10, -5, 0, 5, 10, 15, 19)
@@ -60,11 +61,10 @@ DPRIO_SPEC: dict[str, Any] = {
 }
 
 
-@dataclass
-class Part:
-    html: list[str] = field(default_factory=list)
-    files: list[Path] = field(default_factory=list)
-    outcomes: list[RunOutcome] = field(default_factory=list)
+def median_ns(values: Sequence[int]) -> int | None:
+    """The nearest-rank median (the core's p50); None for no values."""
+    p50: int | None = _core.stats([int(v) for v in values])["p50"]
+    return p50
 
 
 # --------------------------------------------------------------------------------------
@@ -81,8 +81,8 @@ class Segment:
     end: int
 
     @property
-    def ms(self) -> float:
-        return (self.end - self.start) / 1e6
+    def ns(self) -> int:
+        return self.end - self.start
 
 
 def segments(cols: Mapping[str, Sequence[Any]]) -> list[Segment]:
@@ -123,25 +123,25 @@ def fork_behaviour(cols: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
         seg = next((s for s in after if s.pid == pid), None)
         return None if seg is None else (seg.end - max(seg.start, t)) / 1e6
 
-    steady = [s.ms for s in after[2:-2]]
+    turn = median_ns([s.ns for s in after[2:-2]])
     return {
         "first": first,
         "child_first_ms": first_run(child),
         "parent_first_ms": first_run(parent),
-        "turn_ms": statistics.median(steady) if steady else None,
+        "turn_ms": turn / 1e6 if turn is not None else None,
     }
 
 
-def yield_behaviour(cols: Mapping[str, Sequence[Any]], result: Any) -> dict[str, Any]:
+def yield_behaviour(cols: Mapping[str, Sequence[Any]], result: Result) -> dict[str, Any]:
     """CPU shares of the yielder and the hog, and how long the yielder waits after each
     yield before it runs again (median, from the switches)."""
-    j = result_json(result)
+    j = result.json
     tid = {t["name"]: t["tid"] for t in j.get("tasks") or []}
     span = (j.get("run") or {}).get("sim_ns") or 0
     share = {name: 100.0 * t["cpu_ns"] / span for name in ("yielder", "hog")
              for t in j["tasks"] if t["name"] == name} if span else {}
     y = tid.get("yielder")
-    waits: list[float] = []
+    waits: list[int] = []
     left: int | None = None
     for ev, ts, prev, state, nxt in zip(cols["event"], cols["ts_ns"], cols["prev_pid"],
                                         cols["prev_state"], cols["next_pid"], strict=True):
@@ -150,13 +150,14 @@ def yield_behaviour(cols: Mapping[str, Sequence[Any]], result: Any) -> dict[str,
         if prev == y and state and state.startswith("R"):
             left = ts
         if nxt == y and left is not None:
-            waits.append((ts - left) / 1e6)
+            waits.append(ts - left)
             left = None
+    wait = median_ns(waits)
     return {
         "yielder_pct": share.get("yielder"),
         "hog_pct": share.get("hog"),
         "yields_switched": len(waits),
-        "wait_ms": statistics.median(waits) if waits else None,
+        "wait_ms": wait / 1e6 if wait is not None else None,
     }
 
 
@@ -165,180 +166,149 @@ def yield_behaviour(cols: Mapping[str, Sequence[Any]], result: Any) -> dict[str,
 # --------------------------------------------------------------------------------------
 
 
-def timeslice_part(ctx: Context, policies: Sequence[str], hz: int) -> Part:
-    """Timeslice against nice from each policy's own code: a table and one plot."""
-    from schedlab import _core
-
-    part = Part(html=["<h3>Timeslice against nice</h3>"])
+def _timeslices(policies: Sequence[str], hz: int
+                ) -> tuple[dict[str, list[tuple[int, int | None]]], dict[str, str]]:
+    """Each policy's timeslice table, and why a policy has none."""
     tables: dict[str, list[tuple[int, int | None]]] = {}
+    problems: dict[str, str] = {}
     for p in policies:
         try:
             tables[p] = _core.timeslice(p, hz)
         except Exception as exc:  # a policy without the hook stays out, with the reason
-            part.html.append(report.note(f"{report.esc(p)}: {report.esc(exc)}", warn=True))
-    if not tables:
-        return part
+            problems[p] = str(exc)
+    return tables, problems
+
+
+def _timeslice_table(tables: Mapping[str, list[tuple[int, int | None]]], hz: int) -> Table:
     rows = []
     for nice in NICE_ROWS:
         row: list[Any] = [nice]
-        for p in tables:
-            ns = dict(tables[p]).get(nice)
+        for table in tables.values():
+            ns = dict(table).get(nice)
             row.append(Cell(ns / 1e6, decimals=1) if ns is not None
                        else Cell("load-dependent", kind="text"))
         rows.append(row)
-    part.html.append(report.render_table(Table(
-        id="seed000-timeslice",
-        caption=f"Timeslice of a lone SCHED_OTHER task (ms), HZ {hz}",
-        columns=[Column("nice", "int")] + [Column(p, "num") for p in tables],
-        rows=rows,
-        note_html="Computed by each policy's own code (<code>Scheduler::timeslice_ns</code>, "
-                  "the same function the simulation uses; <code>schedlab timeslice</code> prints "
-                  "all 40 levels). CFS and EEVDF have no per-task slice: theirs depends on "
-                  "the load.",
-    )))
-    fig = plots.timeslice_compare(tables, hz=hz)
-    png, svg = ctx.save_figure(fig, "seed000-timeslice")
-    part.files += [ctx.out / png, ctx.out / svg]
-    part.html.append(report.figure(
-        png, "Timeslice against nice per policy (the seed's timeslice plots, all policies "
-        "on one set of axes).", svg_rel=svg))
+    return Table(id="seed000-timeslice",
+                 caption=f"Timeslice of a lone SCHED_OTHER task (ms), HZ {hz}",
+                 columns=[Column("nice", "int")] + [Column(p, "num") for p in tables],
+                 rows=rows)
+
+
+def _timeslice_figures(ctx: Context, tables: Mapping[str, list[tuple[int, int | None]]],
+                       hz: int) -> list[Figure]:
+    figs = [ctx.save_figure(plots.timeslice_compare(dict(tables), hz=hz), "seed000-timeslice",
+                            "Timeslice against nice per policy (the seed's timeslice plots, "
+                            "all policies on one set of axes).")]
     if "nicksched" in tables:
         fig = plots.timeslice_vs_dprio("nicksched", _core.nicksched_timeslice(hz), hz=hz)
-        png, svg = ctx.save_figure(fig, "seed000-timeslice-nicksched-dprio")
-        part.files += [ctx.out / png, ctx.out / svg]
-        part.html.append(report.figure(
-            png, "nicksched: the seed gives its timeslice as a function of the task's dynamic "
+        figs.append(ctx.save_figure(
+            fig, "seed000-timeslice-nicksched-dprio",
+            "nicksched: the seed gives its timeslice as a function of the task's dynamic "
             "priority and the best priority queued on the CPU (minprio); the v8 formula, "
-            "computed by the policy's code, for four values of the best queued priority. "
-            "A lone task is its own best, which is why its slice grows with nice above.",
-            svg_rel=svg))
-    return part
+            "computed by the policy's code, for four values of the best queued priority. A "
+            "lone task is its own best, which is why its slice grows with nice above."))
+    return figs
 
 
-def _trace_path(ctx: Context, stem: str) -> Path:
-    d = ctx.out / "traces"
-    d.mkdir(parents=True, exist_ok=True)
-    return d / f"{stem}.txt"
+def timeslice_part(ctx: Context, policies: Sequence[str], hz: int) -> Part:
+    """Timeslice against nice from each policy's own code: a table and plots."""
+    tables, problems = _timeslices(policies, hz)
+    figs = _timeslice_figures(ctx, tables, hz) if tables else []
+    html = render("seed000_timeslice.html.j2", problems=problems,
+                  table=_timeslice_table(tables, hz) if tables else None, figs=figs)
+    return Part(html, files=ctx.figure_files(*figs))
 
 
-def _probe_runs(ctx: Context, name: str, spec: dict, policies: Sequence[str],
+def _probe_runs(ctx: Context, name: str, spec: dict[str, Any], policies: Sequence[str],
                 what: str) -> dict[str, tuple[RunOutcome, Path]]:
-    traces = {p: _trace_path(ctx, f"{name}-{p}") for p in policies}
-    reqs = [RunRequest(name, spec, p, overrides={"trace": str(traces[p])},
+    text = api.spec_text(spec)
+    reqs = [RunRequest(name, text, p, trace=ctx.trace_path(f"{name}-{p}"),
                        label=f"{what} / {p}") for p in policies]
-    return {o.request.scheduler: (o, traces[o.request.scheduler])
+    return {o.request.scheduler: (o, o.request.trace)  # type: ignore[misc]
             for o in ctx.run(reqs, f"seed 000: {what}")}
 
 
-def _read_trace(path: Path) -> Mapping[str, Sequence[Any]]:
-    from schedlab import _core
+def _probe_cells(ctx: Context, o: RunOutcome, trace: Path,
+                 read: Callable[[Mapping[str, Sequence[Any]], Result], Sequence[Any]]
+                 ) -> list[Any]:
+    """A probe's cells: ``read(trace columns, result)``'s values and a link to the trace,
+    or the reason there are none."""
+    if not o.ok or o.result is None:
+        return [Cell(f"failed: {o.error}", kind="text"), None, None, None, None]
+    try:
+        values = read(_core.parse_trace(str(trace)), o.result)
+    except Exception as exc:  # the reason shows in the cell
+        return [Cell(f"no reading: {exc}", kind="text"), None, None, None, None]
+    return [*values, Cell("trace", href=ctx.rel(trace), title="ftrace text; opens in Perfetto")]
 
-    return _core.parse_trace(str(path))
+
+def _fork_values(cols: Mapping[str, Sequence[Any]], _result: Result) -> list[Any]:
+    f = fork_behaviour(cols)
+    return [f["first"], f["child_first_ms"], f["parent_first_ms"], f["turn_ms"]]
 
 
-def _trace_cell(ctx: Context, path: Path) -> Cell:
-    return Cell("trace", href=ctx.rel(path), title="ftrace text; opens in Perfetto")
+def _yield_values(cols: Mapping[str, Sequence[Any]], result: Result) -> list[Any]:
+    y = yield_behaviour(cols, result)
+    return [y["yielder_pct"], y["hog_pct"], y["yields_switched"], y["wait_ms"]]
 
 
-def fork_yield_part(ctx: Context, policies: Sequence[str]) -> Part:
-    """fork() and yield() behaviour per policy, measured from probe traces."""
-    part = Part(html=["<h3>fork() and yield()</h3>"])
-    if not policies:
-        return part
-    forks = _probe_runs(ctx, "seed000-fork", FORK_SPEC, policies, "fork probe")
-    yields = _probe_runs(ctx, "seed000-yield", YIELD_SPEC, policies, "yield probe")
-    part.outcomes += [o for o, _ in forks.values()] + [o for o, _ in yields.values()]
-    frows, yrows = [], []
-    for p in policies:
-        frows.append([p, *_probe_cells(ctx, *forks[p], _fork_values)])
-        yrows.append([p, *_probe_cells(ctx, *yields[p], _yield_values)])
-    part.html.append(report.render_table(Table(
+def _fork_table(rows: list[list[Any]]) -> Table:
+    return Table(
         id="seed000-fork",
         caption=f"fork(): a CPU hog forks a CPU hog {FORK_AT_MS} ms into its run (1 CPU)",
         columns=[Column("policy"), Column("runs first"), Column("child's first run (ms)", "num"),
                  Column("parent's first run after fork (ms)", "num"),
                  Column("then each runs, median (ms)", "num"), Column("")],
-        rows=frows,
-        note_html="Measured from the context switches of the probe's trace. The seed's slides "
-                  "describe the O(1) rule (the child gets half the parent's remaining "
-                  "slice and runs first) and staircase's child penalty; the table shows what "
-                  "each policy's model does. Spec: "
-                  '<a href="specs/seed000-fork.json"><code>specs/seed000-fork.json</code></a>.',
-    )))
-    part.html.append(report.render_table(Table(
+        rows=rows)
+
+
+def _yield_table(rows: list[list[Any]]) -> Table:
+    return Table(
         id="seed000-yield",
         caption="yield(): a task that yields after every 1 ms of work beside a CPU hog "
                 "(1 CPU, 1 s)",
         columns=[Column("policy"), Column("yielder CPU %", "num"), Column("hog CPU %", "num"),
                  Column("yields that switched", "int"),
                  Column("wait after a yield, median (ms)", "num"), Column("")],
-        rows=yrows,
-        note_html="A yield that finds nobody to switch to is not counted. O(1) sends a "
-                  "yielding task to the expired array, staircase to the lowest priority, "
-                  "CFS/EEVDF only skip it once: the wait after a yield shows the difference. "
-                  'Spec: <a href="specs/seed000-yield.json"><code>specs/seed000-yield.json'
-                  "</code></a>.",
-    )))
-    return part
+        rows=rows)
 
 
-def _probe_cells(ctx: Context, o: RunOutcome, trace: Path,
-                 read: Callable[[Mapping[str, Sequence[Any]], Any], Sequence[Any]]
-                 ) -> list[Any]:
-    """A probe's cells: ``read(trace columns, result)``'s values and a link to the trace,
-    or the reason there are none."""
+def fork_yield_part(ctx: Context, policies: Sequence[str]) -> Part:
+    """fork() and yield() behaviour per policy, measured from probe traces."""
+    if not policies:
+        return Part(render("seed000_forkyield.html.j2", fork=None, yld=None))
+    forks = _probe_runs(ctx, "seed000-fork", FORK_SPEC, policies, "fork probe")
+    yields = _probe_runs(ctx, "seed000-yield", YIELD_SPEC, policies, "yield probe")
+    fork_rows = [[p, *_probe_cells(ctx, *forks[p], _fork_values)] for p in policies]
+    yield_rows = [[p, *_probe_cells(ctx, *yields[p], _yield_values)] for p in policies]
+    html = render("seed000_forkyield.html.j2", fork=_fork_table(fork_rows),
+                  yld=_yield_table(yield_rows))
+    runs = [o for o, _ in forks.values()] + [o for o, _ in yields.values()]
+    return Part(html, runs=runs)
+
+
+def _dprio_figure(ctx: Context, policy: str, o: RunOutcome, trace: Path
+                  ) -> tuple[Figure | None, str]:
+    """A policy's dynamic-priority plot, or why there is none."""
     if not o.ok:
-        return [Cell(f"failed: {o.error}", kind="text"), None, None, None, None]
+        return None, f"{policy}: {o.error}"
     try:
-        values = read(_read_trace(trace), o.result)
-    except Exception as exc:
-        return [Cell(f"no reading: {exc}", kind="text"), None, None, None, None]
-    return [*values, _trace_cell(ctx, trace)]
-
-
-def _fork_values(cols: Mapping[str, Sequence[Any]], _result: Any) -> list[Any]:
-    f = fork_behaviour(cols)
-    return [f["first"], f["child_first_ms"], f["parent_first_ms"], f["turn_ms"]]
-
-
-def _yield_values(cols: Mapping[str, Sequence[Any]], result: Any) -> list[Any]:
-    y = yield_behaviour(cols, result)
-    return [y["yielder_pct"], y["hog_pct"], y["yields_switched"], y["wait_ms"]]
+        series = dprio.series(_core.parse_trace(str(trace)))
+    except Exception as exc:  # the reason shows on the page
+        return None, f"{policy}: trace unreadable: {exc}"
+    if not series:
+        return None, f"{policy} writes no dynamic-priority counter."
+    fig = plots.counter_timeline(series, title=f"{policy}: dynamic priority against time")
+    return ctx.save_figure(fig, f"seed000-dprio-{policy}",
+                           f"{policy}: dynamic priority of the hog and the interactive task "
+                           f"(trace: {ctx.rel(trace)})."), ""
 
 
 def dprio_part(ctx: Context, policies: Sequence[str]) -> Part:
     """The seed's last wish: every task's dynamic priority against time, per policy."""
-    part = Part(html=[
-        "<h3>Dynamic priority against time</h3>",
-        "<p>The seed wishes for a plot of DPRIO against time per PID. Each policy writes its "
-        "own notion of dynamic priority into the trace as a counter (prio for the O(1) "
-        "family, vruntime for CFS, the virtual deadline for EEVDF/BFS), and <code>schedlab "
-        "plot dprio TRACE</code> draws it. Below: a CPU hog beside an interactive task "
-        "(1 ms of work every 10 ms), 2 s on one CPU.</p>",
-    ])
-    if not policies:
-        return part
-    runs = _probe_runs(ctx, "seed000-dprio", DPRIO_SPEC, policies, "dynamic priority")
-    part.outcomes += [o for o, _ in runs.values()]
-    for p in policies:
-        o, trace = runs[p]
-        if not o.ok:
-            part.html.append(report.note(f"{report.esc(p)}: {report.esc(o.error)}", warn=True))
-            continue
-        try:
-            series = dprio.series(_read_trace(trace))
-        except Exception as exc:
-            part.html.append(report.note(f"{report.esc(p)}: trace unreadable: "
-                                         f"{report.esc(exc)}", warn=True))
-            continue
-        if not series:
-            part.html.append(report.note(f"{report.esc(p)} writes no dynamic-priority "
-                                         "counter.", warn=False))
-            continue
-        fig = plots.counter_timeline(series, title=f"{p}: dynamic priority against time")
-        png, svg = ctx.save_figure(fig, f"seed000-dprio-{p}")
-        part.files += [ctx.out / png, ctx.out / svg]
-        part.html.append(report.figure(
-            png, f"{p}: dynamic priority of the hog and the interactive task "
-            f"(trace: {ctx.rel(trace)}).", svg_rel=svg))
-    return part
+    runs = _probe_runs(ctx, "seed000-dprio", DPRIO_SPEC, policies, "dynamic priority") \
+        if policies else {}
+    drawn = [_dprio_figure(ctx, p, *runs[p]) for p in policies]
+    figs = [f for f, _ in drawn if f is not None]
+    html = render("seed000_dprio.html.j2", items=drawn)
+    return Part(html, files=ctx.figure_files(*figs), runs=[o for o, _ in runs.values()])

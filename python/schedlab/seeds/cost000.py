@@ -1,5 +1,5 @@
-"""Seed 000's wish for "measuring time spent inside scheduler functions" (issue 3), as a
-piece of the seed-000 report section: the scheduler-cost study (:mod:`schedlab.cost`) for
+"""Seed 000's wish for "measuring time spent inside scheduler functions", as a piece of
+the seed-000 report section: the scheduler-cost study (:mod:`schedlab.cost`) for
 the given policies — a table (rows: the number of runnable tasks N; per policy: counted
 work units and ns per decision), the log-log plot, and a sentence, computed from the
 counted work, saying which policies are O(1), O(log N) or O(N).
@@ -10,63 +10,40 @@ from __future__ import annotations
 import os
 import traceback
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from schedlab import cost, report
-from schedlab.report import Cell, Column, Table
-from schedlab.reproduce import Context
+from schedlab import cost
+from schedlab.report import Cell, Column, Table, render
+from schedlab.report.context import Part
+
+if TYPE_CHECKING:
+    from schedlab.report.context import Context
 
 FIGURE_STEM = "seed000-sched-cost"
 
 
-def cost_html(ctx: Context, policies: Sequence[str]) -> tuple[str, list[Path]]:
-    """The cost study's HTML and the files it wrote (plot PNG + SVG). Quick mode measures
-    N up to 10 000 with fewer decisions. A failed measurement becomes a warning note."""
-    parts = ["<h3>Scheduler cost against the number of runnable tasks</h3>"]
+def part(ctx: Context, policies: Sequence[str]) -> Part:
+    """The cost study's table, sentence and plot. Quick mode measures N up to 10 000 with
+    fewer decisions. A failed measurement becomes a warning note."""
     if not policies:
-        parts.append(report.note("No policy to measure.", warn=True))
-        return "\n".join(parts), []
+        return Part(render("seed000_cost.html.j2", problem="No policy to measure."))
     try:
         points = cost.measure(list(policies), quick=ctx.quick)
     except Exception as exc:  # one failed measurement must not sink the report
         if os.environ.get("SCHEDLAB_DEBUG"):
             traceback.print_exc()
-        parts.append(report.note(f"The cost study failed: <code>{report.esc(exc)}</code>",
-                                 warn=True))
-        return "\n".join(parts), []
-    parts.append(_intro(points))
-    parts.append(report.render_table(cost_table(points)))
-    parts.append(report.paragraph(cost.classes_sentence(points)))
-    registry = ctx.scheduler_names
+        return Part(render("seed000_cost.html.j2", problem=f"The cost study failed: {exc}"))
     fig = cost.plot(points, title="Scheduler cost per decision, SCHED_OTHER tasks, one CPU",
-                    registry=registry)
-    png, svg = ctx.save_figure(fig, FIGURE_STEM)
-    parts.append(report.figure(
-        png, "Counted work units (left) and ns (right) per scheduling decision against the "
-             "number of runnable tasks, log-log, one line per policy.", svg_rel=svg))
-    return "\n".join(parts), [ctx.out / png, ctx.out / svg]
-
-
-def _intro(points: Sequence[dict[str, Any]]) -> str:
-    decisions = points[0]["decisions"]
+                    registry=ctx.available)
+    saved = ctx.save_figure(fig, FIGURE_STEM,
+                            "Counted work units (left) and ns (right) per scheduling decision "
+                            "against the number of runnable tasks, log-log, one line per "
+                            "policy.")
     harness = [p["harness_ns_per_decision"] for p in points]
-    return (
-        "<p>The seed asks how the time spent inside the scheduler grows with the number of "
-        "tasks. Each policy is driven outside the engine with N runnable SCHED_OTHER tasks "
-        "on one CPU through a steady mix of decisions; one <em>decision</em> is a tick "
-        "(<code>update_curr</code>, <code>tick</code>), then on every other round the "
-        "current task blocks while a sleeping task wakes (<code>select_cpu</code>, "
-        "<code>enqueue</code>, <code>wakeup_preempt</code>, <code>dequeue</code>) and "
-        "otherwise is preempted, then <code>put_prev</code> and <code>pick_next</code>, so "
-        "that every pick sees N runnable tasks. <strong>Work units</strong> are what the "
-        "policy counts (list nodes walked, bitmap words scanned, tree levels): exact and "
-        f"deterministic. <strong>ns</strong> are wall time on this machine over "
-        f"{decisions:,} decisions (the fastest of ten chunks), minus the harness loop's "
-        f"own {min(harness):.0f}–{max(harness):.0f} ns measured with an O(1) ring policy: "
-        "machine-dependent, compare them only within one table. "
-        "<code>schedlab cost</code> regenerates the table.</p>"
-    )
+    html = render("seed000_cost.html.j2", problem="", decisions=points[0]["decisions"],
+                  harness_min=min(harness), harness_max=max(harness), table=cost_table(points),
+                  classes=cost.classes_sentence(points), fig=saved)
+    return Part(html, files=ctx.figure_files(saved))
 
 
 def cost_table(points: Sequence[dict[str, Any]]) -> Table:

@@ -9,30 +9,28 @@ requesting the desired CPU until getting it"; "in RT mode they hardly differ"; a
 with I/O loads Deadlines Met is high, which may be odd". This module therefore shows the
 simulated tables and checks the remarks qualitatively; it does not compare numbers.
 
-``interbench_html(ctx, policies)`` runs ``schedlab gen interbench`` for every (task, load)
-pair interbench runs (never a task against itself) under every policy, plus Video under X
-in real-time mode, and returns the HTML and the spec files it used. Metrics:
-:mod:`schedlab.interbench`.
+``part(ctx, policies)`` runs ``schedlab gen interbench`` for every (task, load) pair
+interbench runs (never a task against itself) under every policy, plus Video under X in
+real-time mode. Metrics: :mod:`schedlab.interbench`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from schedlab import report
 from schedlab.interbench import LABELS, LOADS, TASKS, interbench_metrics, sizes
-from schedlab.report import Cell, Column, Table
-from schedlab.reproduce import RunOutcome, RunRequest
+from schedlab.report import Cell, Column, Table, render
+from schedlab.report.context import Part, RunOutcome, RunRequest
 
 if TYPE_CHECKING:
-    from schedlab.reproduce import Context
+    from schedlab.report.context import Context
 
-__all__ = ["interbench_html", "pairs"]
+__all__ = ["pairs", "part"]
 
 #: The machine: seed 000's board had one core; HZ=1000 as in the rest of seed 000's section.
-OVERRIDES: dict[str, Any] = {"cpus": 1, "hz": 1000}
+CPUS = 1
+HZ = 1000
 SEED = 1
 
 #: The four figures per policy (Gaming has no deadlines: interbench omits the column).
@@ -64,20 +62,20 @@ def _requests(ctx: Context, policies: Sequence[str]) -> list[RunRequest]:
         opts = sizes(load, ctx.quick)
         if rt:
             opts["rt"] = True
-        spec = ctx.generate("interbench", task=task, load=load, **opts)
+        text = ctx.generate("interbench", task=task, load=load, cpus=CPUS, **opts)
         name = _spec_name(task, load, rt)
-        reqs += [RunRequest(name, spec, p, seed=SEED, overrides=dict(OVERRIDES),
+        reqs += [RunRequest(name, text, p, seed=SEED, cpus=CPUS, hz=HZ,
                             label=f"interbench {task}/{load}{' rt' if rt else ''} / {p}")
                  for p in policies]
     return reqs
 
 
-def _figures(o: RunOutcome) -> dict[str, Any] | str:
+def _figures(o: RunOutcome, task: str) -> dict[str, Any] | str:
     """The metrics of one run, or the error text."""
-    if not o.ok:
+    if not o.ok or o.result is None:
         return o.error or "no result"
     try:
-        return interbench_metrics(o.result, o.request.spec)
+        return interbench_metrics(o.result, task=task)
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
 
@@ -103,7 +101,7 @@ def _cells(m: dict[str, Any] | str | None, deadlines: bool, us: bool = False) ->
 
 
 def _table(task: str, policies: Sequence[str], loads: Sequence[str],
-           got: dict[tuple[str, str, str], dict[str, Any] | str], rt: bool = False) -> str:
+           got: dict[tuple[str, str, str], dict[str, Any] | str], rt: bool = False) -> Table:
     deadlines = task != "gaming"
     figs = FIGURES if deadlines else FIGURES[:3]
     columns = [Column("load")]
@@ -114,13 +112,13 @@ def _table(task: str, policies: Sequence[str], loads: Sequence[str],
                            for c in _cells(got.get((task, ld, p)), deadlines, rt)]]
             for ld in loads]
     mode = "real time (SCHED_FIFO 95)" if rt else "SCHED_OTHER nice 0"
-    return report.render_table(Table(
+    return Table(
         id=f"seed000-interbench-{task}{'-rt' if rt else ''}",
         caption=f"Interbench: simulated {LABELS[task]} ({mode}) against each load",
         columns=columns,
         groups=[("", 1, ""), *[(p, len(figs), "") for p in policies]],
         rows=rows,
-    ))
+    )
 
 
 def _remarks(policies: Sequence[str],
@@ -162,46 +160,33 @@ def _remarks(policies: Sequence[str],
         parts.append(f"In real-time mode Video under X has mean latency "
                      f"{min(rtk):.2f}–{max(rtk):.2f} ms across policies (the seed: “RT hardly "
                      f"differs between schedulers”).")
-    return report.paragraph(" ".join(parts)) if parts else ""
+    return " ".join(parts)
 
 
-def interbench_html(ctx: Context, policies: Sequence[str]) -> tuple[str, list[Path]]:
-    """Run the Interbench matrix under ``policies`` and render one table per task;
-    returns the HTML and the spec files behind it."""
-    html = ["<h3>Interbench: latency, desired CPU and deadlines per load</h3>"]
+def part(ctx: Context, policies: Sequence[str]) -> Part:
+    """Run the Interbench matrix under ``policies`` and render one table per task."""
     if not policies:
-        return "".join(html) + report.note("No policy to run Interbench under."), []
+        return Part(render("seed000_interbench.html.j2", problem="No policy to run "
+                           "Interbench under.", warn=False))
     try:
         reqs = _requests(ctx, policies)
-    except Exception as exc:
-        msg = f"Interbench could not be generated: <code>{report.esc(exc)}</code>"
-        return "".join(html) + report.note(msg, warn=True), []
+    except Exception as exc:  # shown on the page
+        return Part(render("seed000_interbench.html.j2",
+                           problem=f"Interbench could not be generated: {exc}", warn=True))
     got: dict[tuple[str, str, str], dict[str, Any] | str] = {}
     which = {_spec_name(t, ld, rt): (t, ld, rt) for t, ld, rt in _jobs()}
-    for o in ctx.run(reqs, "seed 000: interbench"):
+    runs = ctx.run(reqs, "seed 000: interbench")
+    for o in runs:
         task, load, rt = which[o.request.spec_name]
-        got[(task, load, o.request.scheduler + ("#rt" if rt else ""))] = _figures(o)
-    html.append(report.paragraph(
-        "Each benchmarked task is woken by a SCHED_FIFO 96 timekeeper on its frame grid, as "
-        "in interbench.c v0.31; latency is from that wake-up to the task running, a "
-        "deadline is met when the frame's burn ends within its interval, and a late frame "
-        "is dropped. “SD” is computed with interbench's own formula (which divides the "
-        "squared mean by n, so it is close to the root mean square). Write, Read and "
-        "Memload are run/sleep models of their CPU pattern, not I/O or memory models; Hack "
-        "is a looping hackbench (interbench 0.30/0.31 ship it disabled)."))
-    for task in TASKS:
-        loads = [ld for ld in LOADS if ld != task]
-        html.append(_table(task, policies, loads, got))
-    rt_got = {("video", "x", p): got.get(("video", "x", p + "#rt")) for p in policies}
-    html.append(_table("video", policies, ["x"],
-                       {k: v for k, v in rt_got.items() if v is not None}, rt=True))
-    html.append(_remarks(policies, got))
-    sz = ("quick: 2 s of benchmark after 1 s of load alone; Hack 1 s with one hackbench "
-          "group" if ctx.quick else "interbench's: 30 s after 1 s of load alone; Hack = "
-          "hackbench 50")
-    html.append(report.note(
-        "The seed's Interbench slides are images: its text gives no Interbench numbers, "
-        "only remarks (staircase stands out; RT hardly differs; deadlines met stay high "
-        f"under I/O), checked above. Sizes: {report.esc(sz)}; one CPU, HZ=1000, seed {SEED}."))
-    files = sorted({ctx.specs_dir / f"{r.spec_name}.json" for r in reqs})
-    return "\n".join(html), files
+        got[(task, load, o.request.scheduler + ("#rt" if rt else ""))] = _figures(o, task)
+    tables = [_table(task, policies, [ld for ld in LOADS if ld != task], got) for task in TASKS]
+    rt_got = {("video", "x", p): v for p in policies
+              if (v := got.get(("video", "x", p + "#rt"))) is not None}
+    tables.append(_table("video", policies, ["x"], rt_got, rt=True))
+    sizes_text = ("quick: 2 s of benchmark after 1 s of load alone; Hack 1 s with one "
+                  "hackbench group" if ctx.quick else "interbench's: 30 s after 1 s of load "
+                  "alone; Hack = hackbench 50")
+    html = render("seed000_interbench.html.j2", problem="", warn=False, tables=tables,
+                  remarks=_remarks(policies, got), sizes=sizes_text, cpus=CPUS, hz=HZ,
+                  seed=SEED)
+    return Part(html, runs=runs)

@@ -1,11 +1,9 @@
-"""Seed 002: "Performance comparison of ready queue of ITRON method kernel" (Musashi
-Institute of Technology; Y. Watanabe, K. Ito, A. Miyauchi, S. Arai; paper B-38).
-
-Source: /work/shared/seeds/002_f2296cf8d3657dd5.txt (a transcript of the Japanese paper;
-the figures' curves were lost, their captions and the text's findings remain).
-Platform of the published figures: Hitachi ULSI Systems Solution Engine, SH3 at 133 MHz
-(SH7709A), GNU cross toolchain; μITRON 4.0 kernel TOPPERS/JSP; 1000 trials per system
-call and ready-queue state; average and worst time; cache on and off.
+"""Seed 002: "Performance comparison of ready queue of ITRON method kernel" (Y. Watanabe,
+K. Ito, A. Miyauchi, S. Arai, Musashi Institute of Technology, paper B-38; docs/seeds.md).
+The paper's figures lost their curves in the text; their captions and the text's findings
+remain, stored with their sections in ``data/seed002.json``. Platform: a Hitachi Solution
+Engine (SH3 at 133 MHz), TOPPERS/JSP μITRON 4.0 kernel; 1000 trials per system call and
+ready-queue state; average and worst time; cache on and off.
 
 The seed compares TOPPERS/JSP's ready queue (one doubly linked list per priority and a
 bitmap of non-empty priorities) with its own "single ready queue" (every ready task on
@@ -16,7 +14,7 @@ ends (crates/schedlab-rtq) with ``rtq-probe`` (:mod:`schedlab.readyq`), and lays
 result out as the seed's figures 1–6, its object-size comparison and its findings.
 
 Every number in this section's text is computed from the measurement, except the seed's
-published figures, which are stored once below and labelled as the seed's.
+published figures, which come from the data file and are labelled as the seed's.
 """
 
 from __future__ import annotations
@@ -24,63 +22,37 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from schedlab import plots, readyq, report
-from schedlab.report import Cell, Column, Table
-from schedlab.reproduce import SectionOutput
+from schedlab import plots, readyq
+from schedlab.report import Cell, Column, Table, render
+from schedlab.seeds import published
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure as MplFigure
 
-    from schedlab.reproduce import Context
+    from schedlab.report.context import Context, Figure, SectionOutput
 
 SECTION_ID = "seed002"
 TITLE = "Seed 002 — ready-queue structures in a μITRON kernel (Musashi Inst. of Technology)"
 
-PLATFORM = ("Hitachi ULSI Systems Solution Engine, SH3 (SH7709A) at 133 MHz, GNU cross "
-            "toolchain, TOPPERS/JSP μITRON 4.0 kernel")
-
-# --------------------------------------------------------------------------------------
-# Published figures (section 4 of the paper)
-# --------------------------------------------------------------------------------------
+DATA: dict[str, Any] = published.load("seed002")
+CITATION: str = DATA["document"]["citation"]
+PLATFORM: str = DATA["platform"]
 
 #: §4.1: object size of the task-management modules, KB.
-PUBLISHED_OBJECT_KB: dict[str, float] = {"per-priority queues (TOPPERS/JSP)": 24.8,
-                                         "single ready queue": 23.0}
+PUBLISHED_OBJECT_KB: dict[str, float] = {k: v for k, v in DATA["object_kb"].items()
+                                         if k != "provenance"}
 #: §4.2: trials per system call and ready-queue state.
-PUBLISHED_TRIALS = 1000
-#: §5: "up to 5 tasks the single ready queue performs better" (the guideline) and §4.2.1:
-#: "beyond 10 tasks the per-priority queues win in average and worst time".
-PUBLISHED_SINGLE_UNTIL = 5
-PUBLISHED_BITMAP_FROM = 10
+PUBLISHED_TRIALS: int = DATA["trials"]["value"]
+#: §5: up to this many tasks the single ready queue performs better (the guideline).
+PUBLISHED_SINGLE_UNTIL: int = DATA["single_until"]["value"]
+#: §4.2.1: beyond this many tasks the per-priority queues win in average and worst time.
+PUBLISHED_BITMAP_FROM: int = DATA["bitmap_from"]["value"]
 #: §4.2.1: the per-priority structure "may also take 9 µs" in the worst case (figure 1).
-PUBLISHED_WORST_US = 9.0
+PUBLISHED_WORST_US: float = DATA["worst_us"]["value"]
 
 #: The seed's figures: (figure, operation, cache, the seed's finding, translated).
-PUBLISHED_FINDINGS: tuple[tuple[int, str, str, str], ...] = (
-    (1, "act_tsk", "on",
-     "Activating the highest-priority task (a dispatch follows): the single queue beats the "
-     "per-priority queues in average and worst time. Overall its average is equal to or "
-     "behind the per-priority queues' (下回っている), but the "
-     f"per-priority queues may also take {PUBLISHED_WORST_US:g} µs, so in the worst case "
-     "both are equivalent up "
-     "to 10 tasks; beyond 10 tasks the per-priority queues win in average and worst."),
-    (2, "act_tsk", "off",
-     "No difference when activating the highest-priority task; the lower the activated "
-     "priority, the more the per-priority queues win."),
-    (3, "chg_pri", "on",
-     "New priority very close to the highest: the single queue wins in average and worst. "
-     "Otherwise the per-priority queues win on average, while in the worst case the single "
-     "queue wins up to priority ≈ 25."),
-    (4, "chg_pri", "off",
-     "The single queue's advantage ends at about 10 tasks in the worst case, and on "
-     "average too at about 10 tasks, conversely more than with the cache on."),
-    (5, "rot_rdq", "on",
-     "Rotating the highest priority: comparable up to about 5 rotated tasks; beyond, the "
-     "per-priority queues win in average and worst; independent of the tasks at lower "
-     "priorities."),
-    (6, "rot_rdq", "off",
-     "The per-priority queues win even with few tasks."),
-)
+PUBLISHED_FINDINGS: tuple[tuple[int, str, str, str], ...] = tuple(
+    (f["figure"], f["op"], f["cache"], f["text"]) for f in DATA["findings"])
 
 OP_TITLE = {"act_tsk": "task activation (act_tsk)", "chg_pri": "priority change (chg_pri)",
             "rot_rdq": "ready-queue rotation (rot_rdq)"}
@@ -108,7 +80,7 @@ def _series_axes(ax: Any, ns: Sequence[int], fig_data: Mapping[str, Any], metric
     ax.set_xlabel("ready tasks N")
 
 
-def _legend_below(fig: Figure, axes: Sequence[Any]) -> None:
+def _legend_below(fig: MplFigure, axes: Sequence[Any]) -> None:
     handles, labels = [], []
     for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
@@ -122,7 +94,7 @@ def _legend_below(fig: Figure, axes: Sequence[Any]) -> None:
 
 
 def avg_worst_figure(doc: Mapping[str, Any], op: str, metric: str, title: str,
-                     ylabel: str) -> Figure:
+                     ylabel: str) -> MplFigure:
     """Two panels, average and worst over the cases, against N; one line per back end."""
     plots.setup()
     fig, axes = plots.plt.subplots(1, 2, figsize=plots.FIGSIZE, sharey=True)
@@ -137,7 +109,7 @@ def avg_worst_figure(doc: Mapping[str, Any], op: str, metric: str, title: str,
     return fig
 
 
-def instructions_figure(doc: Mapping[str, Any]) -> Figure:
+def instructions_figure(doc: Mapping[str, Any]) -> MplFigure:
     """Instruction counts: one panel per operation, average solid and worst dashed."""
     plots.setup()
     fig, axes = plots.plt.subplots(1, 3, figsize=plots.FIGSIZE, sharey=True)
@@ -160,7 +132,7 @@ def instructions_figure(doc: Mapping[str, Any]) -> Figure:
     return fig
 
 
-def by_prio_figure(doc: Mapping[str, Any], metric: str, n_index: int) -> Figure:
+def by_prio_figure(doc: Mapping[str, Any], metric: str, n_index: int) -> MplFigure:
     """The cost against the priority involved at one N, one panel per operation."""
     plots.setup()
     fig, axes = plots.plt.subplots(1, 3, figsize=plots.FIGSIZE, sharey=True)
@@ -209,8 +181,6 @@ def crossover_table(doc: Mapping[str, Any]) -> Table:
                  Column("seed: single queue better up to", "int", cls="pub"),
                  Column("seed: per-priority better from", "int", cls="pub")],
         rows=rows,
-        note_html=("— : never (single-list never as fast / bitmap-lists not ahead at every "
-                   "larger N). Shaded columns are the seed's published figures (§4.2.1, §5)."),
     )
 
 
@@ -236,9 +206,6 @@ def code_size_table(doc: Mapping[str, Any]) -> Table | None:
                  Column("seed: task-management objects, KB", "num", cls="pub"),
                  Column("seed: ÷ per-priority", "ratio", cls="pub")],
         rows=rows,
-        note_html=report.esc(cs.get("method", "")) + ". The seed's figure is the whole "
-        "task-management object module (service calls included), ours only the ready-queue "
-        "operations: compare the direction and the ratio, not the bytes.",
     )
 
 
@@ -306,14 +273,11 @@ def findings_table(doc: Mapping[str, Any], n_index: int) -> Table:
         ours += "." + _top_prio_text(doc, op, "instructions" if has_ir else metric, n_index)
         rows.append([Cell(f"fig. {fig_no}: {op}, cache {cache}", cls="pub"),
                      Cell(text, cls="pub"), ours])
-    rows.append([Cell("§4.1 object size", cls="pub"),
-                 Cell("Task-management objects shrank from 24.8 KB to 23.0 KB with the single "
-                      "ready queue.", cls="pub"),
+    size, conclusion = DATA["object_size_finding"], DATA["conclusion"]
+    rows.append([Cell(f"{size['section']} object size", cls="pub"), Cell(size["text"], cls="pub"),
                  _size_text(doc)])
-    rows.append([Cell("§5 conclusion", cls="pub"),
-                 Cell("Up to 5 tasks the single ready queue is faster (the guideline); its "
-                      "advantage shows mainly with the cache on.", cls="pub"),
-                 _conclusion_text(doc)])
+    rows.append([Cell(f"{conclusion['section']} conclusion", cls="pub"),
+                 Cell(conclusion["text"], cls="pub"), _conclusion_text(doc)])
     return Table(id="seed002-findings", caption="The seed's findings beside ours",
                  columns=[Column("seed figure", cls="pub"), Column("seed's finding", cls="pub"),
                           Column("schedlab (this machine)")],
@@ -357,39 +321,6 @@ def _conclusion_text(doc: Mapping[str, Any]) -> str:
             f"single-list keeps up: warm ns {_max_until(warm)}, cold ns {_max_until(cold)}.")
 
 
-def honest_paragraph(doc: Mapping[str, Any]) -> str:
-    m = doc["machine"]
-    clock = m.get("clock") or {}
-    ghz = clock.get("ticks_per_ns")
-    tsc = f" (time-stamp counter at {ghz:.2f} GHz)" if ghz else ""
-    return (
-        "<p><strong>What carries over, and what does not.</strong> The seed ran on a "
-        f"{report.esc(PLATFORM)}: an in-order core at 133 MHz with a small on-chip cache, where "
-        "an uncached memory access costs many cycles, and where TOPPERS/JSP's portable code "
-        "finds the highest priority with a software bitmap search (shifts and a table, "
-        "scheduler-specs §7.1). This report ran on "
-        f"{report.esc(m.get('cpu'))}, {m.get('cpus')} vCPUs{report.esc(tsc)}: an out-of-order "
-        "VM core with megabytes of cache, branch prediction and a find-first-set that takes "
-        "one or two instructions. What carries over is the algorithmic shape: the single "
-        "list's cost grows linearly with the tasks it walks (those at and above the "
-        "priority involved), the per-priority lists' stays flat, so beyond a few tasks the "
-        f"per-priority lists win ({_beyond_text(doc)}; the seed: beyond about "
-        f"{PUBLISHED_BITMAP_FROM}). The "
-        "instruction counts show that shape exactly, whatever the machine's noise. What does "
-        "not carry over: the absolute times (nanoseconds here against microseconds there); "
-        "where exactly the crossover falls, because it depends on each structure's constant "
-        "costs (on this core the bitmap search is nearly free; "
-        f"{_where_text(doc)}); the seed's dispatch cost, included in its system-call times "
-        "but not in our queue operations; and \"cache off\": user code on x86 cannot disable "
-        "the caches, so our cold variant only evicts them before each operation (the first "
-        "touch of each line then comes from memory, later touches hit), whereas the SH3 with "
-        "caching off paid the memory latency on every access. Our cold figures are better read "
-        "as warm curves plus a penalty per line first touched than as \"cache off\", and a "
-        "VM's noise makes differences of a few nanoseconds meaningless: read the crossover "
-        "from the instruction counts, and use the nanoseconds to check that they agree.</p>"
-    )
-
-
 def _beyond_text(doc: Mapping[str, Any]) -> str:
     cx = doc["crossover"]
     metric = cx.get("metric")
@@ -415,94 +346,58 @@ def _where_text(doc: Mapping[str, Any]) -> str:
             f"{cmp} tasks than the seed's {PUBLISHED_SINGLE_UNTIL}")
 
 
-def _scenario_html(doc: Mapping[str, Any]) -> str:
-    t = doc.get("timing", {})
-    instr = doc["instructions"]
-    cold_count = ""
-    if instr.get("available"):
-        cold_count = (
-            f" In count mode, \"cold\" means the simulated caches "
-            f"(<code>{report.esc(' '.join(instr.get('cache_sim') or []))}</code>) were emptied "
-            f"of the queue's data by walking {instr.get('sim_evict_bytes', 0) // 1024:,} KiB "
-            "first; the cold data-cache misses are in the JSON (<code>d1_misses_cold</code>, "
-            "<code>ll_misses_cold</code>).")
-    return (
-        f"<p><strong>Scenarios.</strong> {doc['levels']} priority levels (TOPPERS/JSP's "
-        "default). For N ready tasks, task i is made ready at priority i mod "
-        f"{doc['levels']} (spread evenly). <code>act_tsk</code> activates one more task at "
-        "priority p; <code>chg_pri</code> moves the first, middle or last task of the dispatch "
-        "order to priority p; <code>rot_rdq</code> rotates priority p. Each operation ends by "
-        "picking the next task to run (<code>peek</code>), as the kernel recomputes its "
-        "scheduled task. Average = mean over every p (and target), worst = maximum. "
-        f"Warm: trimmed mean of {t.get('reps_warm')} timed repetitions per case; cold: median "
-        f"of {t.get('reps_cold')}, each after walking a {(t.get('evict_bytes') or 0) >> 20} MiB "
-        "buffer and flushing the queue and the operation's code from every cache level "
-        f"(<code>clflush</code>).{cold_count} Details: <code>docs/readyq.md</code>; rerun with "
-        "<code>schedlab readyq --json</code>.</p>"
-    )
+def _figures(ctx: Context, doc: Mapping[str, Any], n_index: int) -> list[Figure]:
+    """Figures 1–6 as the seed drew them, the instruction counts, and the cost against the
+    priority involved."""
+    figs = []
+    for fig_no, (op, cache) in enumerate(((op, c) for op in readyq.OPS for c in ("on", "off")),
+                                         start=1):
+        metric, label = VARIANT[cache]
+        fig = avg_worst_figure(doc, op, metric, f"Fig. {fig_no}: {OP_TITLE[op]}, {label} "
+                               f"(seed: cache {cache})", _metric_label(metric))
+        figs.append(ctx.save_figure(fig, f"seed002-fig{fig_no}-{op}-{metric}",
+                                    f"Figure {fig_no} (seed: {op}, cache {cache}): average and "
+                                    f"worst {_metric_label(metric)} against the number of "
+                                    "ready tasks"))
+    counted = bool(doc["instructions"].get("available"))
+    if counted:
+        figs.append(ctx.save_figure(instructions_figure(doc), "seed002-instructions",
+                                    "Instruction counts (exact, repeatable): average and worst "
+                                    "against N"))
+    metric = "instructions" if counted else "ns_warm"
+    figs.append(ctx.save_figure(by_prio_figure(doc, metric, n_index), "seed002-by-prio",
+                                "The cost against the priority involved (the seed's second "
+                                "axis)"))
+    return figs
+
+
+def _machine_facts(doc: Mapping[str, Any]) -> dict[str, Any]:
+    m = doc["machine"]
+    ghz = (m.get("clock") or {}).get("ticks_per_ns")
+    return {"cpu": m.get("cpu"), "cpus": m.get("cpus"),
+            "tsc": f" (time-stamp counter at {ghz:.2f} GHz)" if ghz else ""}
 
 
 def section(ctx: Context) -> SectionOutput:
     """Measure the ready queues and render seed 002's figures, tables and findings."""
-    html: list[str] = [
-        "<p>The seed compares TOPPERS/JSP's ready queue (a list per priority plus a bitmap) "
-        "with a single ready queue in priority order on a μITRON 4.0 kernel "
-        f"({report.esc(PLATFORM)}; {PUBLISHED_TRIALS} trials per call and state). schedlab "
-        "measures the same three operations on its four ready-queue back ends "
-        "(<code>crates/schedlab-rtq</code>) with <code>rtq-probe</code>: nanoseconds, warm and "
-        "cold, and exact instruction counts under callgrind.</p>"
-    ]
+    from schedlab.report.context import SectionOutput
+
+    values: dict[str, Any] = {"citation": CITATION, "platform": PLATFORM,
+                              "trials": PUBLISHED_TRIALS, "problem": ""}
     try:
         doc = readyq.measure(ctx.quick)
     except readyq.ProbeError as e:
-        html.append(report.note(f"Not measured: {report.esc(e)}", warn=True))
-        return SectionOutput(SECTION_ID, TITLE, "\n".join(html))
-    files = []
-    if ctx.quick:
-        html.append(report.note(
-            f"<strong>Quick mode:</strong> N ∈ {report.esc(', '.join(map(str, doc['n'])))}, "
-            "fewer timed repetitions (<code>schedlab readyq --quick</code>)."))
-    if not doc["instructions"].get("available"):
-        html.append(report.note(
-            "Instruction counts unavailable: "
-            f"{report.esc(doc['instructions'].get('reason'))}. The crossover below is "
-            "computed from warm nanoseconds.", warn=True))
-    html.append(_scenario_html(doc))
-
-    html.append("<h3>Figures 1–6: the seed's figures, redrawn on this machine</h3>")
-    fig_no = 0
-    for op in readyq.OPS:
-        for cache in ("on", "off"):
-            fig_no += 1
-            metric, label = VARIANT[cache]
-            fig = avg_worst_figure(doc, op, metric,
-                                   f"Fig. {fig_no}: {OP_TITLE[op]}, {label} "
-                                   f"(seed: cache {cache})", _metric_label(metric))
-            png, svg = ctx.save_figure(fig, f"seed002-fig{fig_no}-{op}-{metric}")
-            files += [ctx.out / png, ctx.out / svg]
-            html.append(report.figure(png, f"Figure {fig_no} (seed: {op}, cache {cache}): "
-                                           f"average and worst {_metric_label(metric)} against "
-                                           "the number of ready tasks", svg_rel=svg))
+        values["problem"] = str(e)
+        return SectionOutput(SECTION_ID, TITLE, render("seed002.html.j2", **values))
     n_index = max((i for i, n in enumerate(doc["n"]) if n <= BY_PRIO_N), default=0)
-    if doc["instructions"].get("available"):
-        png, svg = ctx.save_figure(instructions_figure(doc), "seed002-instructions")
-        files += [ctx.out / png, ctx.out / svg]
-        html.append(report.figure(png, "Instruction counts (exact, repeatable): average and "
-                                       "worst against N", svg_rel=svg))
-    prio_metric = "instructions" if doc["instructions"].get("available") else "ns_warm"
-    png, svg = ctx.save_figure(by_prio_figure(doc, prio_metric, n_index), "seed002-by-prio")
-    files += [ctx.out / png, ctx.out / svg]
-    html.append(report.figure(png, "The cost against the priority involved (the seed's "
-                                   "second axis)", svg_rel=svg))
-
-    html.append("<h3>Crossover</h3>")
-    html.append(report.render_table(crossover_table(doc)))
-    html.append(report.render_table(selected_table(doc)))
-    html.append("<h3>Object size</h3>")
-    cst = code_size_table(doc)
-    html.append(report.render_table(cst) if cst else report.note(
-        f"Code size unavailable: {report.esc(doc['code_size'].get('reason'))}", warn=True))
-    html.append("<h3>Findings</h3>")
-    html.append(report.render_table(findings_table(doc, n_index)))
-    html.append(honest_paragraph(doc))
-    return SectionOutput(SECTION_ID, TITLE, "\n".join(html), files)
+    figs = _figures(ctx, doc, n_index)
+    cs = doc.get("code_size", {})
+    values.update(
+        quick=ctx.quick, doc=doc, instructions=doc["instructions"], timing=doc.get("timing", {}),
+        figs=figs, crossover=crossover_table(doc), selected=selected_table(doc),
+        code_size=code_size_table(doc), code_size_method=cs.get("method", ""),
+        code_size_reason=cs.get("reason"), findings=findings_table(doc, n_index),
+        machine=_machine_facts(doc), beyond=_beyond_text(doc), where=_where_text(doc),
+        bitmap_from=PUBLISHED_BITMAP_FROM)
+    return SectionOutput(SECTION_ID, TITLE, render("seed002.html.j2", **values),
+                         ctx.figure_files(*figs))

@@ -6,6 +6,7 @@
 
 pub mod bfs;
 pub mod example_fifo;
+pub mod family;
 pub mod fp;
 pub mod linux_cfs;
 pub mod linux_eevdf;

@@ -1,0 +1,290 @@
+"""What a report section may use: :class:`Context` (settings, the policy registry, the run
+loop, spec and figure output, the manifest) and what it returns, :class:`SectionOutput`.
+
+A section is a function ``section(ctx: Context) -> SectionOutput``; the sections of the
+report are listed in :data:`schedlab.seeds.SECTIONS`. Sections run simulations only
+through :meth:`Context.run`, which saves each spec's text exactly as it is handed to the
+core and records every run in the manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from schedlab import hostcosts, runner
+from schedlab.api import SpecSource
+from schedlab.hostcosts import HostCosts, HostCostsFn
+from schedlab.report.render import Markup
+from schedlab.report.table import Cell, Column, Table
+from schedlab.result import Result
+
+__all__ = [
+    "Context",
+    "Figure",
+    "GenerateFn",
+    "Part",
+    "RunOutcome",
+    "RunRequest",
+    "SectionFn",
+    "SectionOutput",
+    "runs_table",
+]
+
+MANIFEST_SCHEMA = "schedlab.reproduce-manifest/2"
+
+#: ``generate(name, **options) -> spec text``
+GenerateFn = Callable[..., str]
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One simulation of a saved spec: ``specs/<spec_name>.json`` holds ``spec_text``."""
+
+    spec_name: str
+    spec_text: str
+    scheduler: str
+    params: tuple[tuple[str, str], ...] = ()
+    seed: int = 1
+    cpus: int | None = None
+    hz: int | None = None
+    duration_ns: int | None = None
+    #: Where to write the run's ftrace text (an output: it does not change the numbers).
+    trace: Path | None = None
+    #: Whether the section needs per-activation samples (False saves memory on big runs).
+    samples: bool = True
+    #: A label for progress and errors (defaults to "<spec_name> / <scheduler>").
+    label: str = ""
+
+
+@dataclass
+class RunOutcome:
+    """A request and what its run gave."""
+
+    request: RunRequest
+    outcome: runner.Outcome
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome.ok
+
+    @property
+    def result(self) -> Result | None:
+        return self.outcome.result
+
+    @property
+    def error(self) -> str | None:
+        return self.outcome.error
+
+    @property
+    def wall_s(self) -> float:
+        return self.outcome.wall_s
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A saved figure: PNG and SVG paths relative to the report, and its caption."""
+
+    png: str
+    svg: str
+    caption: str
+
+
+@dataclass
+class SectionOutput:
+    """What a section returns: its anchor id, title, HTML body and the files it wrote."""
+
+    id: str
+    title: str
+    html: Markup
+    files: list[Path] = field(default_factory=list)
+
+
+@dataclass
+class Part:
+    """A piece of a section: its HTML, the files it wrote and the runs behind it."""
+
+    html: Markup
+    files: list[Path] = field(default_factory=list)
+    runs: list[RunOutcome] = field(default_factory=list)
+
+
+SectionFn = Callable[["Context"], SectionOutput]
+
+
+def _manifest_entry(run: RunOutcome, spec_rel: str, trace_rel: str | None) -> dict[str, Any]:
+    """Everything needed to rerun one run and check its numbers."""
+    req, res = run.request, run.result
+    overrides = {k: v for k, v in (("cpus", req.cpus), ("hz", req.hz),
+                                   ("duration_ns", req.duration_ns)) if v is not None}
+    entry: dict[str, Any] = {
+        "spec": spec_rel,
+        "scheduler": req.scheduler,
+        "params": dict(req.params),
+        "seed": req.seed,
+        "overrides": overrides,
+        "samples": req.samples,
+        "trace": trace_rel,
+        "label": req.label or f"{req.spec_name} / {req.scheduler}",
+        "status": "ok" if run.ok else "error",
+        "error": run.error,
+    }
+    if res is not None:
+        entry.update({
+            "spec_sha256": res.run.get("spec_sha256"),
+            "events": res.run.get("events"),
+            "sim_ns": res.run.get("sim_ns"),
+            "decisions": res.run.get("decisions"),
+            "work_units": res.run.get("work_units"),
+            "makespan_ns": res.makespan_ns,
+            "headline": res.headline,
+            "wakeup_latency_ns": res.summary.get("wakeup_latency_ns"),
+            "totals": res.totals,
+        })
+    return entry
+
+
+class Context:
+    """Settings, the engine and the output locations of one report."""
+
+    def __init__(
+        self,
+        quick: bool,
+        out: Path,
+        *,
+        simulate: runner.SimulateFn | None = None,
+        generate: GenerateFn | None = None,
+        registry: Sequence[Mapping[str, Any]] | None = None,
+        on_run: Callable[[str, int], Callable[[runner.Outcome], None]] | None = None,
+        jobs: int | None = None,
+        host_costs: HostCostsFn | None = None,
+    ) -> None:
+        from schedlab import api
+
+        self.quick = quick
+        self.out = Path(out)
+        self.specs_dir = self.out / "specs"
+        self.plots_dir = self.out / "plots"
+        self.traces_dir = self.out / "traces"
+        self._simulate = simulate or runner.execute
+        self._generate = generate or (lambda name, **o: api.generate_text(
+            name, [(k, api.option_text(v)) for k, v in o.items()]))
+        #: Every policy the registry lists, available or not (``schedlab schedulers``).
+        self.registry: list[dict[str, Any]] = [
+            dict(s) for s in (api.schedulers() if registry is None else registry)]
+        self._on_run = on_run
+        self.jobs = max(1, jobs or os.cpu_count() or 1)
+        self.manifest: list[dict[str, Any]] = []
+        self._saved: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._measure_costs = host_costs or hostcosts.measure
+        self._host_costs: HostCosts | None = None
+
+    # -- facts --------------------------------------------------------------------------
+    @property
+    def available(self) -> list[str]:
+        """Names of the policies this build can run, in registry order."""
+        return [s["name"] for s in self.registry if s.get("available", True)]
+
+    def policy(self, name: str) -> dict[str, Any] | None:
+        """The registry's entry for ``name`` (None if it lists no such policy)."""
+        return next((s for s in self.registry if s["name"] == name), None)
+
+    def rel(self, path: Path) -> str:
+        """``path`` relative to the report directory, with forward slashes."""
+        return path.relative_to(self.out).as_posix()
+
+    def host_costs(self) -> HostCosts:
+        """This host's measured pipe, socket and switch costs (measured once per report)."""
+        if self._host_costs is None:
+            self._host_costs = self._measure_costs(self.quick)
+        return self._host_costs
+
+    # -- specs and runs -----------------------------------------------------------------
+    def generate(self, name: str, **options: Any) -> str:
+        """The spec text the generator ``name`` writes, as it wrote it."""
+        return self._generate(name, **options)
+
+    def save_spec(self, name: str, text: str) -> str:
+        """Write ``specs/<name>.json`` with exactly ``text``'s bytes; its relative path.
+        Saving another text under a name already used is a bug in the section."""
+        with self._lock:
+            if name in self._saved:
+                if self._saved[name] != text:
+                    raise ValueError(f"two different specs named {name!r}")
+            else:
+                self.specs_dir.mkdir(parents=True, exist_ok=True)
+                (self.specs_dir / f"{name}.json").write_bytes(text.encode("utf-8"))
+                self._saved[name] = text
+        return f"specs/{name}.json"
+
+    def trace_path(self, stem: str) -> Path:
+        """Where a run's trace goes: ``traces/<stem>.txt``."""
+        self.traces_dir.mkdir(parents=True, exist_ok=True)
+        return self.traces_dir / f"{stem}.txt"
+
+    def _job(self, req: RunRequest) -> runner.Job:
+        origin = self.save_spec(req.spec_name, req.spec_text)
+        return runner.Job(
+            spec=SpecSource(text=req.spec_text, origin=origin), scheduler=req.scheduler,
+            params=req.params, seed=req.seed, cpus=req.cpus, hz=req.hz,
+            duration_ns=req.duration_ns, trace=req.trace, samples=req.samples,
+            label=req.label or f"{req.spec_name} / {req.scheduler}")
+
+    def run(self, requests: Sequence[RunRequest], description: str) -> list[RunOutcome]:
+        """Save every spec, run every request (parallel, with progress, each failure kept
+        with its run) and record each in the manifest; outcomes in request order."""
+        jobs = [self._job(r) for r in requests]
+        on_done = self._on_run(description, len(jobs)) if self._on_run else None
+        outcomes = runner.run_jobs(jobs, workers=self.jobs, on_done=on_done,
+                                   simulate=self._simulate)
+        runs = [RunOutcome(r, o) for r, o in zip(requests, outcomes, strict=True)]
+        with self._lock:
+            for run, job in zip(runs, jobs, strict=True):
+                trace = self.rel(job.trace) if job.trace is not None else None
+                self.manifest.append(_manifest_entry(run, job.spec.origin, trace))
+        return runs
+
+    # -- output -------------------------------------------------------------------------
+    def save_figure(self, fig: Any, stem: str, caption: str) -> Figure:
+        """Save a matplotlib figure as PNG + SVG under ``plots/``."""
+        from schedlab import plots
+
+        png, svg = plots.save(fig, self.plots_dir, stem)
+        return Figure(self.rel(png), self.rel(svg), caption)
+
+    def figure_files(self, *figures: Figure) -> list[Path]:
+        return [self.out / p for f in figures for p in (f.png, f.svg)]
+
+    def write_manifest(self) -> Path:
+        self.specs_dir.mkdir(parents=True, exist_ok=True)
+        path = self.specs_dir / "manifest.json"
+        doc = {"schema": MANIFEST_SCHEMA, "quick": self.quick, "runs": self.manifest}
+        path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        return path
+
+
+def runs_table(runs: Sequence[RunOutcome]) -> Table:
+    """The runs behind a section: spec, scheduler, seed, simulated time, engine events and
+    host seconds, or the error."""
+    rows: list[list[Any]] = []
+    for r in runs:
+        req = r.request
+        spec = Cell(f"{req.spec_name}.json", href=f"specs/{req.spec_name}.json")
+        run = r.result.run if r.result is not None else {}
+        sim_ns = run.get("sim_ns")
+        status = "ok" if r.ok else Cell(r.error or "no result", cls="error")
+        rows.append([spec, req.scheduler, req.seed,
+                     sim_ns / 1e9 if sim_ns is not None else None, run.get("events"),
+                     r.wall_s, status])
+    return Table(
+        columns=[Column("spec"), Column("scheduler"), Column("seed", "int"),
+                 Column("simulated s", "s"), Column("events", "int"),
+                 Column("host s", "s"), Column("status")],
+        rows=rows,
+    )
