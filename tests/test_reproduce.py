@@ -35,13 +35,14 @@ def manifest(quick_report: Path) -> dict[str, Any]:
 
 def _rerun(report: Path, run: dict[str, Any], spec_text: str | None = None) -> schedlab.Result:
     """One manifest entry run again through the public API, from the saved file (or from
-    ``spec_text`` instead)."""
+    ``spec_text`` instead), keeping its samples as the original run did (statistics are
+    exact over kept samples and histogram-resolved otherwise)."""
     o = run["overrides"]
     spec = spec_text if spec_text is not None else report / run["spec"]
     return schedlab.simulate(spec, scheduler=run["scheduler"], params=run["params"],
                              seed=run["seed"], cpus=o.get("cpus"), hz=o.get("hz"),
                              duration=f"{o['duration_ns']}ns" if "duration_ns" in o else None,
-                             samples=False)
+                             samples=run["samples"])
 
 
 def _numbers(r: schedlab.Result) -> dict[str, Any]:
