@@ -802,7 +802,12 @@ impl<S: Scheduler> Engine<S> {
     /// Arm the completion of a burst of `ns` of work (after any switch overhead).
     fn arm_burst(&mut self, cpu: CpuId, ns: u64) {
         let c = &self.ctx.cpus[cpu.idx()];
-        let at = self.ctx.now + c.overhead_left + ns;
+        // Saturating: a `run: -1` burst (RUN_FOREVER) never completes.
+        let at = self
+            .ctx
+            .now
+            .saturating_add(c.overhead_left)
+            .saturating_add(ns);
         let gen = c.gen;
         self.burst_armed[cpu.idx()] = true;
         self.ctx.push(at, EventKind::Complete { cpu, gen });
@@ -951,6 +956,11 @@ impl<S: Scheduler> Engine<S> {
                 self.next_op(cpu, t);
             }
             Op::Exit => self.exit(cpu, t),
+            Op::Io { .. } => {
+                self.error = Some(RunError(
+                    "block I/O is not simulated by this engine yet".to_string(),
+                ));
+            }
         }
     }
 

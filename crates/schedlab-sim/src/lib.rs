@@ -141,6 +141,12 @@ pub fn simulate(spec: &Spec, cfg: &SimConfig) -> Result<SimOutput, SimError> {
     }
     let hz = cfg.hz.unwrap_or(spec.machine.hz);
     check_hz(hz)?;
+    if let Some(what) = unsimulated(spec) {
+        return Err(SimError::input(format!(
+            "{what} {} not simulated by this engine yet",
+            if what.ends_with('s') { "are" } else { "is" }
+        )));
+    }
     let mut params = spec.scheduler.params.clone();
     params.extend(cfg.params.iter().cloned());
     let run = Run {
@@ -152,6 +158,36 @@ pub fn simulate(spec: &Spec, cfg: &SimConfig) -> Result<SimOutput, SimError> {
         params: &params,
     };
     cpu::construct(&name, cpus as usize, run).map_err(SimError::input)?
+}
+
+/// What the spec asks for that this engine does not simulate: running it anyway would
+/// give an answer unlike the kernel's without a word, so the run is refused. (Utilization
+/// clamps are not listed: on identical CPUs at one fixed frequency they change nothing.)
+fn unsimulated(spec: &Spec) -> Option<&'static str> {
+    use schedlab_spec::model::{Cgroup, Topology, ROOT_GROUP};
+    let in_group = spec.tasks.iter().any(|t| {
+        t.group != ROOT_GROUP || t.phases.iter().any(|p| p.group.is_some_and(|g| g != ROOT_GROUP))
+    });
+    let configured = spec.cgroups.iter().any(|g| {
+        *g != Cgroup {
+            path: g.path.clone(),
+            parent: g.parent,
+            ..Cgroup::root()
+        }
+    });
+    let sliced = spec.tasks.iter().any(|t| {
+        let phases = t.phases.iter().filter_map(|p| p.attr.as_ref());
+        std::iter::once(&t.attr).chain(phases).any(|a| a.slice_ns.is_some())
+    });
+    if in_group || configured {
+        Some("cgroups (taskgroup, schedlab.cgroups)")
+    } else if spec.machine.topology != Topology::flat(spec.machine.cpus) {
+        Some("a machine topology (packages, SMT threads, LLC domains)")
+    } else if sliced {
+        Some("custom slices (dl-runtime on a fair-class task)")
+    } else {
+        None
+    }
 }
 
 /// The tick rates schedlab models (CONFIG_HZ choices).
