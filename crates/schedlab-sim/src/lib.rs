@@ -166,7 +166,10 @@ pub fn simulate(spec: &Spec, cfg: &SimConfig) -> Result<SimOutput, SimError> {
 fn unsimulated(spec: &Spec) -> Option<&'static str> {
     use schedlab_spec::model::{Cgroup, Topology, ROOT_GROUP};
     let in_group = spec.tasks.iter().any(|t| {
-        t.group != ROOT_GROUP || t.phases.iter().any(|p| p.group.is_some_and(|g| g != ROOT_GROUP))
+        t.group != ROOT_GROUP
+            || t.phases
+                .iter()
+                .any(|p| p.group.is_some_and(|g| g != ROOT_GROUP))
     });
     let configured = spec.cgroups.iter().any(|g| {
         *g != Cgroup {
@@ -177,7 +180,9 @@ fn unsimulated(spec: &Spec) -> Option<&'static str> {
     });
     let sliced = spec.tasks.iter().any(|t| {
         let phases = t.phases.iter().filter_map(|p| p.attr.as_ref());
-        std::iter::once(&t.attr).chain(phases).any(|a| a.slice_ns.is_some())
+        std::iter::once(&t.attr)
+            .chain(phases)
+            .any(|a| a.slice_ns.is_some())
     });
     if in_group || configured {
         Some("cgroups (taskgroup, schedlab.cgroups)")

@@ -31,7 +31,10 @@ fn block_io_is_refused_when_it_is_reached() {
                   "schedlab:io": {"dev": "nullb0", "op": "read", "bytes": 4096}}},
             "schedlab": {"devices": {"nullb0": {"model": "null_blk"}}}}"#,
     );
-    assert!(m.contains("block I/O is not simulated by this engine yet"), "{m}");
+    assert!(
+        m.contains("block I/O is not simulated by this engine yet"),
+        "{m}"
+    );
 }
 
 #[test]
@@ -59,5 +62,8 @@ fn clamps_and_inferred_machines_run() {
                              "util_min": 128, "util_max": 512}}}"#,
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(out.result["run"]["cpus"], 4, "the machine is inferred from CPU 3");
+    assert_eq!(
+        out.result["run"]["cpus"], 4,
+        "the machine is inferred from CPU 3"
+    );
 }

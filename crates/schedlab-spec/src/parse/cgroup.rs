@@ -185,7 +185,7 @@ pub(crate) fn parse(v: &Json, path: &str) -> Result<CgroupsIr, SpecError> {
 }
 
 /// A cgroup path with repeated and trailing slashes dropped: `/` or `/a/b`.
-fn normalize(name: &str, path: &str) -> Result<String, SpecError> {
+pub(crate) fn normalize(name: &str, path: &str) -> Result<String, SpecError> {
     if !name.starts_with('/') {
         return Err(SpecError::new(
             path,
@@ -419,15 +419,7 @@ impl Tree {
 
     /// The group a `taskgroup` names (created with defaults if new).
     pub(crate) fn group_of(&mut self, r: &GroupRef) -> GroupId {
-        let norm = format!(
-            "/{}",
-            r.name
-                .split('/')
-                .filter(|p| !p.is_empty())
-                .collect::<Vec<_>>()
-                .join("/")
-        );
-        self.intern(&norm, &r.path)
+        self.intern(&r.norm, &r.path)
     }
 
     fn knob_path(&self, g: GroupId, k: Knob) -> &str {
@@ -498,6 +490,9 @@ pub(crate) fn check(t: &Tree, ncpus: u32) -> Result<(), SpecError> {
         check_cfs(t, g)?;
         check_cpuset(t, g, ncpus)?;
     }
+    for g in 0..t.groups.len() as GroupId {
+        check_rt_children(t, g)?;
+    }
     check_cfs_hierarchy(t)
 }
 
@@ -555,27 +550,40 @@ fn check_rt(t: &Tree, g: GroupId) -> Result<(), SpecError> {
             }
         ));
     }
-    let sum: u128 = t.children(g).map(|c| rt_ratio(t, c)).sum();
-    if sum > own {
-        let kids: Vec<String> = t
-            .children(g)
-            .filter(|&c| t.rt_runtime_us(c) != 0)
-            .map(|c| {
-                format!(
-                    "{} {}/{}",
-                    t.groups[c as usize].path,
-                    t.rt_runtime_us(c),
-                    t.rt_period_us(c)
-                )
-            })
-            .collect();
-        return err(format!(
-            "its children's RT bandwidth ({}) adds up to more than its own {runtime}/{period} \
-             (EINVAL: the sum of the children's runtime/period may not exceed the parent's)",
-            kids.join(", ")
-        ));
-    }
     Ok(())
+}
+
+/// The ratios of a group's children add up to at most its own. Reported at the last child
+/// that gives itself RT runtime, the one that tips the sum over.
+fn check_rt_children(t: &Tree, g: GroupId) -> Result<(), SpecError> {
+    let own = rt_ratio(t, g);
+    let sum: u128 = t.children(g).map(|c| rt_ratio(t, c)).sum();
+    if sum <= own {
+        return Ok(());
+    }
+    let given: Vec<GroupId> = t.children(g).filter(|&c| t.rt_runtime_us(c) != 0).collect();
+    let at = given.last().map_or(t.knob_path(g, Knob::RtRuntime), |&c| {
+        t.knob_path(c, Knob::RtRuntime)
+    });
+    let kids: Vec<String> = given
+        .iter()
+        .map(|&c| {
+            let (r, p) = (t.rt_runtime_us(c), t.rt_period_us(c));
+            format!("{} {r}/{p}", t.groups[c as usize].path)
+        })
+        .collect();
+    Err(SpecError::new(
+        at,
+        format!(
+            "the RT bandwidth (cpu.rt_runtime_us/cpu.rt_period_us) of the children of cgroup \
+             {:?} ({}) adds up to more than its own {}/{} (EINVAL: the children's \
+             runtime/period may not exceed the parent's)",
+            t.groups[g as usize].path,
+            kids.join(", "),
+            t.rt_runtime_us(g),
+            t.rt_period_us(g)
+        ),
+    ))
 }
 
 /// The CFS bandwidth of `g` as the kernel would hold it: (period µs, quota µs or None for

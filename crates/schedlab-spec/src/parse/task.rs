@@ -24,6 +24,7 @@
 //! rt-app silently ignores unknown keys in tasks and phases; schedlab rejects them. Any
 //! other repeated key is an error.
 
+use super::cgroup;
 use super::event::{self, Kind, PEv};
 use super::get::{self, Obj};
 use super::sched::{self, CpuList};
@@ -38,10 +39,11 @@ pub(crate) const MAX_INSTANCES: i128 = 1_000_000;
 /// Most distinct taskgroup strings rt-app accepts (`max_nbr_tgs`).
 pub(crate) const MAX_TASKGROUPS: usize = 32;
 
-/// A `taskgroup` value as written (non-empty, starting with `/`) and its path.
+/// A `taskgroup` value as written (non-empty, starting with `/`), normalised, and its path.
 #[derive(Clone, Debug)]
 pub(crate) struct GroupRef {
     pub name: String,
+    pub norm: String,
     pub path: String,
 }
 
@@ -362,6 +364,7 @@ fn taskgroup(o: &Obj) -> Result<Option<GroupRef>, SpecError> {
     }
     Ok(Some(GroupRef {
         name: name.to_string(),
+        norm: cgroup::normalize(name, &path)?,
         path,
     }))
 }
