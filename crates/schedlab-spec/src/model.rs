@@ -5,7 +5,15 @@
 //! times are in integer nanoseconds, and every value is in range. The simulator compiles a
 //! `Spec` into its own program representation; it never sees JSON.
 //!
-//! Units: rt-app writes times in microseconds; the model stores nanoseconds (`*_ns`).
+//! Units: rt-app writes times in microseconds; the model stores nanoseconds (`*_ns`),
+//! except cgroup settings, which keep the kernel files' units (`*_us`, percentages in
+//! hundredths).
+//!
+//! Besides rt-app's tasks, phases and events, the model carries what an engine needs to
+//! simulate more of a Linux machine: the topology ([`Machine::topology`]), cgroups
+//! ([`Spec::cgroups`], with [`TaskSpec::group`] and [`Phase::group`]), utilization clamps
+//! and custom slices ([`SchedAttr`]), and block devices ([`Resources::devices`] with
+//! [`Event::Io`]).
 
 /// A scheduling policy as rt-app names it (`"policy": "SCHED_FIFO"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,6 +1,6 @@
-//! What rt-app's `workgen` script (doc/workgen in scheduler-tools/rt-app; Debian installs
-//! it as /usr/bin/workgen) does to a file before rt-app reads it, so that schedlab reads
-//! such a file directly and means the same thing:
+//! What rt-app's `workgen` script (doc/workgen in scheduler-tools/rt-app, installed as
+//! `workgen` by Debian's rt-app package) does to a file before rt-app reads it, so that
+//! schedlab reads such a file directly and means the same thing:
 //!
 //! - `check_suspend_json()`: a line holding `suspend` but no `:` (a bare `"suspend",`)
 //!   becomes `"suspend" : "<task>"`, where `<task>` is the key of the enclosing member of
