@@ -164,7 +164,7 @@ pub fn simulate(spec: &Spec, cfg: &SimConfig) -> Result<SimOutput, SimError> {
 /// give an answer unlike the kernel's without a word, so the run is refused. (Utilization
 /// clamps are not listed: on identical CPUs at one fixed frequency they change nothing.)
 fn unsimulated(spec: &Spec) -> Option<&'static str> {
-    use schedlab_spec::model::{Cgroup, Topology, ROOT_GROUP};
+    use schedlab_spec::model::{Cgroup, ROOT_GROUP};
     let in_group = spec.tasks.iter().any(|t| {
         t.group != ROOT_GROUP
             || t.phases
@@ -186,7 +186,7 @@ fn unsimulated(spec: &Spec) -> Option<&'static str> {
     });
     if in_group || configured {
         Some("cgroups (taskgroup, schedlab.cgroups)")
-    } else if spec.machine.topology != Topology::flat(spec.machine.cpus) {
+    } else if !spec.machine.topology.is_flat() {
         Some("a machine topology (packages, SMT threads, LLC domains)")
     } else if sliced {
         Some("custom slices (dl-runtime on a fair-class task)")

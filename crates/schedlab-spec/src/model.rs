@@ -390,6 +390,13 @@ impl Topology {
         }
     }
 
+    /// One package, one thread per core, one LLC: every CPU alike, whatever their number.
+    pub fn is_flat(&self) -> bool {
+        self.packages == 1
+            && self.threads_per_core == 1
+            && self.cores_per_llc == self.cores_per_package
+    }
+
     /// Number of CPUs (hardware threads).
     pub fn nr_cpus(&self) -> u32 {
         self.packages * self.cores_per_package * self.threads_per_core

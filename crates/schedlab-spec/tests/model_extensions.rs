@@ -53,6 +53,7 @@ fn topology_numbering() {
     assert_eq!(t.core_of(4), t.core_of(5), "SMT siblings are adjacent");
     let flat = Topology::flat(3);
     assert_eq!((flat.nr_cpus(), flat.llc_of(2), flat.core_of(2)), (3, 0, 2));
+    assert!(flat.is_flat() && !t.is_flat());
     // Without llc_cores every core of a package shares one LLC.
     let s = spec(&with(r#"{"machine": {"topology": {"cores": 6}}}"#));
     assert_eq!(s.machine.topology.cores_per_llc, 6);
