@@ -533,6 +533,46 @@ impl Cgroup {
             cpuset_cpus: None,
         }
     }
+
+    /// `cpu.shares` in force.
+    pub fn shares(&self) -> u64 {
+        self.cpu.shares.unwrap_or(DEFAULT_SHARES)
+    }
+
+    /// `cpu.rt_runtime_us` in force (-1 = unlimited): [`ROOT_RT_RUNTIME_US`] for the root,
+    /// 0 for a child group that does not set it.
+    pub fn rt_runtime_us(&self) -> i64 {
+        let default = if self.parent.is_none() {
+            ROOT_RT_RUNTIME_US
+        } else {
+            0
+        };
+        self.cpu.rt_runtime_us.unwrap_or(default)
+    }
+
+    /// `cpu.rt_period_us` in force.
+    pub fn rt_period_us(&self) -> u64 {
+        self.cpu.rt_period_us.unwrap_or(DEFAULT_RT_PERIOD_US)
+    }
+
+    /// `cpu.cfs_period_us` in force.
+    pub fn cfs_period_us(&self) -> u64 {
+        self.cpu.cfs_period_us.unwrap_or(DEFAULT_CFS_PERIOD_US)
+    }
+}
+
+/// The CPUs group `g` of `groups` (a [`Spec::cgroups`]) may use: the nearest
+/// `cpuset.cpus` on the way to the root, or `None` for every CPU of the machine.
+pub fn group_cpus(groups: &[Cgroup], g: GroupId) -> Option<&[u32]> {
+    let mut at = Some(g);
+    while let Some(i) = at {
+        let group = &groups[i as usize];
+        if let Some(c) = &group.cpuset_cpus {
+            return Some(c);
+        }
+        at = group.parent;
+    }
+    None
 }
 
 /// What a block device's requests cost.

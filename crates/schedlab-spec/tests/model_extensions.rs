@@ -3,7 +3,7 @@
 //! `schedlab:io` event; each rule with its bad input (JSON path and message).
 
 use schedlab_spec::model::{
-    uclamp_util_of_pct, DeviceModel, Event, IoOffset, IoOp, Topology, ROOT_GROUP,
+    group_cpus, uclamp_util_of_pct, DeviceModel, Event, IoOffset, IoOp, Topology, ROOT_GROUP,
 };
 use schedlab_spec::{parse_spec, Spec};
 
@@ -111,6 +111,18 @@ fn cgroup_v1_settings_and_implicit_parents() {
     );
     assert_eq!(a.cpuset_cpus.as_deref(), Some(&[0, 1, 3][..]));
     assert_eq!(b.cpuset_cpus, None, "inherits its parent's");
+    assert_eq!(group_cpus(&s.cgroups, 2), Some(&[0, 1, 3][..]));
+    assert_eq!(group_cpus(&s.cgroups, 3), None, "every CPU");
+    // The kernel's defaults for what a group does not set.
+    let (root, c) = (&s.cgroups[0], &s.cgroups[3]);
+    assert_eq!(
+        (root.rt_runtime_us(), c.rt_runtime_us(), a.rt_runtime_us()),
+        (950_000, 0, 100_000)
+    );
+    assert_eq!(
+        (c.shares(), b.shares(), c.rt_period_us(), c.cfs_period_us()),
+        (1024, 512, 1_000_000, 100_000)
+    );
     assert_eq!(
         (a.cpu.uclamp_min, a.cpu.uclamp_max),
         (Some(1250), Some(10000))

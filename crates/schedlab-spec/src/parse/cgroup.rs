@@ -50,10 +50,7 @@ use super::get::{self, Obj};
 use super::sched::{self, CpuList};
 use super::task::{GroupRef, TaskIr};
 use crate::json::{Json, Number};
-use crate::model::{
-    Cgroup, CpuCgroup, GroupId, Policy, DEFAULT_CFS_PERIOD_US, DEFAULT_RT_PERIOD_US, ROOT_GROUP,
-    ROOT_RT_RUNTIME_US,
-};
+use crate::model::{group_cpus, Cgroup, CpuCgroup, GroupId, Policy, ROOT_GROUP};
 use crate::SpecError;
 
 /// `MIN_SHARES` and `MAX_SHARES` (kernel/sched/sched.h).
@@ -431,30 +428,15 @@ impl Tree {
 
     /// The CPUs group `g` may use: its nearest `cpuset.cpus`, or `None` for all.
     pub(crate) fn effective_cpus(&self, g: GroupId) -> Option<&[u32]> {
-        let mut at = Some(g);
-        while let Some(i) = at {
-            if let Some(c) = &self.groups[i as usize].cpuset_cpus {
-                return Some(c);
-            }
-            at = self.groups[i as usize].parent;
-        }
-        None
+        group_cpus(&self.groups, g)
     }
 
     fn rt_runtime_us(&self, g: GroupId) -> i64 {
-        let default = if g == ROOT_GROUP {
-            ROOT_RT_RUNTIME_US
-        } else {
-            0
-        };
-        self.groups[g as usize].cpu.rt_runtime_us.unwrap_or(default)
+        self.groups[g as usize].rt_runtime_us()
     }
 
     fn rt_period_us(&self, g: GroupId) -> u64 {
-        self.groups[g as usize]
-            .cpu
-            .rt_period_us
-            .unwrap_or(DEFAULT_RT_PERIOD_US)
+        self.groups[g as usize].rt_period_us()
     }
 
     fn children(&self, g: GroupId) -> impl Iterator<Item = GroupId> + '_ {
@@ -595,7 +577,7 @@ fn cfs_of(t: &Tree, g: GroupId) -> Option<(u64, Option<u64>, u64)> {
     }
     let quota = c.cfs_quota_us.filter(|q| *q >= 0).map(|q| q as u64);
     Some((
-        c.cfs_period_us.unwrap_or(DEFAULT_CFS_PERIOD_US),
+        t.groups[g as usize].cfs_period_us(),
         quota,
         c.cfs_burst_us.unwrap_or(0),
     ))
