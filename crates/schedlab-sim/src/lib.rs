@@ -143,8 +143,7 @@ pub fn simulate(spec: &Spec, cfg: &SimConfig) -> Result<SimOutput, SimError> {
     check_hz(hz)?;
     if let Some(what) = unsimulated(spec) {
         return Err(SimError::input(format!(
-            "{what} {} not simulated by this engine yet",
-            if what.ends_with('s') { "are" } else { "is" }
+            "{what} not simulated by this engine yet"
         )));
     }
     let mut params = spec.scheduler.params.clone();
@@ -164,20 +163,17 @@ pub fn simulate(spec: &Spec, cfg: &SimConfig) -> Result<SimOutput, SimError> {
 /// give an answer unlike the kernel's without a word, so the run is refused. (Utilization
 /// clamps are not listed: on identical CPUs at one fixed frequency they change nothing.)
 fn unsimulated(spec: &Spec) -> Option<&'static str> {
-    use schedlab_spec::model::{Cgroup, ROOT_GROUP};
+    use schedlab_spec::model::{CpuCgroup, ROOT_GROUP};
     let in_group = spec.tasks.iter().any(|t| {
         t.group != ROOT_GROUP
             || t.phases
                 .iter()
                 .any(|p| p.group.is_some_and(|g| g != ROOT_GROUP))
     });
-    let configured = spec.cgroups.iter().any(|g| {
-        *g != Cgroup {
-            path: g.path.clone(),
-            parent: g.parent,
-            ..Cgroup::root()
-        }
-    });
+    let configured = spec
+        .cgroups
+        .iter()
+        .any(|g| g.cpu != CpuCgroup::default() || g.cpuset_cpus.is_some());
     let sliced = spec.tasks.iter().any(|t| {
         let phases = t.phases.iter().filter_map(|p| p.attr.as_ref());
         std::iter::once(&t.attr)
@@ -185,11 +181,11 @@ fn unsimulated(spec: &Spec) -> Option<&'static str> {
             .any(|a| a.slice_ns.is_some())
     });
     if in_group || configured {
-        Some("cgroups (taskgroup, schedlab.cgroups)")
+        Some("cgroups (taskgroup, schedlab.cgroups) are")
     } else if !spec.machine.topology.is_flat() {
-        Some("a machine topology (packages, SMT threads, LLC domains)")
+        Some("a machine topology (packages, SMT threads, LLC domains) is")
     } else if sliced {
-        Some("custom slices (dl-runtime on a fair-class task)")
+        Some("custom slices (dl-runtime on a fair-class task) are")
     } else {
         None
     }
