@@ -148,6 +148,8 @@ mod tests {
                 policy: schedlab_spec::model::Policy::Other,
                 priority: 0,
                 dl: None,
+                slice_ns: None,
+                uclamp: schedlab_spec::model::Uclamp::default(),
             },
             cpus: None,
         }

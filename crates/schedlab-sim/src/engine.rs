@@ -574,6 +574,7 @@ impl<S: Scheduler> Engine<S> {
     /// Arm the completion of a burst of `ns` of work (after any switch overhead).
     fn arm_burst(&mut self, cpu: CpuId, ns: u64) {
         let c = &self.core.ctx.cpus[cpu.idx()];
+        // Saturating: a `run: -1` burst (RUN_FOREVER) never completes.
         let at = self
             .core
             .ctx
@@ -732,6 +733,11 @@ impl<S: Scheduler> Engine<S> {
                 self.next_op(cpu, t);
             }
             Op::Exit => self.exit(cpu, t),
+            Op::Io { .. } => {
+                self.error = Some(RunError(
+                    "block I/O is not simulated by this engine yet".to_string(),
+                ));
+            }
         }
     }
 

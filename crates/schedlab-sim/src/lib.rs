@@ -162,20 +162,9 @@ fn simulate_named(
         .clone()
         .or_else(|| spec.scheduler.name.clone())
         .unwrap_or_else(|| DEFAULT_SCHEDULER.to_string());
-    let (cpus, hz) = machine_of(spec, cfg)?;
-    let mut params = spec.scheduler.params.clone();
-    params.extend(cfg.params.iter().cloned());
-    let run = Run {
-        started,
-        spec_sha256,
-        spec,
-        cfg,
-        name: &name,
-        cpus,
-        hz,
-        params: &params,
-    };
-    cpu::construct(&name, cpus, run).map_err(SimError::input)?
+    let params = params_of(spec, cfg);
+    let run = Run::new(spec, cfg, &name, &params, spec_sha256, started)?;
+    cpu::construct(&name, run.cpus, run).map_err(SimError::input)?
 }
 
 /// Simulate a validated spec under a policy given as a value rather than by name: a policy
@@ -186,21 +175,16 @@ pub fn simulate_policy<S: Scheduler>(
     cfg: &SimConfig,
     policy: S,
 ) -> Result<SimOutput, SimError> {
-    let (cpus, hz) = machine_of(spec, cfg)?;
+    let params = params_of(spec, cfg);
+    let run = Run::new(spec, cfg, policy.info().name, &params, None, Instant::now())?;
+    cpu::PolicyVisitor::visit(run, policy)
+}
+
+/// The tunables of a run: the spec's, then the caller's (later ones win).
+fn params_of(spec: &Spec, cfg: &SimConfig) -> Vec<(String, String)> {
     let mut params = spec.scheduler.params.clone();
     params.extend(cfg.params.iter().cloned());
-    let name = policy.info().name;
-    let run = Run {
-        started: Instant::now(),
-        spec_sha256: None,
-        spec,
-        cfg,
-        name,
-        cpus,
-        hz,
-        params: &params,
-    };
-    cpu::PolicyVisitor::visit(run, policy)
+    params
 }
 
 /// The machine size and tick rate of a run (the caller's overrides, else the spec's).
@@ -235,6 +219,38 @@ fn sample_mode(out: &SampleOutput) -> Result<(metrics::SampleMode, Option<String
     })
 }
 
+/// What the spec asks for that this engine does not simulate: running it anyway would
+/// give an answer unlike the kernel's without a word, so the run is refused. (Utilization
+/// clamps are not listed: on identical CPUs at one fixed frequency they change nothing.)
+fn unsimulated(spec: &Spec) -> Option<&'static str> {
+    use schedlab_spec::model::{CpuCgroup, ROOT_GROUP};
+    let in_group = spec.tasks.iter().any(|t| {
+        t.group != ROOT_GROUP
+            || t.phases
+                .iter()
+                .any(|p| p.group.is_some_and(|g| g != ROOT_GROUP))
+    });
+    let configured = spec
+        .cgroups
+        .iter()
+        .any(|g| g.cpu != CpuCgroup::default() || g.cpuset_cpus.is_some());
+    let sliced = spec.tasks.iter().any(|t| {
+        let phases = t.phases.iter().filter_map(|p| p.attr.as_ref());
+        std::iter::once(&t.attr)
+            .chain(phases)
+            .any(|a| a.slice_ns.is_some())
+    });
+    if in_group || configured {
+        Some("cgroups (taskgroup, schedlab.cgroups) are")
+    } else if !spec.machine.topology.is_flat() {
+        Some("a machine topology (packages, SMT threads, LLC domains) is")
+    } else if sliced {
+        Some("custom slices (dl-runtime on a fair-class task) are")
+    } else {
+        None
+    }
+}
+
 /// The tick rates schedlab models (CONFIG_HZ choices).
 pub(crate) fn check_hz(hz: u32) -> Result<(), SimError> {
     if [100, 250, 300, 1000].contains(&hz) {
@@ -243,6 +259,36 @@ pub(crate) fn check_hz(hz: u32) -> Result<(), SimError> {
         Err(SimError::input(format!(
             "hz: expected 100, 250, 300 or 1000, got {hz}"
         )))
+    }
+}
+
+impl<'a> Run<'a> {
+    /// A run of `spec` under the policy called `name`, once the machine is checked and the
+    /// spec asks for nothing this engine does not simulate.
+    fn new(
+        spec: &'a Spec,
+        cfg: &'a SimConfig,
+        name: &'a str,
+        params: &'a [(String, String)],
+        spec_sha256: Option<String>,
+        started: Instant,
+    ) -> Result<Self, SimError> {
+        let (cpus, hz) = machine_of(spec, cfg)?;
+        if let Some(what) = unsimulated(spec) {
+            return Err(SimError::input(format!(
+                "{what} not simulated by this engine yet"
+            )));
+        }
+        Ok(Run {
+            started,
+            spec_sha256,
+            spec,
+            cfg,
+            name,
+            cpus,
+            hz,
+            params,
+        })
     }
 }
 

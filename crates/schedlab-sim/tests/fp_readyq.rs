@@ -44,6 +44,7 @@ fn mixed(cpus: u32) -> Spec {
         events: vec![Event::Run { ns: 250 * US }, Event::Sleep { ns: 400 * US }],
         attr: Some(attr(Policy::Fifo, prio)),
         cpus,
+        group: None,
     };
     let mut chg = task("chg", attr(Policy::Fifo, 20), -1, vec![]);
     chg.phases = vec![

@@ -558,6 +558,7 @@ mod e2e {
             events,
             attr: Some(a),
             cpus: None,
+            group: None,
         };
         let mut t = task("changer", attr(Policy::Other, 10), 20, vec![]);
         t.phases = vec![

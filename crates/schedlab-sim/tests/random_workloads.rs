@@ -480,6 +480,7 @@ fn lower(bp: &Blueprint) -> Spec {
                 events: Vec::new(),
                 attr: rp.attr.clone(),
                 cpus: rp.cpus.map(|b| mask_list(b, ncpu)),
+                group: None,
             });
         }
         w.push(WTask {
@@ -496,6 +497,7 @@ fn lower(bp: &Blueprint) -> Spec {
                 } else {
                     None
                 },
+                group: schedlab_spec::model::ROOT_GROUP,
             },
             chunks,
         });
@@ -1199,6 +1201,7 @@ fn bug_ttwu_runnable_wakeup_leaves_wake_time_unset() {
         events: vec![Event::Run { ns: 10 }],
         attr: None,
         cpus: Some(vec![0]),
+        group: None,
     });
     let s = spec(2, vec![a, b], res);
     // Fails with: "<policy>: sample 1 of tid 2 out of order: release 0 wake 10 start 0
@@ -1246,6 +1249,8 @@ fn deadline_attr() -> SchedAttr {
             deadline_ns: 10 * MS,
             period_ns: 10 * MS,
         }),
+        slice_ns: None,
+        uclamp: schedlab_spec::model::Uclamp::default(),
     }
 }
 
@@ -1259,6 +1264,7 @@ fn task_with_deadline_phase(first: bool) -> Spec {
         events: vec![Event::Run { ns: MS }],
         attr: Some(deadline_attr()),
         cpus: None,
+        group: None,
     };
     if first {
         t.phases.insert(0, ph);

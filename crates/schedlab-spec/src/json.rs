@@ -8,6 +8,11 @@
 //! lose events without a word. This reader keeps every member of an object, in file order,
 //! and the validator decides what a repeated key means (see `parse.rs`).
 //!
+//! One more thing rt-app users write that is not JSON: a key with no value, `"suspend",`,
+//! which rt-app's `workgen` completes into `"suspend" : "<task name>"`. The reader keeps
+//! such a member as [`Json::Bare`]; the validator accepts it only where workgen would
+//! complete it (see `parse/task.rs`).
+//!
 //! Everything else is strict JSON (RFC 8259): string escapes, number grammar, no bare words.
 //! Nesting is limited to [`MAX_DEPTH`] so that hostile input cannot overflow the stack.
 
@@ -43,6 +48,8 @@ pub(crate) enum Json {
     Str(String),
     Arr(Vec<Json>),
     Obj(Vec<(String, Json)>),
+    /// The "value" of a bare key (`"suspend",`): an object member with no `: value`.
+    Bare,
 }
 
 impl Json {
@@ -61,6 +68,7 @@ impl Json {
             }
             Json::Arr(_) => "an array".to_string(),
             Json::Obj(_) => "an object".to_string(),
+            Json::Bare => "no value (a bare key)".to_string(),
         }
     }
 
@@ -262,12 +270,16 @@ impl Reader<'_> {
             }
             let key = self.string()?;
             self.skip_ws()?;
-            if self.peek() != Some(b':') {
-                return Err(self.err(&format!("expected ':' after the key {key:?}")));
-            }
-            self.i += 1;
-            self.skip_ws()?;
-            let v = self.value(depth + 1)?;
+            let v = match self.peek() {
+                Some(b':') => {
+                    self.i += 1;
+                    self.skip_ws()?;
+                    self.value(depth + 1)?
+                }
+                // A bare key, as rt-app users write `"suspend",` for workgen to complete.
+                Some(b',' | b'}') => Json::Bare,
+                _ => return Err(self.err(&format!("expected ':' after the key {key:?}"))),
+            };
             members.push((key, v));
             self.skip_ws()?;
             match self.peek() {
@@ -453,6 +465,16 @@ mod tests {
         let keys: Vec<&str> = m.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["run", "sleep", "run"]);
         assert_eq!(m[2].1, Json::Num(Number::Int(3)));
+    }
+
+    #[test]
+    fn bare_keys_are_kept_for_the_validator() {
+        let v = parse(r#"{"suspend", "run": 1, "suspend"}"#).unwrap();
+        let Json::Obj(m) = v else { panic!() };
+        assert_eq!(m[0], ("suspend".to_string(), Json::Bare));
+        assert_eq!(m[2], ("suspend".to_string(), Json::Bare));
+        assert!(parse(r#"{"a" 1}"#).is_err());
+        assert!(parse(r#"["a",]"#).is_ok());
     }
 
     #[test]

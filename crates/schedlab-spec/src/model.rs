@@ -5,7 +5,15 @@
 //! times are in integer nanoseconds, and every value is in range. The simulator compiles a
 //! `Spec` into its own program representation; it never sees JSON.
 //!
-//! Units: rt-app writes times in microseconds; the model stores nanoseconds (`*_ns`).
+//! Units: rt-app writes times in microseconds; the model stores nanoseconds (`*_ns`),
+//! except cgroup settings, which keep the kernel files' units (`*_us`, percentages in
+//! hundredths).
+//!
+//! Besides rt-app's tasks, phases and events, the model carries what an engine needs to
+//! simulate more of a Linux machine: the topology ([`Machine::topology`]), cgroups
+//! ([`Spec::cgroups`], with [`TaskSpec::group`] and [`Phase::group`]), utilization clamps
+//! and custom slices ([`SchedAttr`]), and block devices ([`Resources::devices`] with
+//! [`Event::Io`]).
 
 /// A scheduling policy as rt-app names it (`"policy": "SCHED_FIFO"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -56,6 +64,36 @@ pub struct DlParams {
     pub period_ns: u64,
 }
 
+/// Shortest custom slice the kernel keeps: a requested slice is clamped to
+/// `CUSTOM_SLICE_MIN_NS..=CUSTOM_SLICE_MAX_NS` (`__setscheduler_params()` in
+/// kernel/sched/syscalls.c, Linux 6.12, commit 857b158dc5e8 "sched/eevdf: Use
+/// sched_attr::sched_runtime to set request/slice suggestion"; the bounds are 1/10 of a
+/// HZ=1000 tick and 10 HZ=100 ticks).
+pub const CUSTOM_SLICE_MIN_NS: u64 = 100_000;
+/// Longest custom slice the kernel keeps; see [`CUSTOM_SLICE_MIN_NS`].
+pub const CUSTOM_SLICE_MAX_NS: u64 = 100_000_000;
+
+/// The slice the kernel uses for a requested custom slice (the clamp of
+/// `__setscheduler_params()`; see [`CUSTOM_SLICE_MIN_NS`]).
+pub fn custom_slice_ns(requested_ns: u64) -> u64 {
+    requested_ns.clamp(CUSTOM_SLICE_MIN_NS, CUSTOM_SLICE_MAX_NS)
+}
+
+/// Utilization clamps of a task (rt-app `util_min` / `util_max`, sched_setattr's
+/// `sched_util_min` / `sched_util_max`), on the kernel's capacity scale 0..=1024
+/// (`SCHED_CAPACITY_SCALE`). `None` is the kernel's default: no minimum (0; 1024 for RT
+/// tasks, `sysctl_sched_uclamp_util_min_rt_default`) and no maximum (1024).
+///
+/// On the machine schedlab simulates (identical CPUs at one fixed frequency) a clamp changes
+/// no scheduling decision: Linux uses it to pick CPU frequencies (schedutil) and, on
+/// asymmetric systems, CPUs that fit the task. It is kept so that a model of those can
+/// read it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Uclamp {
+    pub min: Option<u32>,
+    pub max: Option<u32>,
+}
+
 /// The scheduling attributes a task (or one of its phases) sets.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SchedAttr {
@@ -63,6 +101,25 @@ pub struct SchedAttr {
     /// Nice for fair policies, user RT priority (1..=99) for FIFO/RR, 0 for DEADLINE.
     pub priority: i32,
     pub dl: Option<DlParams>,
+    /// Fair policies only: the custom slice requested through `sched_attr.sched_runtime`
+    /// (rt-app's `dl-runtime` on a SCHED_OTHER/BATCH/IDLE task), as requested. Linux 6.12+
+    /// (EEVDF) uses [`custom_slice_ns`] of it as the task's slice instead of the base slice
+    /// (`sysctl_sched_base_slice`); older kernels ignore it. `None` = the base slice.
+    pub slice_ns: Option<u64>,
+    pub uclamp: Uclamp,
+}
+
+impl SchedAttr {
+    /// Attributes with no custom slice and no clamps.
+    pub fn new(policy: Policy, priority: i32, dl: Option<DlParams>) -> SchedAttr {
+        SchedAttr {
+            policy,
+            priority,
+            dl,
+            slice_ns: None,
+            uclamp: Uclamp::default(),
+        }
+    }
 }
 
 /// How a periodic timer catches up when it is late (rt-app `"mode"`).
@@ -82,10 +139,41 @@ pub enum TimerMode {
 /// Index of a named resource in [`Spec::resources`]'s vector of that kind.
 pub type ResId = u32;
 
+/// `run: -1`: run for ever. rt-app keeps a run's duration in an `int` and hands it to
+/// `loadwait(unsigned long)` (src/rt-app.c), so -1 becomes the largest unsigned value: a
+/// burst that never ends in practice. Engines must treat it as unbounded (saturating
+/// arithmetic).
+pub const RUN_FOREVER: u64 = u64::MAX;
+
+/// Direction of a block I/O request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoOp {
+    Read,
+    Write,
+}
+
+/// Where a block I/O request starts on its device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoOffset {
+    /// Right after the end of the previous request of the same task on the same device
+    /// (0 for the first one).
+    Sequential,
+    /// A uniformly random sector-aligned offset that keeps the request on the device,
+    /// drawn from the run's seeded PRNG.
+    Random,
+    /// This byte offset (a multiple of [`SECTOR_BYTES`]).
+    At(u64),
+}
+
+/// The sector size of block I/O requests: offsets and sizes are multiples of it (null_blk's
+/// default `bs=512`).
+pub const SECTOR_BYTES: u64 = 512;
+
 /// One step of a task's program, in the order the spec gives them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// `run`: consume this much CPU time (rt-app calibrated work).
+    /// `run`: consume this much CPU time (rt-app calibrated work); [`RUN_FOREVER`] for
+    /// `run: -1`.
     Run {
         ns: u64,
     },
@@ -170,6 +258,14 @@ pub enum Event {
     },
     /// schedlab extension `schedlab:exit`: exit now (the rest of the program is skipped).
     Exit,
+    /// schedlab extension `schedlab:io`: submit one block I/O request of `bytes` bytes to
+    /// device `dev` (an index into [`Resources::devices`]) and block until it completes.
+    Io {
+        dev: ResId,
+        op: IoOp,
+        bytes: u64,
+        offset: IoOffset,
+    },
 }
 
 /// One phase: a list of events repeated `loop_count` times (-1 = forever).
@@ -181,6 +277,9 @@ pub struct Phase {
     /// Attributes the phase switches to when it starts (rt-app allows policy/priority/cpus per phase).
     pub attr: Option<SchedAttr>,
     pub cpus: Option<Vec<u32>>,
+    /// The cgroup the task moves to when the phase starts (rt-app `taskgroup` in a phase);
+    /// `None` = stay where it is.
+    pub group: Option<GroupId>,
 }
 
 /// A task template (rt-app "thread"); `instances` copies start at time `delay_ns`.
@@ -199,6 +298,8 @@ pub struct TaskSpec {
     /// schedlab extension: the process this thread belongs to (tasks with the same
     /// `process` share a tgid in traces). `None` = its own process.
     pub process: Option<String>,
+    /// The cgroup the task starts in (rt-app `taskgroup`); [`ROOT_GROUP`] by default.
+    pub group: GroupId,
 }
 
 /// A unidirectional byte channel: one direction of a pipe or of a socket pair.
@@ -239,9 +340,88 @@ pub struct Resources {
     /// file order); every channel has at least one writer and one reader.
     pub channels: Vec<Channel>,
     pub marks: Vec<String>,
+    /// Block devices (`schedlab.devices`), in declaration order; [`Event::Io`] names them
+    /// by index.
+    pub devices: Vec<BlockDevice>,
+}
+
+/// The most CPUs a simulated machine has.
+pub const MAX_MACHINE_CPUS: u32 = 256;
+
+/// Where [`Machine::cpus`] came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpusSource {
+    /// Nothing sized the machine and no CPU is named: one CPU.
+    Default,
+    /// `schedlab.machine.cpus`, without a topology.
+    Given,
+    /// `schedlab.machine.topology` (and `cpus`, if given, agrees with it).
+    Topology,
+    /// Not sized, but the spec names CPUs (task or phase `cpus`, a cgroup's `cpuset.cpus`):
+    /// the smallest machine that has them, i.e. the highest CPU named + 1.
+    Inferred,
+}
+
+/// The machine's CPU topology: `packages` × `cores_per_package` × `threads_per_core`
+/// CPUs, with each run of `cores_per_llc` consecutive cores of a package sharing one
+/// last-level cache.
+///
+/// CPU numbering (schedlab's convention): cpu = (package · cores_per_package + core) ·
+/// threads_per_core + thread, so the SMT siblings of a core are adjacent CPUs and a
+/// package's CPUs are contiguous. (Linux numbers CPUs as the firmware lists them; on many
+/// x86 machines siblings are `nr_cores` apart instead.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Topology {
+    pub packages: u32,
+    pub cores_per_package: u32,
+    pub threads_per_core: u32,
+    /// Cores per LLC domain; divides `cores_per_package`.
+    pub cores_per_llc: u32,
+}
+
+impl Topology {
+    /// One package of `cpus` single-threaded cores sharing one LLC.
+    pub fn flat(cpus: u32) -> Topology {
+        Topology {
+            packages: 1,
+            cores_per_package: cpus,
+            threads_per_core: 1,
+            cores_per_llc: cpus,
+        }
+    }
+
+    /// One package, one thread per core, one LLC: every CPU alike, whatever their number.
+    pub fn is_flat(&self) -> bool {
+        self.packages == 1
+            && self.threads_per_core == 1
+            && self.cores_per_llc == self.cores_per_package
+    }
+
+    /// Number of CPUs (hardware threads).
+    pub fn nr_cpus(&self) -> u32 {
+        self.packages * self.cores_per_package * self.threads_per_core
+    }
+
+    /// The package of `cpu`.
+    pub fn package_of(&self, cpu: u32) -> u32 {
+        cpu / (self.cores_per_package * self.threads_per_core)
+    }
+
+    /// The core of `cpu`, numbered across the machine (0..packages·cores_per_package).
+    pub fn core_of(&self, cpu: u32) -> u32 {
+        cpu / self.threads_per_core
+    }
+
+    /// The LLC domain of `cpu`, numbered across the machine.
+    pub fn llc_of(&self, cpu: u32) -> u32 {
+        self.core_of(cpu) / self.cores_per_llc
+    }
 }
 
 /// The simulated machine (schedlab extension `"schedlab": {"machine": ...}`).
+///
+/// `topology.nr_cpus() == cpus` for every machine the parser builds; code that builds one
+/// by hand should start from [`Machine::flat`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Machine {
     pub cpus: u32,
@@ -254,6 +434,20 @@ pub struct Machine {
     pub fork_ns: u64,
     /// CPU time a wake-up costs the waker (try_to_wake_up).
     pub wakeup_ns: u64,
+    pub cpus_source: CpusSource,
+    /// Always set: [`Topology::flat`] unless the spec gives one.
+    pub topology: Topology,
+}
+
+impl Machine {
+    /// The default machine with `cpus` flat CPUs.
+    pub fn flat(cpus: u32) -> Machine {
+        Machine {
+            cpus,
+            topology: Topology::flat(cpus),
+            ..Machine::default()
+        }
+    }
 }
 
 impl Default for Machine {
@@ -265,8 +459,145 @@ impl Default for Machine {
             sched_work_ps: 0,
             fork_ns: 0,
             wakeup_ns: 0,
+            cpus_source: CpusSource::Default,
+            topology: Topology::flat(1),
         }
     }
+}
+
+/// Index of a cgroup in [`Spec::cgroups`].
+pub type GroupId = u32;
+
+/// The root cgroup `/`, always `Spec::cgroups[0]`.
+pub const ROOT_GROUP: GroupId = 0;
+
+/// `cpu.shares` of a group that does not set it (the kernel's `ROOT_TASK_GROUP_LOAD`,
+/// NICE_0_LOAD scaled down: 1024).
+pub const DEFAULT_SHARES: u64 = 1024;
+/// `cpu.rt_period_us` of a group that does not set it (`sysctl_sched_rt_period`).
+pub const DEFAULT_RT_PERIOD_US: u64 = 1_000_000;
+/// `cpu.rt_runtime_us` of the root group when not set (`sysctl_sched_rt_runtime`); a child
+/// group starts with 0 (`alloc_rt_sched_group()` in kernel/sched/rt.c).
+pub const ROOT_RT_RUNTIME_US: i64 = 950_000;
+/// `cpu.cfs_period_us` of a group that does not set it (`default_bw_period_us()`,
+/// kernel/sched/sched.h).
+pub const DEFAULT_CFS_PERIOD_US: u64 = 100_000;
+
+/// The cpu controller's settings of one cgroup, as cgroup v1 names them (cgroup v2's
+/// `cpu.weight` and `cpu.max` are converted on input). `None` = not written: the kernel's
+/// default ([`DEFAULT_SHARES`], [`DEFAULT_RT_PERIOD_US`], rt_runtime 0 for a child and
+/// [`ROOT_RT_RUNTIME_US`] for the root, [`DEFAULT_CFS_PERIOD_US`], no quota, no burst, no
+/// clamps).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CpuCgroup {
+    pub shares: Option<u64>,
+    pub rt_period_us: Option<u64>,
+    /// -1 = unlimited (`RUNTIME_INF`).
+    pub rt_runtime_us: Option<i64>,
+    pub cfs_period_us: Option<u64>,
+    /// -1 = unlimited (`RUNTIME_INF`).
+    pub cfs_quota_us: Option<i64>,
+    pub cfs_burst_us: Option<u64>,
+    /// `cpu.uclamp.min` in hundredths of a percent (0..=10000), as the kernel keeps it
+    /// (`uclamp_pct`); [`uclamp_util_of_pct`] converts it to the capacity scale.
+    pub uclamp_min: Option<u32>,
+    /// `cpu.uclamp.max` in hundredths of a percent (0..=10000; "max" = 10000).
+    pub uclamp_max: Option<u32>,
+}
+
+/// A cgroup percentage in hundredths (0..=10000) on the capacity scale 0..=1024, rounded
+/// to nearest as `capacity_from_percent()` in kernel/sched/core.c does.
+pub fn uclamp_util_of_pct(hundredths: u32) -> u32 {
+    ((hundredths as u64 * 1024 + 5000) / 10000) as u32
+}
+
+/// One cgroup of the cpu (and cpuset) controller.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cgroup {
+    /// Normalised path: `/`, or `/a/b` (no repeated or trailing `/`).
+    pub path: String,
+    /// `None` only for the root.
+    pub parent: Option<GroupId>,
+    pub cpu: CpuCgroup,
+    /// `cpuset.cpus`, sorted; `None` = the parent's CPUs.
+    pub cpuset_cpus: Option<Vec<u32>>,
+}
+
+impl Cgroup {
+    /// The root group `/` with the kernel's defaults.
+    pub fn root() -> Cgroup {
+        Cgroup {
+            path: "/".to_string(),
+            parent: None,
+            cpu: CpuCgroup::default(),
+            cpuset_cpus: None,
+        }
+    }
+
+    /// `cpu.shares` in force.
+    pub fn shares(&self) -> u64 {
+        self.cpu.shares.unwrap_or(DEFAULT_SHARES)
+    }
+
+    /// `cpu.rt_runtime_us` in force (-1 = unlimited): [`ROOT_RT_RUNTIME_US`] for the root,
+    /// 0 for a child group that does not set it.
+    pub fn rt_runtime_us(&self) -> i64 {
+        let default = if self.parent.is_none() {
+            ROOT_RT_RUNTIME_US
+        } else {
+            0
+        };
+        self.cpu.rt_runtime_us.unwrap_or(default)
+    }
+
+    /// `cpu.rt_period_us` in force.
+    pub fn rt_period_us(&self) -> u64 {
+        self.cpu.rt_period_us.unwrap_or(DEFAULT_RT_PERIOD_US)
+    }
+
+    /// `cpu.cfs_period_us` in force.
+    pub fn cfs_period_us(&self) -> u64 {
+        self.cpu.cfs_period_us.unwrap_or(DEFAULT_CFS_PERIOD_US)
+    }
+}
+
+/// The CPUs group `g` of `groups` (a [`Spec::cgroups`]) may use: the nearest
+/// `cpuset.cpus` on the way to the root, or `None` for every CPU of the machine.
+pub fn group_cpus(groups: &[Cgroup], g: GroupId) -> Option<&[u32]> {
+    let mut at = Some(g);
+    while let Some(i) = at {
+        let group = &groups[i as usize];
+        if let Some(c) = &group.cpuset_cpus {
+            return Some(c);
+        }
+        at = group.parent;
+    }
+    None
+}
+
+/// What a block device's requests cost.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeviceModel {
+    /// Linux's null_blk with `irqmode=2` (timer): every request completes `completion_ns`
+    /// after it is issued, at most `queue_depth` requests are in flight, and the device
+    /// holds `size_bytes` (Documentation/block/null_blk.rst: `completion_nsec` default
+    /// 10,000 ns, `hw_queue_depth` default 64, `gb` default 250).
+    NullBlk {
+        completion_ns: u64,
+        queue_depth: u32,
+        size_bytes: u64,
+    },
+}
+
+/// A block device (`schedlab.devices`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockDevice {
+    pub name: String,
+    pub model: DeviceModel,
+    /// The I/O scheduler (elevator): "none", "mq-deadline", "kyber" or "bfq".
+    pub scheduler: String,
+    /// The elevator's tunables as given (`name` → textual value); the I/O layer parses them.
+    pub params: Vec<(String, String)>,
 }
 
 /// The scheduler the spec asks for (overridable on the command line).
@@ -302,4 +633,6 @@ pub struct Spec {
     pub headline: Headline,
     /// PRNG seed given in the spec (`"schedlab": {"seed": N}`), if any.
     pub seed: Option<u64>,
+    /// Every cgroup: the root `/` first ([`ROOT_GROUP`]), parents before children.
+    pub cgroups: Vec<Cgroup>,
 }

@@ -16,8 +16,9 @@
 //!   `parse/event.rs`. The reader keeps object members in file order and keeps repeated
 //!   keys (see `json.rs`); a repeated *event* key in a task or phase is accepted as rt-app's
 //!   `workgen` accepts it, any other repeated key is an error.
-//! - Resources (mutex, condition, barrier, timer, fork, suspend/resume) and the checks made
-//!   across tasks: see `parse/resolve.rs`.
+//! - Resources (mutex, condition, barrier, timer, fork, suspend/resume, devices) and the
+//!   checks made across tasks: see `parse/resolve.rs`.
+//! - `taskgroup` and `schedlab.cgroups`: see `parse/cgroup.rs`.
 //! - Instance names at run time are `<task>-<index>` with a global index in file order, and
 //!   forked copies `<task>-<index>-<nnnn>` (`thread_data_set_unique_name()` in
 //!   `src/rt-app.c`); the model keeps template names and the engine names instances.
@@ -40,26 +41,40 @@
 //!   checked.
 //!
 //! # `resources` (legacy, `parse_resources()`)
-//! An object `{name: {"type": "mutex"|"wait"|"timer"|"barrier"}}`. rt-app creates resources
-//! on first use anyway ("kept for backward compatibility … doesn't give any benefit"), so
-//! the section is checked and otherwise ignored.
+//! An object `{name: {"type": …}}` with a type `string_to_resource()` knows, and the
+//! pre-2015 `target`. rt-app creates resources on first use anyway ("kept for backward
+//! compatibility … doesn't give any benefit"), so the section is checked and otherwise
+//! ignored.
 //!
 //! # Not modelled yet (errors, never silently ignored)
-//! `mem` and `iorun` events, `pi_enabled: true`, `taskgroup` (non-empty), `util_min` /
-//! `util_max` (other than -1), `nodes_membind`, `dl-runtime` on a fair-class task (custom
-//! EEVDF slice), and the pre-2015 `resources`/`lock_order` task keys.
+//! `mem` and `iorun` events, `pi_enabled: true` and `nodes_membind`. The pre-2015 task
+//! keys `exec`, `lock_order` and `resources` are refused too: rt-app no longer reads them
+//! either.
+//!
+//! # workgen
+//! rt-app users run files through rt-app's `workgen` script, which completes a bare
+//! `"suspend",` and renames repeated keys; schedlab reads such files directly
+//! (`parse/workgen.rs`).
+//!
+//! # The machine
+//! Given, from a topology, or inferred from the CPUs the spec names (`parse/machine.rs`).
 //!
 //! # schedlab extensions
-//! The top-level `schedlab` object (`parse/ext.rs`), the task key `schedlab:process`, and
-//! the events `schedlab:write`, `schedlab:read`, `schedlab:mark`, `schedlab:exit`; plus
-//! SCHED_BATCH as a policy name. docs/spec.md is the user-facing reference.
+//! The top-level `schedlab` object (`parse/ext.rs`: machine, channels, cgroups in
+//! `parse/cgroup.rs`, block devices, scheduler, seed, headline), the task key
+//! `schedlab:process`, and the events `schedlab:write`, `schedlab:read`, `schedlab:mark`,
+//! `schedlab:exit`, `schedlab:io`; plus SCHED_BATCH as a policy name. docs/spec.md is the
+//! user-facing reference.
 
+mod cgroup;
 mod event;
 pub(crate) mod ext;
 mod get;
+mod machine;
 mod resolve;
 mod sched;
 mod task;
+mod workgen;
 
 use crate::json::{self, Json};
 use crate::model::{Policy, Spec};
@@ -86,19 +101,21 @@ fn parse_json(v: &Json) -> Result<Spec, SpecError> {
             return Err(get::unknown_key(&p, k, "the spec's top level", TOP_KEYS));
         }
     }
-    let (duration_ns, default_policy) = global(root.get("global"))?;
-    if let Some(r) = root.get("resources") {
-        legacy_resources(r)?;
-    }
-    let ext = ext::parse(root.get("schedlab"))?;
+    // rt-app looks for "tasks" before it reads anything else.
     let tasks_v = root.get("tasks").ok_or_else(|| {
         SpecError::new(
             "$.tasks",
             "missing \"tasks\": a spec needs at least one task",
         )
     })?;
-    let tasks = task::parse_tasks(tasks_v, default_policy, ext.machine.cpus)?;
-    resolve::build(duration_ns, ext, tasks)
+    let (duration_ns, default_policy) = global(root.get("global"))?;
+    if let Some(r) = root.get("resources") {
+        legacy_resources(r)?;
+    }
+    let ext = ext::parse(root.get("schedlab"))?;
+    let tasks = task::parse_tasks(tasks_v, default_policy)?;
+    let machine = machine::size(ext.machine, &tasks, &ext.cgroups)?;
+    resolve::build(duration_ns, ext.rest, ext.cgroups, machine, tasks)
 }
 
 const GLOBAL_KEYS: &[&str] = &[
@@ -203,6 +220,20 @@ fn global(v: Option<&Json>) -> Result<(Option<u64>, Policy), SpecError> {
     Ok((duration, policy))
 }
 
+/// The resource types rt-app's `string_to_resource()` knows (`src/rt-app_utils.c`), and
+/// `barrier`.
+const RESOURCE_TYPES: &[&str] = &[
+    "mutex",
+    "wait",
+    "signal",
+    "broadcast",
+    "sync",
+    "sleep",
+    "run",
+    "timer",
+    "barrier",
+];
+
 fn legacy_resources(v: &Json) -> Result<(), SpecError> {
     let r = Obj::new(
         v,
@@ -214,20 +245,31 @@ fn legacy_resources(v: &Json) -> Result<(), SpecError> {
         let o = Obj::new(rv, &p, &format!("resource {name:?}"))?;
         o.no_repeats(|_| false)?;
         for (k, kv, kp) in o.iter() {
-            if k != "type" {
-                return Err(get::unknown_key(
-                    &kp,
-                    k,
-                    &format!("resource {name:?}"),
-                    &["type"],
-                ));
-            }
-            let t = get::string(kv, &kp, "a resource type")?;
-            if !matches!(t, "mutex" | "wait" | "timer" | "barrier") {
-                return Err(SpecError::new(
-                    kp,
-                    format!("expected a resource type mutex, wait, timer or barrier, found {t:?}"),
-                ));
+            match k {
+                "type" => {
+                    let t = get::string(kv, &kp, "a resource type")?;
+                    if !RESOURCE_TYPES.contains(&t) {
+                        return Err(SpecError::new(
+                            kp,
+                            format!(
+                                "expected a resource type ({}), found {t:?}",
+                                RESOURCE_TYPES.join(", ")
+                            ),
+                        ));
+                    }
+                }
+                // The pre-2015 grammar's signal/broadcast target; rt-app ignores it now.
+                "target" => {
+                    get::string(kv, &kp, "a resource name")?;
+                }
+                _ => {
+                    return Err(get::unknown_key(
+                        &kp,
+                        k,
+                        &format!("resource {name:?}"),
+                        &["type", "target"],
+                    ))
+                }
             }
         }
     }

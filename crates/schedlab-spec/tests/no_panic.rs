@@ -16,6 +16,10 @@ fn arb_json() -> impl Strategy<Value = Value> {
             Just("run".to_string()),
             Just("SCHED_FIFO".to_string()),
             Just("unique".to_string()),
+            Just("/tg".to_string()),
+            Just("0-3,5".to_string()),
+            Just("null_blk".to_string()),
+            Just("max 100000".to_string()),
             Just(String::new()),
             "[a-z:_0-9-]{0,12}",
             ".{0,8}"
@@ -54,6 +58,25 @@ fn arb_json() -> impl Strategy<Value = Value> {
             Just("headline".to_string()),
             Just("type".to_string()),
             Just("dl-runtime".to_string()),
+            Just("taskgroup".to_string()),
+            Just("util_min".to_string()),
+            Just("cgroups".to_string()),
+            Just("/a".to_string()),
+            Just("/a/b".to_string()),
+            Just("cpu.shares".to_string()),
+            Just("cpu.rt_runtime_us".to_string()),
+            Just("cpu.cfs_quota_us".to_string()),
+            Just("cpu.max".to_string()),
+            Just("cpu.uclamp.min".to_string()),
+            Just("cpuset.cpus".to_string()),
+            Just("topology".to_string()),
+            Just("cores".to_string()),
+            Just("llc_cores".to_string()),
+            Just("devices".to_string()),
+            Just("model".to_string()),
+            Just("schedlab:io".to_string()),
+            Just("dev".to_string()),
+            Just("offset".to_string()),
             "[a-z]{1,6}"
         ];
         prop_oneof![
@@ -88,22 +111,27 @@ proptest! {
     }
 
     #[test]
-    fn one_value_replaced_never_panics(v in arb_json(), which in 0usize..12) {
+    fn one_value_replaced_never_panics(v in arb_json(), which in 0usize..16) {
         let mut base = json!({
             "global": {"duration": 2, "default_policy": "SCHED_OTHER"},
             "tasks": {
                 "a": {"instance": 2, "cpus": [0], "phases": {"p": {"loop": 3, "timer": {"ref": "unique", "period": 100},
                       "lock": "m", "wait": {"ref": "c", "mutex": "m"}, "unlock": "m", "barrier": "b"}}},
                 "b": {"barrier": "b", "lock": "m", "broad": "c", "unlock": "m", "schedlab:write": {"chan": "p", "bytes": 4}},
-                "c": {"schedlab:read": {"chan": "p", "bytes": 4}, "fork": "a"}
+                "c": {"schedlab:read": {"chan": "p", "bytes": 4}, "fork": "c", "taskgroup": "/g",
+                      "schedlab:io": {"dev": "d", "op": "read", "bytes": 512}}
             },
-            "schedlab": {"machine": {"cpus": 2}, "pipes": {"p": {"capacity": 8}}}
+            "schedlab": {"machine": {"cpus": 2}, "pipes": {"p": {"capacity": 8}},
+                         "cgroups": {"/g": {"cpu.rt_runtime_us": 1000, "cpuset.cpus": "0-1"}},
+                         "devices": {"d": {"model": "null_blk"}}}
         });
         let slots = [
             "/global/duration", "/tasks/a/instance", "/tasks/a/cpus", "/tasks/a/phases/p/loop",
             "/tasks/a/phases/p/timer", "/tasks/a/phases/p/wait", "/tasks/b/schedlab:write",
             "/tasks/c/schedlab:read", "/schedlab/machine", "/schedlab/pipes/p", "/tasks/c/fork", "/tasks/b",
+            "/schedlab/cgroups", "/schedlab/cgroups/~1g", "/schedlab/devices/d", "/tasks/c/schedlab:io",
         ];
+        prop_assert!(parse_value(&base).is_ok(), "the base spec is valid");
         if let Some(slot) = base.pointer_mut(slots[which]) {
             *slot = v;
         }

@@ -12,6 +12,8 @@ pub fn attr(policy: Policy, priority: i32) -> SchedAttr {
         policy,
         priority,
         dl: None,
+        slice_ns: None,
+        uclamp: schedlab_spec::model::Uclamp::default(),
     }
 }
 
@@ -29,8 +31,10 @@ pub fn task(name: &str, attr: SchedAttr, loop_count: i64, events: Vec<Event>) ->
             events,
             attr: None,
             cpus: None,
+            group: None,
         }],
         process: None,
+        group: schedlab_spec::model::ROOT_GROUP,
     }
 }
 
@@ -46,6 +50,7 @@ pub fn spec(cpus: u32, tasks: Vec<TaskSpec>, resources: Resources) -> Spec {
         scheduler: SchedulerChoice::default(),
         headline: Headline::None,
         seed: None,
+        cgroups: vec![schedlab_spec::model::Cgroup::root()],
     }
 }
 

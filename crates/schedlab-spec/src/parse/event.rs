@@ -4,15 +4,21 @@
 //! `parse_task_event_data()` in `src/rt-app_parse_config.c`): `"run0"`, `"run1"` and
 //! `"running"` are all run events, `"runtime…"` is a runtime event, `"sleep2"` a sleep, and
 //! so on, executed in the order they appear in the file. schedlab's event keys
-//! (`schedlab:write`, `schedlab:read`, `schedlab:mark`, `schedlab:exit`) follow the same
-//! rule, so `"schedlab:write3"` is a write.
+//! (`schedlab:write`, `schedlab:read`, `schedlab:mark`, `schedlab:exit`, `schedlab:io`)
+//! follow the same rule, so `"schedlab:write3"` is a write.
+//!
+//! `run: -1` runs for ever ([`crate::model::RUN_FOREVER`]: rt-app passes the `int` -1 to
+//! `loadwait(unsigned long)`). rt-app's `mem` and `iorun` events (and so `memrun`, which
+//! starts with `mem`) are refused: schedlab has no memory model, and rt-app's `iorun`
+//! writes through the page cache to the file `global.io_device`, which schedlab does not
+//! simulate (its own block requests are `schedlab:io` on a `schedlab.devices` entry).
 //!
 //! Events keep resource *names* here; `resolve.rs` turns them into indices once every task
 //! has been read (a fork may name a task defined further down the file).
 
 use super::get::{self, Obj};
 use crate::json::Json;
-use crate::model::TimerMode;
+use crate::model::{IoOffset, IoOp, TimerMode, RUN_FOREVER, SECTOR_BYTES};
 use crate::SpecError;
 
 /// Largest byte count of one write or read: 1 TiB (anything bigger is a typo).
@@ -42,6 +48,7 @@ pub(crate) enum Kind {
     Read,
     Mark,
     Exit,
+    Io,
 }
 
 /// The event kind of `key`, or `None` when the key is not an event.
@@ -69,6 +76,7 @@ pub(crate) fn kind(key: &str) -> Option<Kind> {
         ("schedlab:read", Kind::Read),
         ("schedlab:mark", Kind::Mark),
         ("schedlab:exit", Kind::Exit),
+        ("schedlab:io", Kind::Io),
     ];
     TABLE
         .iter()
@@ -116,6 +124,12 @@ pub(crate) enum Ev {
     },
     Mark(String),
     Exit,
+    Io {
+        dev: String,
+        op: IoOp,
+        bytes: u64,
+        offset: IoOffset,
+    },
 }
 
 /// One event with the path of its key.
@@ -259,19 +273,27 @@ pub(crate) fn parse(k: Kind, key: &str, v: &Json, path: &str) -> Result<Ev, Spec
     let named =
         |what: &str| -> Result<String, SpecError> { Ok(get::name(v, path, what)?.to_string()) };
     Ok(match k {
-        Kind::Run => Ev::Run(get::micros(v, path, "a run time", 0)?),
+        Kind::Run => Ev::Run(run_time(v, path)?),
         Kind::Runtime => Ev::Runtime(get::micros(v, path, "a runtime", 0)?),
         Kind::Sleep => Ev::Sleep(get::micros(v, path, "a sleep time", 0)?),
         Kind::Mem => {
             return Err(get::not_modelled(
                 path,
-                &format!("the {key:?} event (rt-app's mem: memory-bandwidth load)"),
+                &format!(
+                    "the {key:?} event (rt-app's mem writes a mem_buffer_size buffer in \
+                     memory; schedlab has no memory model, so the time it takes is unknown)"
+                ),
             ))
         }
         Kind::IoRun => {
             return Err(get::not_modelled(
                 path,
-                &format!("the {key:?} event (rt-app's iorun: writes to global.io_device)"),
+                &format!(
+                    "the {key:?} event (rt-app's iorun writes to the file global.io_device \
+                     through the page cache; schedlab has no page cache or file system, and \
+                     its block layer, schedlab:io on a schedlab.devices entry, is not \
+                     simulated by the engine yet)"
+                ),
             ))
         }
         Kind::Lock => Ev::Lock(named("a mutex name")?),
@@ -317,7 +339,98 @@ pub(crate) fn parse(k: Kind, key: &str, v: &Json, path: &str) -> Result<Ev, Spec
             Ev::Read { chan, bytes }
         }
         Kind::Mark => Ev::Mark(named("a mark label")?),
+        Kind::Io => io(v, path)?,
     })
+}
+
+/// `run`: microseconds ≥ 0, or -1 for ever.
+fn run_time(v: &Json, path: &str) -> Result<u64, SpecError> {
+    let us = get::int(v, path, "a run time in microseconds (or -1: for ever)")?;
+    match us {
+        -1 => Ok(RUN_FOREVER),
+        us if us < 0 => Err(SpecError::new(
+            path,
+            format!("expected a run time in microseconds ≥ 0, or -1 to run for ever, found {us}"),
+        )),
+        us => get::us_to_ns(us, path, "a run time"),
+    }
+}
+
+/// `schedlab:io`: `{"dev": name, "op": "read"|"write", "bytes": n, "offset": "seq"|"random"|n}`.
+fn io(v: &Json, path: &str) -> Result<Ev, SpecError> {
+    const KEYS: &[&str] = &["dev", "op", "bytes", "offset"];
+    let o = Obj::new(
+        v,
+        path,
+        "a schedlab:io event ({\"dev\": name, \"op\": \"read\"|\"write\", \"bytes\": n, \"offset\": …})",
+    )?;
+    o.no_repeats(|_| false)?;
+    for (k, _, p) in o.iter() {
+        if !KEYS.contains(&k) {
+            return Err(get::unknown_key(&p, k, "a schedlab:io event", KEYS));
+        }
+    }
+    let need = |k: &str, what: &str| {
+        o.get(k).ok_or_else(|| {
+            SpecError::new(
+                &o.path,
+                format!("a schedlab:io event needs \"{k}\" ({what})"),
+            )
+        })
+    };
+    let dev = get::name(need("dev", "a device name")?, &o.at("dev"), "a device name")?;
+    let op = match get::string(
+        need("op", "\"read\" or \"write\"")?,
+        &o.at("op"),
+        "an I/O direction",
+    )? {
+        "read" => IoOp::Read,
+        "write" => IoOp::Write,
+        s => {
+            return Err(SpecError::new(
+                o.at("op"),
+                format!("expected an I/O direction \"read\" or \"write\", found {s:?}"),
+            ))
+        }
+    };
+    let bytes = sectors(
+        need("bytes", "a multiple of 512, ≥ 512")?,
+        &o.at("bytes"),
+        "a request size in bytes",
+        SECTOR_BYTES as i128,
+    )?;
+    let offset = match o.get("offset") {
+        None => IoOffset::Sequential,
+        Some(Json::Str(s)) if s == "seq" => IoOffset::Sequential,
+        Some(Json::Str(s)) if s == "random" => IoOffset::Random,
+        Some(Json::Str(s)) => {
+            return Err(SpecError::new(
+                o.at("offset"),
+                format!("expected an offset \"seq\", \"random\" or a byte offset, found {s:?}"),
+            ))
+        }
+        Some(n) => IoOffset::At(sectors(n, &o.at("offset"), "a byte offset", 0)?),
+    };
+    Ok(Ev::Io {
+        dev: dev.to_string(),
+        op,
+        bytes,
+        offset,
+    })
+}
+
+/// A byte count or offset: a multiple of the sector size, at least `min`.
+fn sectors(v: &Json, path: &str, what: &str, min: i128) -> Result<u64, SpecError> {
+    let n = get::int_in(v, path, what, min, MAX_BYTES)?;
+    if n % SECTOR_BYTES as i128 != 0 {
+        return Err(SpecError::new(
+            path,
+            format!(
+                "expected {what} that is a multiple of {SECTOR_BYTES} (the sector size), found {n}"
+            ),
+        ));
+    }
+    Ok(n as u64)
 }
 
 #[cfg(test)]

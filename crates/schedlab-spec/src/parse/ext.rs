@@ -1,5 +1,6 @@
-//! schedlab's own top-level object, `"schedlab": {…}`: the machine, pipes and sockets, the
-//! scheduler, the seed and the headline metric. rt-app ignores unknown top-level keys, so a
+//! schedlab's own top-level object, `"schedlab": {…}`: the machine (and its topology),
+//! pipes and sockets, cgroups (`cgroup.rs`), block devices, the scheduler, the seed and the
+//! headline metric. rt-app ignores unknown top-level keys, so a
 //! spec with this object still runs under rt-app (without the extension events).
 //!
 //! Channel defaults, and where they come from:
@@ -11,9 +12,13 @@
 //!   real socket holds fewer payload bytes when messages are small; the model counts payload.
 //! - per-call and per-byte CPU costs: see [`PIPE_OP_NS`] and [`SOCKET_OP_NS`].
 
+use super::cgroup::{self, CgroupsIr};
 use super::get::{self, Obj};
 use crate::json::{Json, Number};
-use crate::model::{Channel, ChannelKind, Machine, SchedulerChoice};
+use crate::model::{
+    BlockDevice, Channel, ChannelKind, DeviceModel, Machine, SchedulerChoice, Topology,
+    MAX_MACHINE_CPUS, SECTOR_BYTES,
+};
 use crate::SpecError;
 
 pub(crate) const PIPE_CAPACITY: u64 = 65536;
@@ -59,12 +64,27 @@ pub(crate) enum HeadlineIr {
     },
 }
 
+/// The machine as written: sizes still to be reconciled with the CPUs the spec names.
+pub(crate) struct MachineIr {
+    /// Every setting except the size.
+    pub machine: Machine,
+    pub cpus: Option<(u32, String)>,
+    pub topology: Option<(Topology, String)>,
+}
+
 /// Everything under `"schedlab"`.
 pub(crate) struct Ext {
-    pub machine: Machine,
+    pub machine: MachineIr,
+    pub cgroups: CgroupsIr,
+    pub rest: ExtRest,
+}
+
+/// What `resolve.rs` turns into the model as it is.
+pub(crate) struct ExtRest {
     pub scheduler: SchedulerChoice,
     pub seed: Option<u64>,
     pub channels: Vec<Channel>,
+    pub devices: Vec<BlockDevice>,
     pub headline: HeadlineIr,
 }
 
@@ -72,6 +92,8 @@ const TOP_KEYS: &[&str] = &[
     "machine",
     "pipes",
     "sockets",
+    "cgroups",
+    "devices",
     "scheduler",
     "seed",
     "headline",
@@ -79,11 +101,19 @@ const TOP_KEYS: &[&str] = &[
 
 pub(crate) fn parse(v: Option<&Json>) -> Result<Ext, SpecError> {
     let mut ext = Ext {
-        machine: Machine::default(),
-        scheduler: SchedulerChoice::default(),
-        seed: None,
-        channels: Vec::new(),
-        headline: HeadlineIr::None,
+        machine: MachineIr {
+            machine: Machine::default(),
+            cpus: None,
+            topology: None,
+        },
+        cgroups: CgroupsIr::default(),
+        rest: ExtRest {
+            scheduler: SchedulerChoice::default(),
+            seed: None,
+            channels: Vec::new(),
+            devices: Vec::new(),
+            headline: HeadlineIr::None,
+        },
     };
     let Some(v) = v else { return Ok(ext) };
     let o = Obj::new(v, "$.schedlab", "the schedlab extension object")?;
@@ -91,26 +121,48 @@ pub(crate) fn parse(v: Option<&Json>) -> Result<Ext, SpecError> {
     for (k, kv, kp) in o.iter() {
         match k {
             "machine" => ext.machine = machine(kv, &kp)?,
-            "pipes" => channels(kv, &kp, ChannelKind::Pipe, &mut ext.channels)?,
-            "sockets" => channels(kv, &kp, ChannelKind::Socket, &mut ext.channels)?,
-            "scheduler" => ext.scheduler = scheduler(kv, &kp)?,
+            "pipes" => channels(kv, &kp, ChannelKind::Pipe, &mut ext.rest.channels)?,
+            "sockets" => channels(kv, &kp, ChannelKind::Socket, &mut ext.rest.channels)?,
+            "cgroups" => ext.cgroups = cgroup::parse(kv, &kp)?,
+            "devices" => ext.rest.devices = devices(kv, &kp)?,
+            "scheduler" => ext.rest.scheduler = scheduler(kv, &kp)?,
             "seed" => {
-                ext.seed = Some(get::int_in(kv, &kp, "a PRNG seed", 0, u64::MAX as i128)? as u64)
+                let seed = get::int_in(kv, &kp, "a PRNG seed", 0, u64::MAX as i128)?;
+                ext.rest.seed = Some(seed as u64)
             }
-            "headline" => ext.headline = headline(kv, &kp)?,
+            "headline" => ext.rest.headline = headline(kv, &kp)?,
             _ => return Err(get::unknown_key(&kp, k, "the schedlab object", TOP_KEYS)),
         }
     }
     Ok(ext)
 }
 
-fn machine(v: &Json, path: &str) -> Result<Machine, SpecError> {
+const MACHINE_KEYS: &[&str] = &[
+    "cpus",
+    "topology",
+    "hz",
+    "context_switch_ns",
+    "sched_work_ps",
+    "fork_ns",
+    "wakeup_ns",
+];
+
+fn machine(v: &Json, path: &str) -> Result<MachineIr, SpecError> {
     let o = Obj::new(v, path, "the machine")?;
     o.no_repeats(|_| false)?;
-    let mut m = Machine::default();
+    let mut ir = MachineIr {
+        machine: Machine::default(),
+        cpus: None,
+        topology: None,
+    };
+    let m = &mut ir.machine;
     for (k, kv, kp) in o.iter() {
         match k {
-            "cpus" => m.cpus = get::int_in(kv, &kp, "a CPU count", 1, 256)? as u32,
+            "cpus" => {
+                let n = get::int_in(kv, &kp, "a CPU count", 1, MAX_MACHINE_CPUS as i128)?;
+                ir.cpus = Some((n as u32, kp));
+            }
+            "topology" => ir.topology = Some((topology(kv, &kp)?, kp)),
             "hz" => {
                 let hz = get::int(kv, &kp, "a tick rate (100, 250, 300 or 1000)")?;
                 if ![100, 250, 300, 1000].contains(&hz) {
@@ -129,24 +181,69 @@ fn machine(v: &Json, path: &str) -> Result<Machine, SpecError> {
             }
             "fork_ns" => m.fork_ns = cost(kv, &kp, "a fork cost in ns")?,
             "wakeup_ns" => m.wakeup_ns = cost(kv, &kp, "a wake-up cost in ns")?,
-            _ => {
-                return Err(get::unknown_key(
-                    &kp,
-                    k,
-                    "the machine",
-                    &[
-                        "cpus",
-                        "hz",
-                        "context_switch_ns",
-                        "sched_work_ps",
-                        "fork_ns",
-                        "wakeup_ns",
-                    ],
-                ))
-            }
+            _ => return Err(get::unknown_key(&kp, k, "the machine", MACHINE_KEYS)),
         }
     }
-    Ok(m)
+    Ok(ir)
+}
+
+const TOPOLOGY_KEYS: &[&str] = &["packages", "cores", "threads", "llc_cores"];
+
+/// `{"packages": P, "cores": C, "threads": T, "llc_cores": L}`: P packages of C cores of T
+/// hardware threads, every L consecutive cores of a package sharing one LLC (default: all
+/// of them). P·C·T ≤ 256; L divides C.
+fn topology(v: &Json, path: &str) -> Result<Topology, SpecError> {
+    let o = Obj::new(
+        v,
+        path,
+        "the topology ({\"packages\", \"cores\", \"threads\", \"llc_cores\"})",
+    )?;
+    o.no_repeats(|_| false)?;
+    let mut counts = [1u32, 1, 1];
+    let mut llc: Option<(u32, String)> = None;
+    for (k, kv, kp) in o.iter() {
+        let max = MAX_MACHINE_CPUS as i128;
+        let n = |what: &str| get::int_in(kv, &kp, what, 1, max).map(|n| n as u32);
+        match k {
+            "packages" => counts[0] = n("a number of packages")?,
+            "cores" => counts[1] = n("a number of cores per package")?,
+            "threads" => counts[2] = n("a number of hardware threads per core")?,
+            "llc_cores" => llc = Some((n("a number of cores per last-level cache")?, kp.clone())),
+            _ => return Err(get::unknown_key(&kp, k, "the topology", TOPOLOGY_KEYS)),
+        }
+    }
+    let [packages, cores, threads] = counts;
+    let nr = packages as u64 * cores as u64 * threads as u64;
+    if nr > MAX_MACHINE_CPUS as u64 {
+        return Err(SpecError::new(
+            path,
+            format!(
+                "{packages} packages × {cores} cores × {threads} threads is {nr} CPUs; schedlab \
+                 simulates at most {MAX_MACHINE_CPUS}"
+            ),
+        ));
+    }
+    let cores_per_llc = match llc {
+        None => cores,
+        Some((l, lp)) => {
+            if cores % l != 0 {
+                return Err(SpecError::new(
+                    lp,
+                    format!(
+                        "expected llc_cores to divide the {cores} cores of a package (each LLC \
+                         serves the same number of cores), found {l}"
+                    ),
+                ));
+            }
+            l
+        }
+    };
+    Ok(Topology {
+        packages,
+        cores_per_package: cores,
+        threads_per_core: threads,
+        cores_per_llc,
+    })
 }
 
 fn cost(v: &Json, path: &str, what: &str) -> Result<u64, SpecError> {
@@ -218,6 +315,147 @@ fn channels(
     Ok(())
 }
 
+/// null_blk's defaults (Documentation/block/null_blk.rst): `completion_nsec=10000`,
+/// `hw_queue_depth=64`, `gb=250`.
+pub(crate) const NULL_BLK_COMPLETION_NS: u64 = 10_000;
+pub(crate) const NULL_BLK_QUEUE_DEPTH: u32 = 64;
+pub(crate) const NULL_BLK_SIZE_BYTES: u64 = 250 << 30;
+
+/// The blk-mq I/O schedulers (elevators) Linux offers.
+const ELEVATORS: &[&str] = &["none", "mq-deadline", "kyber", "bfq"];
+
+const DEVICE_KEYS: &[&str] = &[
+    "model",
+    "completion_ns",
+    "queue_depth",
+    "size_bytes",
+    "scheduler",
+    "params",
+];
+
+/// `"devices": {"nullb0": {"model": "null_blk", "completion_ns": 10000, "queue_depth": 64,
+/// "size_bytes": …, "scheduler": "none", "params": {}}}`.
+fn devices(v: &Json, path: &str) -> Result<Vec<BlockDevice>, SpecError> {
+    let o = Obj::new(
+        v,
+        path,
+        "the devices object ({name: {\"model\": \"null_blk\", …}})",
+    )?;
+    o.no_repeats(|_| false)?;
+    let mut out = Vec::with_capacity(o.members.len());
+    for (name, dv, dp) in o.iter() {
+        if name.is_empty() {
+            return Err(SpecError::new(dp, "a device needs a non-empty name"));
+        }
+        out.push(device(name, dv, &dp)?);
+    }
+    Ok(out)
+}
+
+fn device(name: &str, v: &Json, path: &str) -> Result<BlockDevice, SpecError> {
+    let o = Obj::new(v, path, &format!("device {name:?}"))?;
+    o.no_repeats(|_| false)?;
+    let model = o.get("model").ok_or_else(|| {
+        SpecError::new(
+            path,
+            format!("device {name:?} needs \"model\" (\"null_blk\")"),
+        )
+    })?;
+    let model = get::string(model, &o.at("model"), "a device model")?;
+    if model != "null_blk" {
+        return Err(SpecError::new(
+            o.at("model"),
+            format!(
+                "expected a device model \"null_blk\" (the only one modelled yet), found {model:?}"
+            ),
+        ));
+    }
+    let mut completion_ns = NULL_BLK_COMPLETION_NS;
+    let mut queue_depth = NULL_BLK_QUEUE_DEPTH;
+    let mut size_bytes = NULL_BLK_SIZE_BYTES;
+    let mut scheduler = "none".to_string();
+    let mut params = Vec::new();
+    for (k, kv, kp) in o.iter() {
+        match k {
+            "model" => {}
+            "completion_ns" => completion_ns = cost(kv, &kp, "a completion time in ns")?,
+            "queue_depth" => {
+                queue_depth = get::int_in(kv, &kp, "a hardware queue depth", 1, 1 << 16)? as u32
+            }
+            "size_bytes" => {
+                let max = i64::MAX as i128;
+                size_bytes =
+                    get::int_in(kv, &kp, "a device size in bytes", SECTOR_BYTES as i128, max)?
+                        as u64;
+                if !size_bytes.is_multiple_of(SECTOR_BYTES) {
+                    return Err(SpecError::new(
+                        kp,
+                        format!("expected a device size that is a multiple of {SECTOR_BYTES}, found {size_bytes}"),
+                    ));
+                }
+            }
+            "scheduler" => {
+                let s = get::string(kv, &kp, "an I/O scheduler")?;
+                if !ELEVATORS.contains(&s) {
+                    return Err(SpecError::new(
+                        kp,
+                        format!(
+                            "expected an I/O scheduler ({}), found {s:?}",
+                            ELEVATORS.join(", ")
+                        ),
+                    ));
+                }
+                scheduler = s.to_string();
+            }
+            "params" => params = tunables(kv, &kp, "I/O scheduler tunables ({name: value})")?,
+            _ => {
+                return Err(get::unknown_key(
+                    &kp,
+                    k,
+                    &format!("device {name:?}"),
+                    DEVICE_KEYS,
+                ))
+            }
+        }
+    }
+    Ok(BlockDevice {
+        name: name.to_string(),
+        model: DeviceModel::NullBlk {
+            completion_ns,
+            queue_depth,
+            size_bytes,
+        },
+        scheduler,
+        params,
+    })
+}
+
+/// `{name: value}` tunables kept as text (string, number or boolean values).
+fn tunables(v: &Json, path: &str, what: &str) -> Result<Vec<(String, String)>, SpecError> {
+    let po = Obj::new(v, path, what)?;
+    po.no_repeats(|_| false)?;
+    let mut out = Vec::with_capacity(po.members.len());
+    for (pk, pv, pp) in po.iter() {
+        let text = match pv {
+            Json::Str(t) => t.clone(),
+            Json::Bool(b) => b.to_string(),
+            Json::Num(Number::Int(i)) => i.to_string(),
+            Json::Num(Number::Float(f)) => f.to_string(),
+            other => {
+                return Err(SpecError::new(
+                    pp,
+                    format!(
+                        "expected a tunable value (a string, number or boolean), found {}",
+                        other.describe()
+                    ),
+                ))
+            }
+        };
+        out.push((pk.to_string(), text));
+    }
+    Ok(out)
+}
+
 fn scheduler(v: &Json, path: &str) -> Result<SchedulerChoice, SpecError> {
     let o = Obj::new(
         v,
@@ -229,28 +467,7 @@ fn scheduler(v: &Json, path: &str) -> Result<SchedulerChoice, SpecError> {
     for (k, kv, kp) in o.iter() {
         match k {
             "name" => s.name = Some(get::name(kv, &kp, "a scheduler name")?.to_string()),
-            "params" => {
-                let po = Obj::new(kv, &kp, "scheduler tunables ({name: value})")?;
-                po.no_repeats(|_| false)?;
-                for (pk, pv, pp) in po.iter() {
-                    let text = match pv {
-                        Json::Str(t) => t.clone(),
-                        Json::Bool(b) => b.to_string(),
-                        Json::Num(Number::Int(i)) => i.to_string(),
-                        Json::Num(Number::Float(f)) => f.to_string(),
-                        other => {
-                            return Err(SpecError::new(
-                                pp,
-                                format!(
-                                "expected a tunable value (a string, number or boolean), found {}",
-                                other.describe()
-                            ),
-                            ))
-                        }
-                    };
-                    s.params.push((pk.to_string(), text));
-                }
-            }
+            "params" => s.params = tunables(kv, &kp, "scheduler tunables ({name: value})")?,
             _ => {
                 return Err(get::unknown_key(
                     &kp,

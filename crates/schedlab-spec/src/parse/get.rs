@@ -14,8 +14,21 @@ pub(crate) struct Obj<'a> {
 }
 
 impl<'a> Obj<'a> {
-    /// View `v` as an object or fail with "expected {what} (an object), found …".
+    /// View `v` as an object or fail with "expected {what} (an object), found …". A bare
+    /// key (`"suspend",` with no value) is an error here; task and phase objects, where
+    /// rt-app's workgen completes a bare `suspend`, use [`Obj::with_bare_keys`].
     pub(crate) fn new(v: &'a Json, path: &str, what: &str) -> Result<Obj<'a>, SpecError> {
+        let o = Obj::with_bare_keys(v, path, what)?;
+        o.no_bare(|_| false)?;
+        Ok(o)
+    }
+
+    /// Like [`Obj::new`], but members with no value are kept (see [`Obj::no_bare`]).
+    pub(crate) fn with_bare_keys(
+        v: &'a Json,
+        path: &str,
+        what: &str,
+    ) -> Result<Obj<'a>, SpecError> {
         match v {
             Json::Obj(m) => Ok(Obj {
                 path: path.to_string(),
@@ -68,6 +81,23 @@ impl<'a> Obj<'a> {
                 (k.as_str(), v, p)
             })
             .collect()
+    }
+
+    /// Reject a key written without a value unless `bare_ok(key)`.
+    pub(crate) fn no_bare(&self, bare_ok: impl Fn(&str) -> bool) -> Result<(), SpecError> {
+        for (k, v, p) in self.iter() {
+            if matches!(v, Json::Bare) && !bare_ok(k) {
+                return Err(SpecError::new(
+                    p,
+                    format!(
+                        "key {k:?} has no value (expected \"{k}\": value); only a bare \"suspend\" \
+                         may be written without one, which rt-app's workgen completes with the \
+                         task's name"
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Reject a key given twice unless `repeat_ok(key)` (events may repeat, as rt-app's

@@ -19,16 +19,25 @@
 //! - `fork` names a task template; rt-app looks it up at run time and exits if it is
 //!   unknown (`find_thread_data()`); schedlab checks it here.
 //!
+//! - `schedlab:io` names a device of `schedlab.devices`; a request given at a fixed offset
+//!   must end on the device, and any request must fit on it;
+//! - taskgroups become cgroups (`cgroup.rs`), and every state a task goes through is
+//!   checked against its group.
+//!
 //! Checks schedlab adds (each is a deadlock or a typo in rt-app): an `unlock`, `wait` or
 //! `sync` needs a mutex that some `lock` event locks; a `signal`, `broad` or `resume` needs
 //! a condition that some `wait`, `sync` or `suspend` waits on; a channel needs a declaration,
 //! at least one writer and at least one reader; the headline's mark and task prefix must
 //! exist.
 
+use super::cgroup::{self, CgroupsIr};
 use super::event::{Ev, PEv};
-use super::ext::{Ext, HeadlineIr};
+use super::ext::{ExtRest, HeadlineIr};
 use super::task::TaskIr;
-use crate::model::{Event, Headline, Phase, ResId, Resources, Spec, TaskSpec, TimerMode};
+use crate::model::{
+    BlockDevice, DeviceModel, Event, GroupId, Headline, IoOffset, Machine, Phase, ResId, Resources,
+    Spec, TaskSpec, TimerMode, ROOT_GROUP,
+};
 use crate::SpecError;
 use std::collections::{HashMap, HashSet};
 
@@ -84,11 +93,36 @@ fn expand(ev: &PEv, task_name: &str) -> Vec<Ev> {
     }
 }
 
+/// The groups of each task: where it starts, and where each phase moves it.
+type TaskGroups = Vec<(GroupId, Vec<Option<GroupId>>)>;
+
+fn groups(tree: &mut cgroup::Tree, tasks: &[TaskIr]) -> TaskGroups {
+    tasks
+        .iter()
+        .map(|t| {
+            let start = t.group.as_ref().map_or(ROOT_GROUP, |g| tree.group_of(g));
+            let phases = t
+                .phases
+                .iter()
+                .map(|p| p.group.as_ref().map(|g| tree.group_of(g)))
+                .collect();
+            (start, phases)
+        })
+        .collect()
+}
+
 pub(crate) fn build(
     duration_ns: Option<u64>,
-    ext: Ext,
+    ext: ExtRest,
+    cgroups: CgroupsIr,
+    machine: Machine,
     tasks: Vec<TaskIr>,
 ) -> Result<Spec, SpecError> {
+    let mut tree = cgroup::tree(cgroups);
+    let task_groups = groups(&mut tree, &tasks);
+    cgroup::check(&tree, machine.cpus)?;
+    cgroup::check_tasks(&tree, &tasks, &task_groups)?;
+
     // Facts gathered over the whole spec before any check.
     let task_index: HashMap<&str, u32> = tasks
         .iter()
@@ -146,11 +180,11 @@ pub(crate) fn build(
         .collect();
 
     let mut out_tasks = Vec::with_capacity(tasks.len());
-    for t in &tasks {
+    for (t, (group, phase_groups)) in tasks.iter().zip(&task_groups) {
         // Barrier name → path of its first use in this task.
         let mut barriers_here: HashMap<String, String> = HashMap::new();
         let mut phases = Vec::with_capacity(t.phases.len());
-        for ph in &t.phases {
+        for (ph, phase_group) in t.phases.iter().zip(phase_groups) {
             let mut events = Vec::with_capacity(ph.events.len());
             for pe in &ph.events {
                 let path = pe.path.as_str();
@@ -277,6 +311,17 @@ pub(crate) fn build(
                             label: marks.id(&l),
                         },
                         Ev::Exit => Event::Exit,
+                        Ev::Io {
+                            dev,
+                            op,
+                            bytes,
+                            offset,
+                        } => Event::Io {
+                            dev: device(&ext.devices, &dev, bytes, offset, path)?,
+                            op,
+                            bytes,
+                            offset,
+                        },
                         Ev::Suspend(_) | Ev::Resume(_) => unreachable!("expanded above"),
                     };
                     events.push(e);
@@ -287,7 +332,8 @@ pub(crate) fn build(
                 loop_count: ph.loop_count,
                 events,
                 attr: ph.attr.clone(),
-                cpus: ph.cpus.clone(),
+                cpus: ph.cpus.as_ref().map(|c| c.cpus.clone()),
+                group: *phase_group,
             });
         }
         out_tasks.push(TaskSpec {
@@ -296,9 +342,10 @@ pub(crate) fn build(
             loop_count: t.loop_count,
             delay_ns: t.delay_ns,
             attr: t.attr.clone(),
-            cpus: t.cpus.clone(),
+            cpus: t.cpus.as_ref().map(|c| c.cpus.clone()),
             phases,
             process: t.process.clone(),
+            group: *group,
         });
     }
 
@@ -357,12 +404,45 @@ pub(crate) fn build(
             timer_unique,
             channels: ext.channels,
             marks: marks.names,
+            devices: ext.devices,
         },
-        machine: ext.machine,
+        machine,
         scheduler: ext.scheduler,
         headline,
         seed: ext.seed,
+        cgroups: tree.groups,
     })
+}
+
+/// The index of device `name`, checking that the request fits on it.
+fn device(
+    devices: &[BlockDevice],
+    name: &str,
+    bytes: u64,
+    offset: IoOffset,
+    path: &str,
+) -> Result<ResId, SpecError> {
+    let Some(i) = devices.iter().position(|d| d.name == name) else {
+        return Err(SpecError::new(
+            path,
+            format!("device {name:?} is not declared (expected a name from $.schedlab.devices)"),
+        ));
+    };
+    let DeviceModel::NullBlk { size_bytes, .. } = devices[i].model;
+    let start = match offset {
+        IoOffset::At(o) => o,
+        IoOffset::Sequential | IoOffset::Random => 0,
+    };
+    if start.saturating_add(bytes) > size_bytes {
+        return Err(SpecError::new(
+            path,
+            format!(
+                "a request of {bytes} bytes at offset {start} ends past the end of device \
+                 {name:?} ({size_bytes} bytes)"
+            ),
+        ));
+    }
+    Ok(i as ResId)
 }
 
 fn need_locked(locked: &HashSet<String>, m: &str, path: &str, what: &str) -> Result<(), SpecError> {

@@ -14,6 +14,9 @@
 //!   the legacy keys `runtime`/`period`/`deadline` stand for them when the `dl-` key is absent
 //!   (`runtime` only when the task has `phases`, otherwise it is the runtime event).
 //!
+//! - `util_min`/`util_max` (-1 = no clamp, else 0..=1024) at task and phase level; on a
+//!   fair-class task `dl-runtime` is the custom slice (`SchedAttr::slice_ns`).
+//!
 //! schedlab is stricter than rt-app where rt-app would fail later or silently do nothing:
 //! priorities are range-checked against the resolved policy (FIFO/RR 1..=99, nice -20..=19,
 //! DEADLINE 0), DEADLINE parameters must satisfy the kernel's
@@ -21,7 +24,8 @@
 
 use super::get::{self, Obj};
 use crate::json::Json;
-use crate::model::{DlParams, Policy, SchedAttr};
+use crate::json::Number;
+use crate::model::{DlParams, Policy, SchedAttr, Uclamp, MAX_MACHINE_CPUS};
 use crate::SpecError;
 
 /// rt-app's `DEFAULT_THREAD_PRIORITY` for FIFO/RR.
@@ -35,17 +39,25 @@ pub(crate) struct SchedKeys {
     runtime: Option<(u64, String)>,
     period: Option<(u64, String)>,
     deadline: Option<(u64, String)>,
+    /// `util_min` / `util_max`: `Some((None, path))` for -1 ("no clamp").
+    util_min: Option<(Option<u32>, String)>,
+    util_max: Option<(Option<u32>, String)>,
     /// Path of the object the keys came from (for "missing key" messages).
     path: String,
 }
 
 impl SchedKeys {
+    /// True when the keys change nothing: rt-app's `parse_sched_data()` returns no
+    /// scheduling data when no key is given, a clamp of -1 counting as not given.
     pub(crate) fn is_empty(&self) -> bool {
+        let clamp = |c: &Option<(Option<u32>, String)>| matches!(c, Some((Some(_), _)));
         self.policy.is_none()
             && self.priority.is_none()
             && self.runtime.is_none()
             && self.period.is_none()
             && self.deadline.is_none()
+            && !clamp(&self.util_min)
+            && !clamp(&self.util_max)
     }
 }
 
@@ -124,7 +136,29 @@ pub(crate) fn read_keys(
     )?;
     k.period = dl("dl-period", if legacy { Some("period") } else { None })?;
     k.deadline = dl("dl-deadline", if legacy { Some("deadline") } else { None })?;
+    k.util_min = util_clamp(obj, "util_min")?;
+    k.util_max = util_clamp(obj, "util_max")?;
     Ok(k)
+}
+
+/// `util_min` / `util_max`: -1 (no clamp) or 0..=1024 (rt-app's `parse_sched_data()`
+/// refuses values above 1024, the kernel's `SCHED_CAPACITY_SCALE`).
+fn util_clamp(obj: &Obj, key: &str) -> Result<Option<(Option<u32>, String)>, SpecError> {
+    let Some(v) = obj.get(key) else {
+        return Ok(None);
+    };
+    let p = obj.at(key);
+    if matches!(v, Json::Num(Number::Int(-1))) {
+        return Ok(Some((None, p)));
+    }
+    let n = get::int_in(
+        v,
+        &p,
+        &format!("{key} (-1 for no clamp, or a utilization)"),
+        0,
+        1024,
+    )?;
+    Ok(Some((Some(n as u32), p)))
 }
 
 fn default_priority(p: Policy) -> i32 {
@@ -197,29 +231,72 @@ fn dl_params(k: &SchedKeys) -> Result<DlParams, SpecError> {
 }
 
 fn no_dl_keys(k: &SchedKeys, policy: Policy) -> Result<(), SpecError> {
-    if let Some((_, p)) = &k.runtime {
-        if policy.is_fair() {
-            return Err(get::not_modelled(
-                p,
-                "dl-runtime on a fair-class task (newer rt-app uses it to request a custom \
-                 EEVDF slice through sched_attr.sched_runtime)",
-            ));
-        }
-    }
-    if let Some((_, p)) = [&k.runtime, &k.period, &k.deadline]
+    // On a fair task dl-runtime is the custom slice; dl-period and dl-deadline mean nothing.
+    let runtime = if policy.is_fair() { &None } else { &k.runtime };
+    if let Some((_, p)) = [runtime, &k.period, &k.deadline]
         .into_iter()
         .flatten()
         .next()
     {
+        let only_runtime = if policy.is_fair() {
+            " (on a fair-class task only dl-runtime has a meaning: the custom slice)"
+        } else {
+            ""
+        };
         return Err(SpecError::new(
             p.clone(),
             format!(
-                "DEADLINE parameters only apply to SCHED_DEADLINE, but the policy here is {}",
+                "DEADLINE parameters only apply to SCHED_DEADLINE, but the policy here is {}{only_runtime}",
                 policy.as_str()
             ),
         ));
     }
     Ok(())
+}
+
+/// The custom slice a fair-class task requests with dl-runtime (`sched_attr.sched_runtime`
+/// with SCHED_OTHER, rt-app pull request 134 "Add sched_runtime support for SCHED_OTHER",
+/// 2025); `None` for other policies.
+fn slice_of(k: &SchedKeys, policy: Policy) -> Option<u64> {
+    if policy.is_fair() {
+        k.runtime.as_ref().map(|(ns, _)| *ns)
+    } else {
+        None
+    }
+}
+
+/// The clamps the keys set: -1 or absent is "no clamp" (rt-app passes -1, which the
+/// kernel's `uclamp_reset()` reads as "back to the default"). rt-app applies clamps to
+/// FIFO, RR, OTHER and IDLE tasks only (`_set_thread_uclamp()` is not called for
+/// SCHED_DEADLINE), and the kernel refuses util_min > util_max (`uclamp_validate()`,
+/// kernel/sched/syscalls.c).
+fn uclamp_of(k: &SchedKeys, policy: Policy) -> Result<Uclamp, SpecError> {
+    let min = k.util_min.as_ref().and_then(|(v, p)| v.map(|v| (v, p)));
+    let max = k.util_max.as_ref().and_then(|(v, p)| v.map(|v| (v, p)));
+    if policy == Policy::Deadline {
+        if let Some((_, p)) = min.or(max) {
+            return Err(SpecError::new(
+                p.clone(),
+                "util_min and util_max have no effect on a SCHED_DEADLINE task (rt-app sets \
+                 no clamp for it)",
+            ));
+        }
+    }
+    if let (Some((lo, _)), Some((hi, p))) = (min, max) {
+        if lo > hi {
+            return Err(SpecError::new(
+                p.clone(),
+                format!(
+                    "expected util_max ≥ util_min ({lo}), found {hi} (the kernel refuses \
+                     util_min > util_max with EINVAL)"
+                ),
+            ));
+        }
+    }
+    Ok(Uclamp {
+        min: min.map(|(v, _)| v),
+        max: max.map(|(v, _)| v),
+    })
 }
 
 /// The attributes a task starts with.
@@ -242,11 +319,19 @@ pub(crate) fn task_attr(k: &SchedKeys, default_policy: Policy) -> Result<SchedAt
         policy,
         priority,
         dl,
+        slice_ns: slice_of(k, policy),
+        uclamp: uclamp_of(k, policy)?,
     })
 }
 
 /// The attributes a phase switches to, given those in force when it first starts; `None`
 /// when the phase sets nothing.
+///
+/// A phase that sets any scheduling key sets both clamps (rt-app's `_set_thread_uclamp()`
+/// passes -1 for a clamp the phase does not give, which resets it). A fair-class phase
+/// that gives no dl-runtime keeps the custom slice of a fair-class task (rt-app pull
+/// request 149 "Allow to set only nice or runtime value for SCHED_OTHER/BATCH", 2026,
+/// reads back the current `sched_runtime` instead of writing 0).
 pub(crate) fn phase_attr(
     k: &SchedKeys,
     current: &SchedAttr,
@@ -274,16 +359,32 @@ pub(crate) fn phase_attr(
         no_dl_keys(k, policy)?;
         None
     };
+    let slice_ns = match slice_of(k, policy) {
+        Some(ns) => Some(ns),
+        None if policy.is_fair() && current.policy.is_fair() => current.slice_ns,
+        None => None,
+    };
     Ok(Some(SchedAttr {
         policy,
         priority,
         dl,
+        slice_ns,
+        uclamp: uclamp_of(k, policy)?,
     }))
 }
 
-/// `cpus`: a non-empty array of CPU numbers below the machine's CPU count; returned sorted
-/// and without repeats (rt-app builds a cpu_set_t, where a repeat is harmless).
-pub(crate) fn cpus(v: &Json, path: &str, ncpus: u32) -> Result<Vec<u32>, SpecError> {
+/// A CPU list as written, sorted and without repeats, with the highest CPU and the path
+/// where it was written (checked against the machine once the machine is known).
+#[derive(Clone, Debug)]
+pub(crate) struct CpuList {
+    pub cpus: Vec<u32>,
+    pub highest: (u32, String),
+}
+
+/// `cpus`: a non-empty array of CPU numbers; returned sorted and without repeats (rt-app
+/// builds a cpu_set_t, where a repeat is harmless). Whether the machine has them is checked
+/// once the machine is known (`parse.rs`).
+pub(crate) fn cpus(v: &Json, path: &str) -> Result<CpuList, SpecError> {
     let Json::Arr(items) = v else {
         return Err(SpecError::new(
             path,
@@ -299,24 +400,45 @@ pub(crate) fn cpus(v: &Json, path: &str, ncpus: u32) -> Result<Vec<u32>, SpecErr
             "expected at least one CPU (an empty affinity mask is refused by sched_setaffinity)",
         ));
     }
-    let mut out = Vec::with_capacity(items.len());
+    let mut cpus = Vec::with_capacity(items.len());
+    let mut highest = (0, String::new());
     for (i, c) in items.iter().enumerate() {
         let p = format!("{path}[{i}]");
-        let n = get::int(c, &p, "a CPU number")?;
-        if n < 0 || n >= ncpus as i128 {
-            return Err(SpecError::new(
-                p,
-                format!(
-                    "CPU {n} is out of range: the machine has {ncpus} CPU{} (0..={}); set \
-                     $.schedlab.machine.cpus for a bigger machine",
-                    if ncpus == 1 { "" } else { "s" },
-                    ncpus - 1
-                ),
-            ));
+        let n = cpu_number(get::int(c, &p, "a CPU number")?, &p)?;
+        if cpus.is_empty() || n > highest.0 {
+            highest = (n, p);
         }
-        out.push(n as u32);
+        cpus.push(n);
     }
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(CpuList { cpus, highest })
+}
+
+/// A CPU number a machine schedlab simulates can have.
+pub(crate) fn cpu_number(n: i128, path: &str) -> Result<u32, SpecError> {
+    if n < 0 || n >= MAX_MACHINE_CPUS as i128 {
+        return Err(SpecError::new(
+            path,
+            format!(
+                "expected a CPU number in 0..={}, found {n} (schedlab simulates at most {} CPUs)",
+                MAX_MACHINE_CPUS - 1,
+                MAX_MACHINE_CPUS
+            ),
+        ));
+    }
+    Ok(n as u32)
+}
+
+/// The error for a CPU the machine does not have.
+pub(crate) fn cpu_not_on_machine(cpu: u32, path: &str, ncpus: u32) -> SpecError {
+    SpecError::new(
+        path,
+        format!(
+            "CPU {cpu} is out of range: the machine has {ncpus} CPU{} (0..={}); set \
+             $.schedlab.machine.cpus for a bigger machine",
+            if ncpus == 1 { "" } else { "s" },
+            ncpus - 1
+        ),
+    )
 }

@@ -1,0 +1,79 @@
+//! Spec features the parser accepts and this engine handles by refusing or bounding them:
+//! each is run through `simulate_text`, as a user's spec would be.
+
+use schedlab_sim::{simulate_text, RunError, SimConfig};
+
+fn run(text: &str) -> Result<schedlab_sim::SimOutput, RunError> {
+    simulate_text(text, &SimConfig::default())
+}
+
+fn sim_error(text: &str) -> String {
+    match run(text) {
+        Err(RunError::Sim(e)) => e.message,
+        other => panic!("expected a run error, got {other:?}"),
+    }
+}
+
+#[test]
+fn run_for_ever_is_cut_by_the_duration() {
+    let out = run(r#"{"global": {"duration": 1}, "tasks": {"t": {"loop": 1, "run": -1}}}"#)
+        .unwrap_or_else(|e| panic!("{e}"));
+    // The burst never completes: the task runs until the run stops at one second.
+    assert_eq!(out.json()["run"]["sim_ns"], 1_000_000_000u64);
+    assert_eq!(out.json()["tasks"][0]["cpu_ns"], 1_000_000_000u64);
+    assert!(out.json()["summary"]["makespan_ns"].is_null());
+}
+
+#[test]
+fn block_io_is_refused_when_it_is_reached() {
+    let m = sim_error(
+        r#"{"tasks": {"t": {"loop": 1, "run": 10,
+                  "schedlab:io": {"dev": "nullb0", "op": "read", "bytes": 4096}}},
+            "schedlab": {"devices": {"nullb0": {"model": "null_blk"}}}}"#,
+    );
+    assert!(
+        m.contains("block I/O is not simulated by this engine yet"),
+        "{m}"
+    );
+}
+
+#[test]
+fn cgroups_topologies_and_custom_slices_are_refused() {
+    let m = sim_error(r#"{"tasks": {"t": {"loop": 1, "run": 10, "taskgroup": "/tg1"}}}"#);
+    assert!(
+        m.starts_with("cgroups (taskgroup, schedlab.cgroups) are not simulated by this engine yet"),
+        "{m}"
+    );
+    let m = sim_error(
+        r#"{"tasks": {"t": {"loop": 1, "run": 10}},
+            "schedlab": {"cgroups": {"/": {"cpu.rt_runtime_us": 900000}}}}"#,
+    );
+    assert!(m.starts_with("cgroups"), "{m}");
+    let m = sim_error(
+        r#"{"tasks": {"t": {"loop": 1, "run": 10}},
+            "schedlab": {"machine": {"topology": {"cores": 2, "threads": 2}}}}"#,
+    );
+    assert!(
+        m.contains("topology (packages, SMT threads, LLC domains) is not simulated"),
+        "{m}"
+    );
+    let m = sim_error(r#"{"tasks": {"t": {"loop": 1, "run": 10, "dl-runtime": 3000}}}"#);
+    assert!(
+        m.contains("custom slices (dl-runtime on a fair-class task) are not simulated"),
+        "{m}"
+    );
+}
+
+#[test]
+fn clamps_and_inferred_machines_run() {
+    let out = run(
+        r#"{"tasks": {"t": {"loop": 2, "run": 10, "sleep": 10, "cpus": [3],
+                             "util_min": 128, "util_max": 512}}}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        out.json()["run"]["cpus"],
+        4,
+        "the machine is inferred from CPU 3"
+    );
+}
