@@ -27,6 +27,8 @@ pub struct RunResult {
     pub run: RunInfo,
     pub tasks: Vec<TaskResult>,
     pub cpus: Vec<CpuResult>,
+    /// Block devices, in declaration order (empty when the spec has none).
+    pub devices: Vec<DeviceResult>,
     pub summary: RunSummary,
 }
 
@@ -110,6 +112,22 @@ pub struct CpuResult {
     pub busy_ns: u64,
     pub idle_ns: u64,
     pub overhead_ns: u64,
+}
+
+/// Per-device I/O totals.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceResult {
+    pub name: String,
+    /// The I/O scheduler (elevator).
+    pub scheduler: String,
+    /// Requests completed.
+    pub requests: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Time with at least one request in the device.
+    pub busy_ns: u64,
+    /// Submission → completion of each request (from a histogram).
+    pub latency_ns: Summary,
 }
 
 /// Run-wide figures.

@@ -17,6 +17,7 @@ use schedlab_spec::model::{Event as Op, Policy, Spec, TimerMode};
 
 use crate::ctx::Ctx;
 use crate::event::EventKind;
+use crate::io::BlockLayer;
 use crate::metrics::{ActKind, Metrics, SampleMode};
 use crate::program::{mask_of, Advance, Cursor, Template};
 use crate::protocol::{CoreCosts, SchedCore};
@@ -36,6 +37,8 @@ pub(crate) enum Block {
     Read,
     Write,
     Suspend,
+    /// Waiting for a block I/O request to complete (`io_schedule`).
+    Io,
     /// Created, waiting for its start `delay` (nothing may wake it early).
     NotStarted,
 }
@@ -123,6 +126,8 @@ pub(crate) struct Engine<S: Scheduler> {
     pub conds: Vec<Cond>,
     pub barriers: Vec<Barrier>,
     pub channels: Vec<Channel>,
+    /// Block devices with their I/O schedulers.
+    pub blk: BlockLayer,
     pub nr_timers: usize,
     /// Per timer: rt-app "unique" (per task) or shared by every task that names it.
     timer_unique: Vec<bool>,
@@ -148,7 +153,14 @@ pub(crate) struct Engine<S: Scheduler> {
 }
 
 impl<S: Scheduler> Engine<S> {
-    pub fn new(spec: &Spec, ctx: Ctx, policy: S, cfg: RunCfg, samples: SampleMode) -> Self {
+    pub fn new(
+        spec: &Spec,
+        ctx: Ctx,
+        policy: S,
+        cfg: RunCfg,
+        samples: SampleMode,
+        blk: BlockLayer,
+    ) -> Self {
         let templates = crate::program::compile(spec);
         let nr_cpus = ctx.nr_cpus();
         let r = &spec.resources;
@@ -177,6 +189,7 @@ impl<S: Scheduler> Engine<S> {
                     ..Channel::default()
                 })
                 .collect(),
+            blk,
             nr_timers: r.timers.len(),
             timer_unique: (0..r.timers.len())
                 .map(|i| r.timer_unique.get(i).copied().unwrap_or(true))
@@ -390,7 +403,14 @@ impl<S: Scheduler> Engine<S> {
             EventKind::Tick { .. } | EventKind::PolicyTimer { .. } => {
                 self.core.handle_event(kind);
             }
-            EventKind::Device { .. } => {}
+            EventKind::Device { dev, data } => {
+                if let Some(t) = self.blk.event(&mut self.core.ctx, dev, data) {
+                    if self.rt[t.idx()].state == TState::Blocked(Block::Io) {
+                        self.metrics.release(t, self.core.ctx.now, ActKind::Wakeup);
+                        self.make_runnable(t, None, false);
+                    }
+                }
+            }
         }
     }
 
@@ -511,7 +531,7 @@ impl<S: Scheduler> Engine<S> {
     /// The running task of `cpu` blocks.
     fn block(&mut self, cpu: CpuId, t: TaskId, why: Block) {
         let state = match why {
-            Block::Mutex => PrevState::Uninterruptible,
+            Block::Mutex | Block::Io => PrevState::Uninterruptible,
             _ => PrevState::Sleeping,
         };
         self.core.block(cpu, state);
@@ -733,10 +753,16 @@ impl<S: Scheduler> Engine<S> {
                 self.next_op(cpu, t);
             }
             Op::Exit => self.exit(cpu, t),
-            Op::Io { .. } => {
-                self.error = Some(RunError(
-                    "block I/O is not simulated by this engine yet".to_string(),
-                ));
+            Op::Io {
+                dev,
+                op,
+                bytes,
+                offset,
+            } => {
+                self.next_op(cpu, t);
+                self.blk
+                    .submit(&mut self.core.ctx, dev, t, op, bytes, offset);
+                self.block(cpu, t, Block::Io);
             }
         }
     }
@@ -1008,6 +1034,7 @@ impl<S: Scheduler> Engine<S> {
     /// Finish accounting at the end of the run.
     pub fn finish(&mut self) {
         let now = self.core.ctx.now;
+        self.blk.finish(now);
         for c in 0..self.core.ctx.nr_cpus() {
             self.core.account_time(CpuId(c as u32));
             let cs = &mut self.core.ctx.cpus[c];

@@ -12,9 +12,11 @@
 mod check;
 pub mod cpu;
 pub mod ctx;
+pub mod device;
 mod engine;
 pub(crate) mod event;
 pub mod instruments;
+pub mod io;
 pub mod protocol;
 mod result;
 pub mod sched;
@@ -360,8 +362,9 @@ impl cpu::PolicyVisitor for Run<'_> {
             wakeup_ns: self.spec.machine.wakeup_ns,
             check: self.cfg.check,
         };
+        let blk = io::BlockLayer::new(&self.spec.resources.devices).map_err(SimError::input)?;
         let (mode, sample_path) = sample_mode(&self.cfg.samples)?;
-        let mut e = engine::Engine::new(self.spec, ctx, policy, rcfg, mode);
+        let mut e = engine::Engine::new(self.spec, ctx, policy, rcfg, mode, blk);
         e.start(self.spec);
         e.run();
         if let Some(err) = e.error.take() {

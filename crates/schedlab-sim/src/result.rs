@@ -2,8 +2,8 @@
 //! from a finished engine.
 
 use schedlab_core::result::{
-    CpuResult, EngineKind, Headline as HeadlineOut, RunInfo, RunResult, RunSummary, SampleInfo,
-    TaskResult, SCHEMA,
+    CpuResult, DeviceResult, EngineKind, Headline as HeadlineOut, RunInfo, RunResult, RunSummary,
+    SampleInfo, TaskResult, SCHEMA,
 };
 use schedlab_core::stats::{Histogram, Summary};
 use schedlab_spec::model::{Headline, Spec};
@@ -130,12 +130,27 @@ pub(crate) fn build<S: Scheduler>(e: &Engine<S>, spec: &Spec, meta: RunMeta<'_>)
             overhead_ns: cs.overhead_ns,
         })
         .collect();
+    let devices = e
+        .blk
+        .queues
+        .iter()
+        .map(|q| DeviceResult {
+            name: q.name.clone(),
+            scheduler: q.elevator.info().name.to_string(),
+            requests: q.stats.requests,
+            bytes_read: q.stats.bytes_read,
+            bytes_written: q.stats.bytes_written,
+            busy_ns: q.stats.busy_ns,
+            latency_ns: Summary::of_histogram(&q.stats.latency),
+        })
+        .collect();
     let summary = summary(e, &mut src, spec);
     RunResult {
         schema: SCHEMA,
         run,
         tasks,
         cpus,
+        devices,
         summary,
     }
 }

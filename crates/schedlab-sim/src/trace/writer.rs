@@ -601,6 +601,57 @@ impl Tracer {
         self.end();
     }
 
+    /// A block request issued to device `dev` (`block_rq_issue`, on the CPU of the task
+    /// that submitted it, `on` running there) or completed (`block_rq_complete`, from the
+    /// device's interrupt on that CPU). Formats of include/trace/events/block.h
+    /// (`block_rq`: `"%d,%d %s %u (%s) %llu + %u [%s]"`, bytes 0 for a file-system
+    /// request; `block_rq_with_error`: `"%d,%d %s (%s) %llu + %u [%d]"`), device major
+    /// 251 (the first dynamic block major null_blk gets), minor = the device's index.
+    #[allow(clippy::too_many_arguments)]
+    pub fn block_rq(
+        &mut self,
+        ts: Time,
+        cpu: CpuId,
+        on: Option<TaskId>,
+        dev: u32,
+        write: bool,
+        sector: u64,
+        nr_sectors: u64,
+        issue: bool,
+    ) {
+        if !self.enabled() {
+            return;
+        }
+        self.begin(ts, cpu, on, if issue { b"....." } else { b"..s1." });
+        if issue {
+            self.lit(b"block_rq_issue: 251,");
+        } else {
+            self.lit(b"block_rq_complete: 251,");
+        }
+        self.uint(dev as u64);
+        self.lit(if write { b" W" } else { b" R" });
+        if issue {
+            self.lit(b" 0 () ");
+        } else {
+            self.lit(b" () ");
+        }
+        self.uint(sector);
+        self.lit(b" + ");
+        self.uint(nr_sectors);
+        if issue {
+            let comm = on.map(|t| self.tasks[t.idx()].comm);
+            self.lit(b" [");
+            match comm {
+                Some(c) => self.slot(&c),
+                None => self.lit(b"swapper"),
+            }
+            self.lit(b"]");
+        } else {
+            self.lit(b" [0]");
+        }
+        self.end();
+    }
+
     /// Begin a slice named `name` on the thread track of `t`, which runs on `cpu`
     /// (`tracing_mark_write: B|<tgid>|<name>`).
     pub fn slice_begin(&mut self, ts: Time, cpu: CpuId, t: TaskId, name: &str) {

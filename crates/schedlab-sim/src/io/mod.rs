@@ -1,0 +1,397 @@
+//! The block layer: requests from tasks, an I/O scheduler (elevator) per device that
+//! orders them, and a device model that services them; a completion wakes the task that
+//! waited for it.
+//!
+//! I/O schedulers and device models are plug-ins chosen at run time (`Box<dyn …>`), so
+//! the engine is compiled once per CPU policy whatever I/O scheduler a run uses. The
+//! elevator API mirrors the kernel's `struct elevator_mq_ops` (include/linux/elevator.h):
+//! `insert_requests`, `dispatch_request`, `has_work`, `completed_request`,
+//! `request_merge`; a device is what `blk_mq_ops->queue_rq` reaches (a hardware queue of
+//! `queue_depth` tags) with a service time.
+//!
+//! The flow, as blk-mq runs it (block/blk-mq.c): a task submits a request
+//! (`submit_bio` → `blk_mq_submit_bio`) and sleeps uninterruptibly (`io_schedule`); the
+//! request goes to the elevator (`insert`); the hardware queue is run
+//! (`blk_mq_run_hw_queue` → `__blk_mq_sched_dispatch_requests`): while the device has a
+//! free tag and the elevator has work, `dispatch` hands it the next request
+//! (`block_rq_issue`); the device completes it after its service time (an interrupt:
+//! `blk_mq_complete_request`, `block_rq_complete`), the elevator is told (`completed`),
+//! the waiting task is woken, and the queue is run again.
+//!
+//! Simplifications: one hardware queue per device; no plugging and no merging of adjacent
+//! requests by the block layer itself (an elevator may merge); a request is one bio; no
+//! request timeouts or errors.
+
+pub mod none;
+
+use schedlab_spec::model::{BlockDevice, IoOffset, IoOp, SECTOR_BYTES};
+
+use crate::ctx::Ctx;
+use crate::device::{self, Device};
+use crate::event::EventKind;
+use crate::types::{TaskId, Time};
+
+/// A request in a device's table (its tag in the elevator's eyes), reused once completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RqId(pub u32);
+
+/// A block I/O request (`struct request` with its one bio).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub task: TaskId,
+    pub op: IoOp,
+    /// First sector (512-byte units).
+    pub sector: u64,
+    pub bytes: u64,
+    /// When the task submitted it.
+    pub submitted: Time,
+    /// When the device started it (`block_rq_issue`); `None` while queued.
+    pub issued: Option<Time>,
+}
+
+impl Request {
+    /// Sectors covered (`blk_rq_sectors`).
+    pub fn nr_sectors(&self) -> u64 {
+        self.bytes / SECTOR_BYTES
+    }
+}
+
+/// What an I/O scheduler sees and may do: the requests by id, the clock, its own timers.
+pub struct IoCtx<'a> {
+    reqs: &'a [Option<Request>],
+    now: Time,
+    dev: u32,
+    events: &'a mut Ctx,
+}
+
+impl IoCtx<'_> {
+    /// A request the elevator holds.
+    pub fn request(&self, rq: RqId) -> &Request {
+        self.reqs[rq.0 as usize].as_ref().expect("a live request")
+    }
+
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// Call `IoScheduler::timer` with `token` at `at` (a kernel timer of the elevator);
+    /// `token` must fit in 35 bits.
+    pub fn arm_timer(&mut self, at: Time, token: u64) {
+        assert!(
+            token < TIMER_FLAG,
+            "elevator timer token {token:#x} too wide"
+        );
+        let at = at.max(self.now);
+        self.events.push(
+            at,
+            EventKind::Device {
+                dev: self.dev,
+                data: TIMER_FLAG | token,
+            },
+        );
+    }
+}
+
+/// Static facts about an I/O scheduler.
+#[derive(Clone, Debug)]
+pub struct IoSchedInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// Primary source (file, version, lines).
+    pub source: &'static str,
+}
+
+/// An I/O scheduler (`struct elevator_mq_ops`). The block layer calls `insert` for every
+/// new request, then `dispatch` while the device has a free tag and `has_work` is true.
+pub trait IoScheduler {
+    fn info(&self) -> IoSchedInfo;
+
+    /// Set a tunable (sysfs `queue/iosched/<name>`).
+    fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let _ = value;
+        Err(format!("unknown parameter '{name}'"))
+    }
+
+    /// Try to merge a new request into one already queued (`request_merge` /
+    /// `bio_merge`); `Some(into)` if merged (the new request is then dropped).
+    fn merge(&mut self, io: &mut IoCtx, rq: RqId) -> Option<RqId> {
+        let _ = (io, rq);
+        None
+    }
+
+    /// Queue a new request (`insert_requests`).
+    fn insert(&mut self, io: &mut IoCtx, rq: RqId);
+
+    /// Is there a request to dispatch now (`has_work`)?
+    fn has_work(&self, io: &IoCtx) -> bool;
+
+    /// The next request for the device (`dispatch_request`), or `None` to hold back.
+    fn dispatch(&mut self, io: &mut IoCtx) -> Option<RqId>;
+
+    /// A dispatched request completed (`completed_request` / `finish_request`).
+    fn completed(&mut self, io: &mut IoCtx, rq: RqId) {
+        let _ = (io, rq);
+    }
+
+    /// A timer armed with `IoCtx::arm_timer` fired.
+    fn timer(&mut self, io: &mut IoCtx, token: u64) {
+        let _ = (io, token);
+    }
+}
+
+/// `block_rq_issue` / `block_rq_complete` on the CPU of the task the request is for.
+fn trace_rq(ctx: &mut Ctx, dev: u32, rq: &Request, issue: bool) {
+    if !ctx.tracer.enabled() {
+        return;
+    }
+    let cpu = ctx.task(rq.task).cpu;
+    let on = ctx.curr(cpu);
+    let write = rq.op == IoOp::Write;
+    let now = ctx.now();
+    ctx.tracer
+        .block_rq(now, cpu, on, dev, write, rq.sector, rq.nr_sectors(), issue);
+}
+
+/// Bit of a device event's word that marks an elevator timer (below it: a request id).
+const TIMER_FLAG: u64 = 1 << 35;
+
+/// The I/O schedulers schedlab models, by the name the kernel uses.
+pub fn io_scheduler_names() -> &'static [&'static str] {
+    &["none"]
+}
+
+/// Build the I/O scheduler called `name`.
+pub fn construct(name: &str) -> Result<Box<dyn IoScheduler>, String> {
+    match name {
+        "none" => Ok(Box::new(none::NoneSched::default())),
+        _ => Err(format!(
+            "I/O scheduler '{name}' is not simulated yet (available: {})",
+            io_scheduler_names().join(", ")
+        )),
+    }
+}
+
+/// Per-device totals for the result.
+#[derive(Clone, Debug, Default)]
+pub struct DeviceStats {
+    pub requests: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Time with at least one request on the device.
+    pub busy_ns: u64,
+    /// Submission → completion of each request.
+    pub latency: schedlab_core::stats::Histogram,
+}
+
+/// One device with its elevator and its request table.
+pub struct BlockQueue {
+    pub name: String,
+    pub elevator: Box<dyn IoScheduler>,
+    pub device: Box<dyn Device>,
+    reqs: Vec<Option<Request>>,
+    free: Vec<u32>,
+    in_flight: u32,
+    busy_since: Time,
+    /// Per task: where its next sequential request starts (bytes).
+    next_offset: Vec<u64>,
+    pub stats: DeviceStats,
+}
+
+/// Every device of the machine.
+#[derive(Default)]
+pub struct BlockLayer {
+    pub queues: Vec<BlockQueue>,
+}
+
+impl BlockLayer {
+    /// The devices a spec declares, with their elevators and tunables.
+    pub fn new(devices: &[BlockDevice]) -> Result<BlockLayer, String> {
+        let queues = devices
+            .iter()
+            .map(|d| {
+                let mut elevator =
+                    construct(&d.scheduler).map_err(|e| format!("device {}: {e}", d.name))?;
+                for (k, v) in &d.params {
+                    elevator.set_param(k, v).map_err(|e| {
+                        format!("device {} scheduler {}: {k}={v}: {e}", d.name, d.scheduler)
+                    })?;
+                }
+                Ok(BlockQueue {
+                    name: d.name.clone(),
+                    elevator,
+                    device: device::construct(&d.model),
+                    reqs: Vec::new(),
+                    free: Vec::new(),
+                    in_flight: 0,
+                    busy_since: 0,
+                    next_offset: Vec::new(),
+                    stats: DeviceStats::default(),
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(BlockLayer { queues })
+    }
+
+    /// `t` submits a request to device `dev`; the caller puts it to sleep until
+    /// [`Self::event`] reports it complete.
+    pub fn submit(
+        &mut self,
+        ctx: &mut Ctx,
+        dev: u32,
+        t: TaskId,
+        op: IoOp,
+        bytes: u64,
+        offset: IoOffset,
+    ) {
+        let q = &mut self.queues[dev as usize];
+        let size = q.device.size_bytes();
+        let start = match offset {
+            IoOffset::At(b) => b,
+            IoOffset::Sequential => {
+                if q.next_offset.len() <= t.idx() {
+                    q.next_offset.resize(t.idx() + 1, 0);
+                }
+                let at = q.next_offset[t.idx()];
+                if at + bytes > size {
+                    0
+                } else {
+                    at
+                }
+            }
+            IoOffset::Random => {
+                let slots = (size - bytes) / SECTOR_BYTES + 1;
+                (ctx.random() % slots) * SECTOR_BYTES
+            }
+        };
+        if let Some(n) = q.next_offset.get_mut(t.idx()) {
+            *n = start + bytes;
+        }
+        let rq = Request {
+            task: t,
+            op,
+            sector: start / SECTOR_BYTES,
+            bytes,
+            submitted: ctx.now(),
+            issued: None,
+        };
+        let id = q.alloc(rq);
+        let now = ctx.now();
+        let mut io = IoCtx {
+            reqs: &q.reqs,
+            now,
+            dev,
+            events: ctx,
+        };
+        if q.elevator.merge(&mut io, id).is_none() {
+            q.elevator.insert(&mut io, id);
+        }
+        q.run(ctx, dev);
+    }
+
+    /// A device event popped: a completion (returns the task to wake) or an elevator timer.
+    pub fn event(&mut self, ctx: &mut Ctx, dev: u32, data: u64) -> Option<TaskId> {
+        let q = &mut self.queues[dev as usize];
+        let now = ctx.now();
+        if data & TIMER_FLAG != 0 {
+            let mut io = IoCtx {
+                reqs: &q.reqs,
+                now,
+                dev,
+                events: ctx,
+            };
+            q.elevator.timer(&mut io, data & !TIMER_FLAG);
+            q.run(ctx, dev);
+            return None;
+        }
+        let id = RqId(data as u32);
+        let rq = q.reqs[id.0 as usize].expect("a completed request is live");
+        trace_rq(ctx, dev, &rq, false);
+        let mut io = IoCtx {
+            reqs: &q.reqs,
+            now,
+            dev,
+            events: ctx,
+        };
+        q.elevator.completed(&mut io, id);
+        q.in_flight -= 1;
+        if q.in_flight == 0 {
+            q.stats.busy_ns += now - q.busy_since;
+        }
+        q.stats.requests += 1;
+        match rq.op {
+            IoOp::Read => q.stats.bytes_read += rq.bytes,
+            IoOp::Write => q.stats.bytes_written += rq.bytes,
+        }
+        q.stats.latency.record(now - rq.submitted);
+        q.release(id);
+        q.run(ctx, dev);
+        Some(rq.task)
+    }
+
+    /// Close the busy intervals still open at `now` (the end of the run).
+    pub fn finish(&mut self, now: Time) {
+        for q in &mut self.queues {
+            if q.in_flight > 0 {
+                q.stats.busy_ns += now - q.busy_since;
+                q.busy_since = now;
+            }
+        }
+    }
+}
+
+impl BlockQueue {
+    fn alloc(&mut self, rq: Request) -> RqId {
+        match self.free.pop() {
+            Some(i) => {
+                self.reqs[i as usize] = Some(rq);
+                RqId(i)
+            }
+            None => {
+                self.reqs.push(Some(rq));
+                RqId(self.reqs.len() as u32 - 1)
+            }
+        }
+    }
+
+    fn release(&mut self, id: RqId) {
+        self.reqs[id.0 as usize] = None;
+        self.free.push(id.0);
+    }
+
+    /// `blk_mq_run_hw_queue`: hand the device requests while it has a free tag.
+    fn run(&mut self, ctx: &mut Ctx, dev: u32) {
+        let now = ctx.now();
+        while self.in_flight < self.device.queue_depth() {
+            let mut io = IoCtx {
+                reqs: &self.reqs,
+                now,
+                dev,
+                events: ctx,
+            };
+            if !self.elevator.has_work(&io) {
+                break;
+            }
+            let Some(id) = self.elevator.dispatch(&mut io) else {
+                break;
+            };
+            let rq = self.reqs[id.0 as usize]
+                .as_mut()
+                .expect("a dispatched request is live");
+            rq.issued = Some(now);
+            let rq = *rq;
+            if self.in_flight == 0 {
+                self.busy_since = now;
+            }
+            self.in_flight += 1;
+            let service = self.device.service_ns(&rq, now);
+            trace_rq(ctx, dev, &rq, true);
+            ctx.push(
+                now + service,
+                EventKind::Device {
+                    dev,
+                    data: id.0 as u64,
+                },
+            );
+        }
+    }
+}
