@@ -2,7 +2,7 @@
 //! that walks them with rt-app's loop semantics (events in order, a phase repeats `loop`
 //! times, the whole list of phases repeats the task's `loop` times; -1 = forever).
 
-use schedlab_spec::model::{Event, Phase, SchedAttr, Spec, TaskSpec};
+use schedlab_spec::model::{Event, GroupId, Phase, SchedAttr, Spec, TaskSpec};
 
 use crate::types::CpuMask;
 
@@ -14,6 +14,16 @@ pub struct CPhase {
     /// Attributes to switch to when the phase starts, if it sets any.
     pub attr: Option<SchedAttr>,
     pub cpus: Option<CpuMask>,
+    /// The cgroup to move to when the phase starts (rt-app's phase `taskgroup`).
+    pub group: Option<GroupId>,
+}
+
+impl CPhase {
+    /// Does starting this phase change anything about the task (attributes, affinity or
+    /// group)?
+    pub fn changes_task(&self) -> bool {
+        self.attr.is_some() || self.cpus.is_some() || self.group.is_some()
+    }
 }
 
 /// One compiled task template.
@@ -27,6 +37,8 @@ pub struct Template {
     /// The template's own attributes and CPUs (used for start-up and forked instances).
     pub attr: SchedAttr,
     pub cpus: Option<Vec<u32>>,
+    /// The cgroup its instances start in (rt-app's task `taskgroup`).
+    pub group: GroupId,
 }
 
 /// Where a task is in its program.
@@ -64,6 +76,7 @@ fn compile_phase(p: &Phase) -> CPhase {
         loop_count: p.loop_count,
         attr: p.attr.clone(),
         cpus: p.cpus.as_deref().map(mask_of),
+        group: p.group,
     }
 }
 
@@ -80,6 +93,7 @@ pub fn compile_task(t: &TaskSpec) -> Template {
         process: t.process.clone(),
         attr: t.attr.clone(),
         cpus: t.cpus.clone(),
+        group: t.group,
     }
 }
 
@@ -140,6 +154,7 @@ mod tests {
                     loop_count: l,
                     attr: None,
                     cpus: None,
+                    group: None,
                 })
                 .collect(),
             loop_count: task_loop,
@@ -152,6 +167,7 @@ mod tests {
                 uclamp: schedlab_spec::model::Uclamp::default(),
             },
             cpus: None,
+            group: 0,
         }
     }
 

@@ -111,6 +111,8 @@ impl std::fmt::Debug for CpuMask {
 pub use schedlab_spec::model::DlParams;
 /// A task's scheduling policy (the engine's copy of the spec's policy).
 pub use schedlab_spec::model::Policy;
+/// A cgroup: an index into the spec's cgroups (0 = the root `/`).
+pub use schedlab_spec::model::{GroupId, ROOT_GROUP};
 
 /// Kernel priority numbering (include/linux/sched/prio.h): 0..99 real-time
 /// (0 most important), 100..139 fair (120 + nice).

@@ -9,7 +9,8 @@ use crate::sched::WakeFlags;
 use crate::timer::{ClassSet, TimerId, TimerTable};
 use crate::trace::writer::PrevState;
 use crate::trace::Tracer;
-use crate::types::{CpuId, CpuMask, SchedAttrs, TaskId, Time};
+use crate::types::{CpuId, CpuMask, GroupId, SchedAttrs, TaskId, Time, ROOT_GROUP};
+use schedlab_spec::model::{group_cpus, Cgroup, CpuCgroup};
 use schedlab_spec::rng::Rng;
 
 /// A per-task view the engine maintains and policies read.
@@ -29,8 +30,23 @@ pub struct TaskView {
     pub running: bool,
     /// True once the task has exited.
     pub exited: bool,
+    /// The cgroup the task is in (`task_group(p)`).
+    pub group: GroupId,
     /// How a trace shows the task while it is blocked (`S` or `D`).
     pub(crate) sleep_state: PrevState,
+}
+
+/// A cgroup as the classes see it: its place in the tree and its controllers' settings
+/// (`struct task_group`).
+#[derive(Clone, Debug)]
+pub struct Group {
+    pub path: String,
+    /// `None` for the root.
+    pub parent: Option<GroupId>,
+    /// The cpu controller's settings as given (defaults where `None`).
+    pub cpu: CpuCgroup,
+    /// The CPUs its tasks may use (the effective `cpuset.cpus`).
+    pub cpus: CpuMask,
 }
 
 /// Per-CPU engine state.
@@ -92,6 +108,8 @@ pub struct Ctx {
     pub(crate) wake: WakeFlags,
     /// Policy timers (hrtimers) armed and pending.
     pub(crate) timers: TimerTable,
+    /// The cgroups; `groups[0]` is the root.
+    pub(crate) groups: Vec<Group>,
     /// The class of a class stack whose hook is running (0 for a policy that is not a
     /// stack); see [`Ctx::class_index`].
     pub(crate) class: u8,
@@ -131,6 +149,12 @@ impl Ctx {
             charge_cpu: 0,
             wake: WakeFlags::default(),
             timers: TimerTable::default(),
+            groups: vec![Group {
+                path: "/".into(),
+                parent: None,
+                cpu: CpuCgroup::default(),
+                cpus: CpuMask::first_n(nr_cpus),
+            }],
             class: 0,
             tracer,
         }
@@ -156,6 +180,7 @@ impl Ctx {
             on_rq: false,
             running: false,
             exited: false,
+            group: ROOT_GROUP,
             sleep_state: PrevState::Sleeping,
         });
         self.counters.push(TaskCounters::default());
@@ -227,6 +252,34 @@ impl Ctx {
     #[inline]
     pub fn task(&self, t: TaskId) -> &TaskView {
         &self.tasks[t.idx()]
+    }
+
+    /// A cgroup (`groups[0]` is the root `/`).
+    #[inline]
+    pub fn group(&self, g: GroupId) -> &Group {
+        &self.groups[g as usize]
+    }
+
+    /// Number of cgroups (ids are `0..nr_groups()`).
+    #[inline]
+    pub fn nr_groups(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// Set the cgroup tree from a spec's (the root first, parents before children).
+    pub fn set_groups(&mut self, groups: &[Cgroup]) {
+        let machine = CpuMask::first_n(self.nr_cpus());
+        self.groups = groups
+            .iter()
+            .enumerate()
+            .map(|(g, c)| Group {
+                path: c.path.clone(),
+                parent: c.parent,
+                cpu: c.cpu.clone(),
+                cpus: group_cpus(groups, g as GroupId)
+                    .map_or(machine, |cpus| crate::program::mask_of(cpus).and(&machine)),
+            })
+            .collect();
     }
 
     /// The task running on `cpu`, if any (rq->curr; `None` = the idle task).

@@ -88,6 +88,9 @@ pub(crate) struct TaskRt {
     pub since: Time,
     /// A new phase begins with its next op: apply the phase's attributes first.
     pub phase_pending: bool,
+    /// The CPUs the task asks for (its task or phase `cpus`, all if none): its affinity is
+    /// this within its cgroup's cpuset (`user_cpus_ptr`, kept across group changes).
+    pub want_cpus: CpuMask,
     /// The mutex a condvar wait releases and re-acquires.
     pub cond_mutex: u32,
     /// Woken from a condvar: re-acquire `cond_mutex` before the next op.
@@ -275,7 +278,11 @@ impl<S: Scheduler> Engine<S> {
                 crate::event::MAX_EVENT_ID
             )));
         }
-        let id = self.core.create_task(attrs, affinity, parent);
+        let group = self.templates[tmpl as usize].group;
+        let id = self
+            .core
+            .create_task(attrs, self.effective_cpus(affinity, group), parent);
+        self.core.ctx.tasks[id.idx()].group = group;
         let name = self.instance_name(tmpl);
         self.instances[tmpl as usize].push(id);
         let tgid = self.tgid_for(tmpl, id.pid());
@@ -294,6 +301,7 @@ impl<S: Scheduler> Engine<S> {
             started_at: now,
             since: now,
             phase_pending: false,
+            want_cpus: affinity,
             cond_mutex: 0,
             reacquire: false,
             wait_ns: 0,
@@ -303,30 +311,49 @@ impl<S: Scheduler> Engine<S> {
         });
         self.metrics.add_task();
         self.live_tasks += 1;
-        if let Some(first) = self.templates[tmpl as usize].phases.first() {
-            self.apply_phase_attrs_initial(id, first.attr.clone(), first.cpus);
-        }
+        self.apply_first_phase(id);
         self.core.task_new(id, parent);
         id
     }
 
-    fn apply_phase_attrs_initial(
-        &mut self,
-        t: TaskId,
-        attr: Option<schedlab_spec::model::SchedAttr>,
-        cpus: Option<CpuMask>,
-    ) {
-        if let Some(a) = attr {
-            self.core.ctx.tasks[t.idx()].attrs = attrs_of(&a);
+    /// The attributes, CPUs and group of a task's first phase, set before it first runs
+    /// (no protocol operation: it is not known to the policy yet).
+    fn apply_first_phase(&mut self, t: TaskId) {
+        let tmpl = self.rt[t.idx()].tmpl as usize;
+        let Some(first) = self.templates[tmpl].phases.first() else {
+            return;
+        };
+        let (attr, cpus, group) = (first.attr.as_ref().map(attrs_of), first.cpus, first.group);
+        let machine = CpuMask::first_n(self.core.ctx.nr_cpus());
+        if let Some(m) = cpus.map(|m| m.and(&machine)).filter(|m| !m.is_empty()) {
+            self.rt[t.idx()].want_cpus = m;
         }
-        if let Some(m) = cpus {
-            let m = m.and(&CpuMask::first_n(self.core.ctx.nr_cpus()));
-            if !m.is_empty() {
-                self.core.ctx.tasks[t.idx()].affinity = m;
-                if !m.contains(self.core.ctx.tasks[t.idx()].cpu) {
-                    self.core.ctx.tasks[t.idx()].cpu = m.first().unwrap();
-                }
-            }
+        let v = &mut self.core.ctx.tasks[t.idx()];
+        if let Some(a) = attr {
+            v.attrs = a;
+        }
+        if let Some(g) = group {
+            v.group = g;
+        }
+        let group = v.group;
+        let aff = self.effective_cpus(self.rt[t.idx()].want_cpus, group);
+        let v = &mut self.core.ctx.tasks[t.idx()];
+        v.affinity = aff;
+        if !aff.contains(v.cpu) {
+            v.cpu = aff.first().expect("a non-empty affinity");
+        }
+    }
+
+    /// The affinity of a task that asks for `want` in cgroup `group`: `want` within the
+    /// group's cpuset, or the whole cpuset when they do not meet
+    /// (`cpuset_cpus_allowed` / the fallback of `cpuset_attach`).
+    fn effective_cpus(&self, want: CpuMask, group: crate::types::GroupId) -> CpuMask {
+        let allowed = self.core.ctx.group(group).cpus;
+        let m = want.and(&allowed);
+        if m.is_empty() {
+            allowed
+        } else {
+            m
         }
     }
 
@@ -634,8 +661,8 @@ impl<S: Scheduler> Engine<S> {
         if std::mem::replace(&mut self.rt[t.idx()].phase_pending, false) {
             let rt = &self.rt[t.idx()];
             let p = &self.templates[rt.tmpl as usize].phases[rt.cursor.phase as usize];
-            let (attr, cpus) = (p.attr.as_ref().map(attrs_of), p.cpus);
-            self.change_attrs(cpu, t, attr, cpus);
+            let (attr, cpus, group) = (p.attr.as_ref().map(attrs_of), p.cpus, p.group);
+            self.change_attrs(cpu, t, attr, cpus, group);
             return;
         }
         let cost = match op {
@@ -672,7 +699,7 @@ impl<S: Scheduler> Engine<S> {
         let tmpl = &self.templates[rt.tmpl as usize];
         if tmpl.advance(&mut rt.cursor) == Advance::NewPhase {
             let p = &tmpl.phases[rt.cursor.phase as usize];
-            rt.phase_pending = p.attr.is_some() || p.cpus.is_some();
+            rt.phase_pending = p.changes_task();
         }
         let _ = cpu;
     }
@@ -1007,18 +1034,28 @@ impl<S: Scheduler> Engine<S> {
         self.last_exit = Some(now);
     }
 
-    /// Change the running task's attributes at a phase boundary (sched_setattr and
-    /// sched_setaffinity on itself, through the core). A task no longer allowed on its CPU
-    /// is moved off it, and becomes runnable elsewhere.
+    /// Change the running task's cgroup, attributes and CPUs at a phase boundary, through
+    /// the core, in the order rt-app does it (`set_thread_taskgroup`, then
+    /// `set_thread_param`: sched_move_task, then sched_setattr and sched_setaffinity). A
+    /// task no longer allowed on its CPU is moved off it, and becomes runnable elsewhere.
     fn change_attrs(
         &mut self,
         cpu: CpuId,
         t: TaskId,
         attrs: Option<SchedAttrs>,
         cpus: Option<CpuMask>,
+        group: Option<crate::types::GroupId>,
     ) {
+        if let Some(g) = group {
+            self.core.move_group(t, g);
+        }
         let machine = CpuMask::first_n(self.core.ctx.nr_cpus());
-        let mask = cpus.map(|m| m.and(&machine));
+        if let Some(m) = cpus.map(|m| m.and(&machine)).filter(|m| !m.is_empty()) {
+            self.rt[t.idx()].want_cpus = m;
+        }
+        let v = &self.core.ctx.tasks[t.idx()];
+        let aff = self.effective_cpus(self.rt[t.idx()].want_cpus, v.group);
+        let mask = (aff != v.affinity).then_some(aff);
         if let Err(e) = self.core.setattr(t, attrs, mask) {
             let name = &self.rt[t.idx()].name;
             return self.fail(format!("task {name}: {e}"));

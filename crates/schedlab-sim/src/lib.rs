@@ -222,34 +222,116 @@ fn sample_mode(out: &SampleOutput) -> Result<(metrics::SampleMode, Option<String
 }
 
 /// What the spec asks for that this engine does not simulate: running it anyway would
-/// give an answer unlike the kernel's without a word, so the run is refused. (Utilization
-/// clamps are not listed: on identical CPUs at one fixed frequency they change nothing.)
-fn unsimulated(spec: &Spec) -> Option<&'static str> {
-    use schedlab_spec::model::{CpuCgroup, ROOT_GROUP};
-    let in_group = spec.tasks.iter().any(|t| {
-        t.group != ROOT_GROUP
-            || t.phases
-                .iter()
-                .any(|p| p.group.is_some_and(|g| g != ROOT_GROUP))
-    });
-    let configured = spec
-        .cgroups
-        .iter()
-        .any(|g| g.cpu != CpuCgroup::default() || g.cpuset_cpus.is_some());
+/// give an answer unlike the kernel's without a word, so the run is refused.
+fn unsimulated(spec: &Spec) -> Option<String> {
+    use schedlab_spec::model::CpuCgroup;
+    if let Some(g) = spec.cgroups.iter().find(|g| {
+        let c = &g.cpu;
+        let bandwidth = CpuCgroup {
+            uclamp_min: None,
+            uclamp_max: None,
+            ..c.clone()
+        };
+        bandwidth != CpuCgroup::default()
+    }) {
+        return Some(format!(
+            "cgroup {}: cpu.shares/cpu.weight and RT or CFS bandwidth (cpu.rt_*, cpu.cfs_*, \
+             cpu.max) are",
+            g.path
+        ));
+    }
+    if fair_tasks_share_cpu_between_groups(spec) {
+        return Some(
+            "fair-class tasks in different cgroups share the CPU by group (CFS group \
+             scheduling), which is"
+                .into(),
+        );
+    }
+    if !spec.machine.topology.is_flat() {
+        return Some("a machine topology (packages, SMT threads, LLC domains) is".into());
+    }
     let sliced = spec.tasks.iter().any(|t| {
         let phases = t.phases.iter().filter_map(|p| p.attr.as_ref());
         std::iter::once(&t.attr)
             .chain(phases)
             .any(|a| a.slice_ns.is_some())
     });
-    if in_group || configured {
-        Some("cgroups (taskgroup, schedlab.cgroups) are")
-    } else if !spec.machine.topology.is_flat() {
-        Some("a machine topology (packages, SMT threads, LLC domains) is")
-    } else if sliced {
-        Some("custom slices (dl-runtime on a fair-class task) are")
-    } else {
-        None
+    sliced.then(|| "custom slices (dl-runtime on a fair-class task) are".into())
+}
+
+/// Would the fair class divide the CPU between cgroups? Only if fair tasks can be in more
+/// than one group at once: with every fair task in one group, or a single fair task, group
+/// scheduling shares the CPU exactly as flat scheduling does.
+fn fair_tasks_share_cpu_between_groups(spec: &Spec) -> bool {
+    use schedlab_spec::model::{Event, TaskSpec};
+    let is_fair = |t: &TaskSpec| {
+        let phases = t.phases.iter().filter_map(|p| p.attr.as_ref());
+        std::iter::once(&t.attr)
+            .chain(phases)
+            .any(|a| a.policy.is_fair())
+    };
+    let fair: Vec<usize> = (0..spec.tasks.len())
+        .filter(|&i| is_fair(&spec.tasks[i]))
+        .collect();
+    let mut groups: Vec<u32> = fair
+        .iter()
+        .flat_map(|&i| {
+            let t = &spec.tasks[i];
+            std::iter::once(t.group).chain(t.phases.iter().filter_map(|p| p.group))
+        })
+        .collect();
+    groups.sort_unstable();
+    groups.dedup();
+    let forks_fair = spec
+        .tasks
+        .iter()
+        .flat_map(|t| t.phases.iter().flat_map(|p| p.events.iter()))
+        .any(|e| matches!(e, Event::Fork { task } if fair.contains(&(*task as usize))));
+    let started: u64 = fair.iter().map(|&i| spec.tasks[i].instances as u64).sum();
+    groups.len() > 1 && (started > 1 || forks_fair)
+}
+
+/// Statements the result carries about how this run was modelled.
+fn notes_of(spec: &Spec, cpus: usize, cpus_overridden: bool) -> Vec<String> {
+    use schedlab_spec::model::CpusSource;
+    let mut notes = Vec::new();
+    if spec.machine.cpus_source == CpusSource::Inferred && !cpus_overridden {
+        notes.push(format!(
+            "the spec names CPUs but does not size the machine: it runs on the smallest \
+             machine that has them ({cpus} CPUs)"
+        ));
+    }
+    let clamped = spec.tasks.iter().any(|t| {
+        let phases = t.phases.iter().filter_map(|p| p.attr.as_ref());
+        std::iter::once(&t.attr)
+            .chain(phases)
+            .any(|a| a.uclamp.min.is_some() || a.uclamp.max.is_some())
+    }) || spec
+        .cgroups
+        .iter()
+        .any(|g| g.cpu.uclamp_min.is_some() || g.cpu.uclamp_max.is_some());
+    if clamped {
+        notes.push(
+            "utilization clamps (util_min/util_max, cpu.uclamp.*) are accepted and change \
+             nothing here: Linux uses them to pick CPU frequencies and, on asymmetric CPUs, \
+             placement, and this machine has identical CPUs at one fixed frequency"
+                .into(),
+        );
+    }
+    notes
+}
+
+/// How the result names where the machine's size came from.
+fn cpus_source_name(spec: &Spec, cpus_overridden: bool) -> &'static str {
+    use schedlab_spec::model::CpusSource;
+    if cpus_overridden {
+        return "given";
+    }
+    match spec.machine.cpus_source {
+        CpusSource::Default => "default",
+        CpusSource::Given => "given",
+        CpusSource::Topology => "topology",
+        CpusSource::Inferred => "inferred",
     }
 }
 
@@ -279,6 +361,17 @@ impl<'a> Run<'a> {
         if let Some(what) = unsimulated(spec) {
             return Err(SimError::input(format!(
                 "{what} not simulated by this engine yet"
+            )));
+        }
+        if let Some(c) = spec
+            .cgroups
+            .iter()
+            .filter_map(|g| g.cpuset_cpus.as_ref())
+            .flatten()
+            .find(|&&c| c as usize >= cpus)
+        {
+            return Err(SimError::input(format!(
+                "cpuset.cpus: cpu {c} is outside the machine's {cpus} CPUs"
             )));
         }
         Ok(Run {
@@ -351,7 +444,8 @@ impl cpu::PolicyVisitor for Run<'_> {
             None => trace::Tracer::disabled(),
         };
         let seed = self.cfg.seed.or(self.spec.seed).unwrap_or(DEFAULT_SEED);
-        let ctx = Ctx::new(self.cpus, self.hz, seed, tracer);
+        let mut ctx = Ctx::new(self.cpus, self.hz, seed, tracer);
+        ctx.set_groups(&self.spec.cgroups);
         let rcfg = engine::RunCfg {
             end,
             costs: protocol::CoreCosts {
@@ -393,9 +487,9 @@ impl cpu::PolicyVisitor for Run<'_> {
             params: self.params,
             seed,
             spec_sha256: self.spec_sha256,
-            cpus_source: "given",
+            cpus_source: cpus_source_name(self.spec, self.cfg.cpus.is_some()),
             sample_path,
-            notes: Vec::new(),
+            notes: notes_of(self.spec, self.cpus, self.cfg.cpus.is_some()),
         };
         let mut result = result::build(&e, self.spec, meta);
         result.run.wall_s = self.started.elapsed().as_secs_f64();

@@ -22,7 +22,7 @@ use crate::event::EventKind;
 use crate::sched::{BalanceKind, DequeueKind, EnqueueKind, Scheduler, WakeFlags, WakeKind};
 use crate::trace::writer::PrevState;
 use crate::trace::Tracer;
-use crate::types::{CpuId, CpuMask, SchedAttrs, TaskId, Time};
+use crate::types::{CpuId, CpuMask, GroupId, SchedAttrs, TaskId, Time, ROOT_GROUP};
 
 /// CPU time the core charges for its own work (the `schedlab.machine` costs it owns).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -121,6 +121,7 @@ impl<S: Scheduler> SchedCore<S> {
             on_rq: false,
             running: false,
             exited: false,
+            group: ROOT_GROUP,
             sleep_state: PrevState::Sleeping,
         });
         self.ctx.counters.push(TaskCounters::default());
@@ -366,6 +367,46 @@ impl<S: Scheduler> SchedCore<S> {
             self.ctx.resched(cpu);
         }
         Ok(())
+    }
+
+    /// `sched_move_task`: move `t` to cgroup `to` (nothing happens if it is there). Order:
+    /// `update_curr`; `dequeue(Save)` if queued; `put_prev` if running; the move and
+    /// `task_change_group`; `enqueue(Restore)` if it was queued; the balance callbacks;
+    /// a reschedule if it runs. Its affinity is the caller's to update (the new group's
+    /// cpuset), with [`Self::setattr`].
+    pub fn move_group(&mut self, t: TaskId, to: GroupId) {
+        let v = self.ctx.tasks[t.idx()];
+        if v.group == to {
+            return;
+        }
+        let cpu = v.cpu;
+        let (queued, running) = (v.on_rq, v.running);
+        self.ctx.charge_cpu = cpu.idx();
+        if running {
+            self.account(cpu);
+        }
+        if queued {
+            self.ctx.tasks[t.idx()].on_rq = false;
+            self.policy
+                .dequeue(&mut self.ctx, cpu, t, DequeueKind::Save);
+        }
+        if running {
+            self.ctx.tasks[t.idx()].running = false;
+            self.policy.put_prev(&mut self.ctx, cpu, t);
+            self.prev_put[cpu.idx()] = true;
+        }
+        self.ctx.tasks[t.idx()].group = to;
+        self.policy.task_change_group(&mut self.ctx, t, v.group);
+        if queued {
+            self.ctx.tasks[t.idx()].on_rq = true;
+            self.policy
+                .enqueue(&mut self.ctx, cpu, t, EnqueueKind::Restore);
+        }
+        self.ctx.tasks[t.idx()].running = running;
+        self.run_balance_callbacks(cpu);
+        if running {
+            self.ctx.resched(cpu);
+        }
     }
 
     /// The stop task takes `cpu` from its current task, which has already been put: the
@@ -667,7 +708,7 @@ pub mod testing {
         WakeKind,
     };
     use crate::trace::writer::PrevState;
-    use crate::types::{CpuId, CpuMask, SchedAttrs, TaskId};
+    use crate::types::{CpuId, CpuMask, GroupId, SchedAttrs, TaskId};
 
     /// One call of a policy hook that can change its state (queries are not shown).
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -684,6 +725,7 @@ pub mod testing {
         Tick(CpuId, TaskId),
         YieldTask(CpuId, TaskId),
         PrioChanged(TaskId),
+        TaskChangeGroup(TaskId),
         Balance(CpuId, BalanceKind),
         Timer,
         BalanceCallback(CpuId),
@@ -706,6 +748,7 @@ pub mod testing {
                 Hook::Tick(..) => "tick".into(),
                 Hook::YieldTask(..) => "yield_task".into(),
                 Hook::PrioChanged(_) => "prio_changed".into(),
+                Hook::TaskChangeGroup(_) => "task_change_group".into(),
                 Hook::Balance(_, k) => format!("balance({k:?})"),
                 Hook::Timer => "timer".into(),
                 Hook::BalanceCallback(_) => "balance_callback".into(),
@@ -820,6 +863,11 @@ pub mod testing {
         fn prio_changed(&mut self, ctx: &mut Ctx, t: TaskId, old: SchedAttrs) {
             self.around(ctx, Hook::PrioChanged(t), |s, ctx| {
                 s.prio_changed(ctx, t, old)
+            })
+        }
+        fn task_change_group(&mut self, ctx: &mut Ctx, t: TaskId, from: GroupId) {
+            self.around(ctx, Hook::TaskChangeGroup(t), |s, ctx| {
+                s.task_change_group(ctx, t, from)
             })
         }
         fn balance(&mut self, ctx: &mut Ctx, cpu: CpuId, kind: BalanceKind) {

@@ -27,6 +27,7 @@
 //! | tick (`sched_tick`) | `[update_curr] tick balance(Tick)` |
 //! | schedule (`__schedule`) | `[update_curr] [put_prev] pick_next [balance(NewIdle) pick_next] [task_exit] [balance_callback]` |
 //! | attribute change (`__sched_setscheduler`) | `[update_curr] [dequeue(Save)] [put_prev] [enqueue(Restore)] prio_changed [balance_callback]` |
+//! | group change (`sched_move_task`) | `[update_curr] [dequeue(Save)] [put_prev] task_change_group [enqueue(Restore)] [balance_callback]` |
 //! | affinity change that moves a queued task (`move_queued_task`) | `[update_curr] dequeue(Save) [put_prev] enqueue(Restore) [[update_curr] wakeup_preempt] [balance_callback]` |
 //! | timer expiry (hrtimer callback) | `timer` |
 //!
@@ -55,7 +56,7 @@
 
 pub use crate::ctx::{Ctx, TaskView};
 pub use crate::timer::{ClassSet, FiredTimer, TimerId};
-use crate::types::{CpuId, SchedAttrs, TaskId};
+use crate::types::{CpuId, GroupId, SchedAttrs, TaskId};
 
 /// Why a task is being enqueued (kernel ENQUEUE_* flags).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -240,6 +241,14 @@ pub trait Scheduler {
     /// then calls this hook, then reschedules its CPU.
     fn prio_changed(&mut self, ctx: &mut Ctx, t: TaskId, old: SchedAttrs) {
         let _ = (ctx, t, old);
+    }
+
+    /// `t` moved from cgroup `from` to `ctx.task(t).group` (`task_change_group`, called by
+    /// `sched_move_task` between DEQUEUE_SAVE/`put_prev` and ENQUEUE_RESTORE, as for an
+    /// attribute change). A class with group scheduling moves the task's entity between
+    /// its groups' run queues here.
+    fn task_change_group(&mut self, ctx: &mut Ctx, t: TaskId, from: GroupId) {
+        let _ = (ctx, t, from);
     }
 
     /// Load balancing (`balance` / `sched_balance_rq`, sched_ext `dispatch` from a global

@@ -165,6 +165,17 @@ fn each_operation_of_the_core_calls_the_documented_hooks() {
     core.process_resched();
     joined(&mut core);
 
+    // A cgroup change of the running task (sched_move_task).
+    let mut a = schedlab_spec::model::Cgroup::root();
+    a.path = "/a".into();
+    a.parent = Some(0);
+    core.ctx
+        .set_groups(&[schedlab_spec::model::Cgroup::root(), a]);
+    core.move_group(runner, 1);
+    expect(&mut core, "group change");
+    core.process_resched();
+    joined(&mut core);
+
     // Exit: dequeue now, task_exit in the schedule that switches away from it.
     let cpu = core.ctx.task(runner).cpu;
     core.exit(cpu);

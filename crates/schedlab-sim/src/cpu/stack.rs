@@ -27,7 +27,8 @@
 //! - `wakeup_preempt`: same class as the running task → that class decides; a higher
 //!   class → reschedule at once; a lower class → never;
 //! - `select_cpu`, `enqueue`, `dequeue`, `put_prev`, `update_curr`, `tick`, `yield_task`,
-//!   `prio_changed`, `task_new`, `task_exit`, `dynamic_prio` go to the task's class;
+//!   `prio_changed`, `task_change_group`, `task_new`, `task_exit`, `dynamic_prio` go to the
+//!   task's class;
 //! - `balance` goes to both (a newidle balance stops after the higher class if that
 //!   class now has work on the CPU, like the kernel's `balance` loop in
 //!   `pick_next_task`/`put_prev_task_balance`); `for_each_queued` reports both;
@@ -43,7 +44,7 @@ use crate::ctx::Ctx;
 use crate::sched::{
     BalanceKind, ClassSet, DequeueKind, EnqueueKind, FiredTimer, PolicyInfo, Scheduler, WakeKind,
 };
-use crate::types::{CpuId, SchedAttrs, TaskId};
+use crate::types::{CpuId, GroupId, SchedAttrs, TaskId};
 
 /// A scheduling class that can sit in a [`Stacked`] (the kernel's `struct sched_class`
 /// seen as one layer of the class list).
@@ -313,6 +314,11 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
         } else {
             route!(self, ctx, to, prio_changed(t, old))
         }
+    }
+
+    fn task_change_group(&mut self, ctx: &mut Ctx, t: TaskId, from: GroupId) {
+        let c = self.class_of(ctx, t);
+        route!(self, ctx, c, task_change_group(t, from))
     }
 
     fn balance(&mut self, ctx: &mut Ctx, cpu: CpuId, kind: BalanceKind) {
