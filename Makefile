@@ -32,6 +32,10 @@ test: test-rust test-python
 
 test-rust:
 	cargo test --workspace --exclude schedlab-py --quiet
+	@# rust-version is true: no dependency needs more, and clippy's incompatible_msrv lint
+	@# flags any standard-library API newer than it
+	python3 scripts/check-rust-version.py
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	@# the ready-queue crate must build for no_std without alloc (the workspace enables alloc)
 	cargo build -p schedlab-rtq --no-default-features --quiet
 

@@ -1,6 +1,6 @@
 //! `rtq-probe`: measures the `schedlab-rtq` ready-queue back ends the way seed 002
-//! ("Performance comparison of ready queue of ITRON method kernel", Musashi Institute of
-//! Technology; /work/shared/seeds/002_f2296cf8d3657dd5.txt) measured TOPPERS/JSP's
+//! ("Performance comparison of ready-queue structures in an ITRON kernel", Musashi Institute
+//! of Technology; see docs/seeds.md) measured TOPPERS/JSP's
 //! per-priority queues against a single ready queue: `act_tsk`, `chg_pri` and `rot_rdq`,
 //! average and worst case, against the number of ready tasks and the priority involved,
 //! warm and cold.

@@ -1,4 +1,4 @@
-//! criterion benchmarks of the ready-queue back ends (issue 4, seed 002): act_tsk, chg_pri
+//! criterion benchmarks of the ready-queue back ends (seed 002): act_tsk, chg_pri
 //! and rot_rdq against the number of ready tasks N, at the priority that is the single
 //! list's worst case (the lowest, so it walks every ready task).
 //!

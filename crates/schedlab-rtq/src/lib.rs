@@ -1,5 +1,5 @@
-//! RTOS ready queues with μITRON 4.0 semantics and interchangeable back ends (issue 4,
-//! seed 002: "performance comparison of ready-queue structures in an ITRON kernel").
+//! RTOS ready queues with μITRON 4.0 semantics and interchangeable back ends (seed 002:
+//! "performance comparison of ready-queue structures in an ITRON kernel").
 //!
 //! One trait, [`ReadyQueue`], and four back ends, each in its own file with its primary
 //! source in the header comment:

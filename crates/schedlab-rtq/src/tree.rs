@@ -358,7 +358,7 @@ impl<S: Storage> Tree<S> {
         assert!(n.queued, "task {x} in the tree but not marked queued");
         assert!((n.prio as usize) < self.levels, "priority out of range");
         assert!(
-            lo.map_or(true, |lo| lo < k) && hi.map_or(true, |hi| k < hi),
+            lo.is_none_or(|lo| lo < k) && hi.is_none_or(|hi| k < hi),
             "key order"
         );
         let (hl, cl) = self.check_at(n.left, lo, Some(k));

@@ -1,4 +1,4 @@
-//! Model-based tests (issue 4 item 2): random operation sequences applied to every back
+//! Model-based tests: random operation sequences applied to every back
 //! end and to a plain reference model — one FIFO `Vec` per priority, the μITRON 4.0 rules
 //! written as directly as possible — must give identical answers after every step:
 //! peek, top_prio, len, is_queued/prio_of of every task, the neighbours within a priority

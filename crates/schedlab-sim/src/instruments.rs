@@ -4,7 +4,7 @@
 //! - [`timeslice_table`]: the timeslice each nice level gets from
 //!   [`Scheduler::timeslice_ns`] (O(1) `task_timeslice`, the staircase `slice`, BFS's
 //!   `timeslice()`, …), for `schedlab timeslice`.
-//! - [`sched_cost`] / [`sched_cost_sweep`]: the scheduler-cost study (issue 3; seed 000's
+//! - [`sched_cost`] / [`sched_cost_sweep`]: the scheduler-cost study (seed 000's
 //!   "time spent inside scheduler functions", seed 001's claim that ULE does not slow down
 //!   with the number of threads): the work a policy counts per scheduling decision
 //!   (`Ctx::count_work`, exact) and the wall nanoseconds its hooks take, with N runnable

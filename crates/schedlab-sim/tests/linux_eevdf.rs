@@ -1,5 +1,5 @@
 //! `linux-eevdf` end to end (source: torvalds/linux kernel/sched/fair.c of a 6.6-6.9 tree,
-//! `place_entity`, `pick_eevdf`, `update_deadline`; reference/scheduler-specs.md §3.3):
+//! `place_entity`, `pick_eevdf`, `update_deadline`):
 //! CPU hogs share one CPU by weight, a sleeper keeps the lag it earned and so gets low
 //! wake-up latency, and runs pass the engine invariant checker (`check: true`), hackbench
 //! included.

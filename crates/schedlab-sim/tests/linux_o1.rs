@@ -1,5 +1,4 @@
-//! `linux-o1` pinned to vanilla Linux 2.6.18 kernel/sched.c (shared/reference/
-//! scheduler-specs.md §1): timeslice formula (l.164-186), effective_prio (l.713-830),
+//! `linux-o1` pinned to vanilla Linux 2.6.18 kernel/sched.c: timeslice formula (l.164-186), effective_prio (l.713-830),
 //! scheduler_tick's expiry rules and EXPIRED_STARVING (l.2897-3080), sched_fork /
 //! sched_exit (l.1536-1720), sys_sched_yield (l.4405-4450), and end-to-end runs with the
 //! invariant checker.

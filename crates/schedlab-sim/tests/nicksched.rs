@@ -1,5 +1,4 @@
-//! `nicksched` pinned to Nick Piggin's scheduler policy v8 (LKML, 28 Aug 2003, as given in
-//! shared/reference/scheduler-specs.md §2.2): the timeslice as a function of the dynamic
+//! `nicksched` pinned to Nick Piggin's scheduler policy v8 (LKML, 28 Aug 2003): the timeslice as a function of the dynamic
 //! priority and the best priority queued in the active *and expired* arrays at HZ
 //! 100/250/1000, the sleep history and priority of a sleeper vs a hog, slice expiry always
 //! to the expired array, fork/exit slice and history rules, yield, preemption, and

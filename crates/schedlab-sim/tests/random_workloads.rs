@@ -843,22 +843,10 @@ fn watchdog(
     }
 }
 
-/// `bug_linux_rt_pick_next_with_a_fair_current_task` (a policy bug in another engineer's
-/// work in progress): a linux-cfs run that panics with an index out of bounds in
-/// cpu/linux_rt.rs is skipped, any other panic still fails.
-const TOLERATE_LINUX_RT_PICK_NEXT_PANIC: bool = false;
-
-fn is_linux_rt_pick_next_panic(e: &str) -> bool {
-    e.starts_with("linux-cfs: panicked: index out of bounds") && e.contains("cpu/linux_rt.rs:")
-}
-
 /// Run `spec` under every available policy, twice, and check every property.
 fn check_all(spec: &Spec, seed: u64, must_finish: bool) -> Result<(), String> {
     for sched in policies() {
         let out = match watchdog(spec, &sched, seed) {
-            Err(e) if TOLERATE_LINUX_RT_PICK_NEXT_PANIC && is_linux_rt_pick_next_panic(&e) => {
-                continue
-            }
             Err(e) => return Err(e),
             Ok(Ok(o)) => o,
             Ok(Err(e)) if is_rejected_attrs(&e) => continue,
