@@ -39,13 +39,16 @@ def simulate(
     trace_path: str | None = None,
     check: bool = False,
     samples: bool = True,
+    samples_path: str | None = None,
 ) -> tuple[str, dict[str, list[int]]]:
     """Validate and simulate a spec; the GIL is released while it runs. ``run.spec_sha256``
     of the result is the sha256 of exactly ``spec_json``'s UTF-8 bytes.
 
     Returns the result JSON text (docs/results.md) and the per-activation samples as
-    columns ``tid, release_ns, wake_ns, start_ns, end_ns, kind`` (empty if ``samples`` is
-    false). Raises SpecError for an invalid spec, SimError if the run fails.
+    columns ``tid, release_ns, wake_ns, start_ns, end_ns, kind``: kept in memory when
+    ``samples`` is true; with ``samples_path`` they are streamed to that Arrow IPC file
+    instead (the columns come back empty); with neither only histograms are kept. Raises
+    SpecError for an invalid spec, SimError if the run fails.
     """
 
 def stats(samples: list[int]) -> dict[str, Any]:

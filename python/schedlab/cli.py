@@ -279,6 +279,8 @@ def _print_run(out: Console, r: Result, rows: int) -> None:
         out.print("cpu busy: " + " ".join(busy) + (" …" if len(cpus) > 32 else ""))
     params = run.get("params") or {}
     ptxt = " ".join(f"{k}={v}" for k, v in params.items())
+    for note in run.get("notes") or []:
+        out.print(f"note: {escape(note)}")
     out.print(
         f"[dim]{escape(r.scheduler)}{' ' + escape(ptxt) if ptxt else ''} · seed {run.get('seed')}"
         f" · {run.get('cpus')} cpus · HZ {run.get('hz')} · simulated {fmt_ns(run.get('sim_ns'))}"
@@ -338,6 +340,9 @@ def cli() -> None:
 @sim_options
 @click.option("--trace", type=click.Path(dir_okay=False), metavar="FILE",
               help="Write an ftrace-format trace (Perfetto loads it).")
+@click.option("--samples", "samples_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Stream every activation's sample to FILE (Arrow IPC) instead of keeping "
+                   "them in memory.")
 @click.option("--rows", type=click.IntRange(min=0), default=40, show_default=True, metavar="N",
               help="Tasks shown in the table (0 = all).")
 def run(
@@ -353,20 +358,30 @@ def run(
     parquet: str | None,
     output: str | None,
     trace: str | None,
+    samples_file: str | None,
     rows: int,
 ) -> None:
     """Simulate SPEC under one scheduler and print a summary per task."""
     src = _load(spec)
     with _outputs() as outs:
         trace_tmp = outs.stage(trace) if trace else None
+        samples_tmp = outs.stage(samples_file) if samples_file else None
         with _busy(f"simulating under {scheduler or 'the spec’s scheduler'}…"):
             r = runner.execute(runner.Job(
                 spec=src, scheduler=scheduler, params=tuple(params), seed=seed, cpus=cpus,
-                hz=hz, duration_ns=duration, trace=trace_tmp, check=check))
+                hz=hz, duration_ns=duration, trace=trace_tmp, check=check,
+                samples_path=samples_tmp))
+        if samples_file and samples_tmp is not None:
+            # The core streams to a staged name, renamed into place when all is written:
+            # the result names the final file, and reads the staged one until then.
+            r.run["samples"]["path"] = samples_file
+            r.read_samples_from(samples_tmp)
         if output:
             outs.stage(output).write_text(r.to_json() + "\n", encoding="utf-8")
         if parquet:
             _write_parquet(r, parquet)
+    if samples_file:
+        r.read_samples_from(Path(samples_file))
     if as_json:
         click.echo(r.to_json())
     else:

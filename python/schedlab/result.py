@@ -81,6 +81,7 @@ class Result:
     def __init__(self, data: Mapping[str, Any], samples: Mapping[str, Any] | None = None):
         self._json = dict(data)
         self._sample_cols = samples
+        self._sample_file: Path | None = None
         self._tasks: pl.DataFrame | None = None
         self._samples: pl.DataFrame | None = None
         self._cpus: pl.DataFrame | None = None
@@ -129,6 +130,12 @@ class Result:
             "activations": total("activations"),
         }
 
+    def read_samples_from(self, path: str | os.PathLike[str]) -> None:
+        """Read the streamed samples from ``path`` rather than the file the result names
+        (a file that was moved since the run)."""
+        self._sample_file = Path(path)
+        self._samples = None
+
     def to_json(self, indent: int | None = 2) -> str:
         """The result object as JSON text."""
         return json.dumps(self._json, indent=indent, ensure_ascii=False)
@@ -155,17 +162,23 @@ class Result:
         ``start_ns`` (-1 if the task never ran), ``end_ns`` (-1 if it had not ended),
         ``kind`` (see :data:`SAMPLE_KINDS`), and the derived ``wakeup_latency_ns``
         (start − release, null if it never ran) and ``response_ns`` (end − release, null if
-        not ended)."""
+        not ended). Read from the run's Arrow IPC file when the samples were streamed to
+        one; empty when only histograms were kept."""
         if self._samples is None:
             import polars as pl
 
-            cols = self._sample_cols or {}
-            base = pl.DataFrame(
-                [
-                    pl.Series(k, cols.get(k, []), dtype=getattr(pl, t))
-                    for k, t in _SAMPLE_DTYPES.items()
-                ]
-            )
+            info = self.run.get("samples") or {}
+            path = self._sample_file or info.get("path")
+            if info.get("mode") == "file" and path:
+                base = pl.read_ipc(path)
+            else:
+                cols = self._sample_cols or {}
+                base = pl.DataFrame(
+                    [
+                        pl.Series(k, cols.get(k, []), dtype=getattr(pl, t))
+                        for k, t in _SAMPLE_DTYPES.items()
+                    ]
+                )
             self._samples = self._derive(base)
         return self._samples
 

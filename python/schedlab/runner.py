@@ -44,6 +44,8 @@ class Job:
     trace: Path | None = None
     check: bool = False
     samples: bool = True
+    #: Stream the samples to this Arrow IPC file instead of keeping them in memory.
+    samples_path: Path | None = None
     #: What progress displays and error messages call this run.
     label: str = ""
 
@@ -96,8 +98,9 @@ def execute(job: Job) -> Result:
         trace_path=None if job.trace is None else os.fspath(job.trace),
         check=job.check,
         samples=job.samples,
+        samples_path=None if job.samples_path is None else os.fspath(job.samples_path),
     )
-    return Result(json.loads(text), cols if job.samples else None)
+    return Result(json.loads(text), cols if job.samples and job.samples_path is None else None)
 
 
 def _attempt(job: Job, simulate: SimulateFn) -> Outcome:

@@ -85,6 +85,7 @@ fn json_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
     trace_path = None,
     check = false,
     samples = true,
+    samples_path = None,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn simulate<'py>(
@@ -99,6 +100,7 @@ fn simulate<'py>(
     trace_path: Option<PathBuf>,
     check: bool,
     samples: bool,
+    samples_path: Option<PathBuf>,
 ) -> PyResult<(String, Bound<'py, PyDict>)> {
     let cfg = schedlab_sim::SimConfig {
         scheduler,
@@ -109,10 +111,10 @@ fn simulate<'py>(
         duration_ns,
         trace: trace_path,
         check,
-        samples: if samples {
-            schedlab_sim::SampleOutput::Memory
-        } else {
-            schedlab_sim::SampleOutput::Summary
+        samples: match (samples_path, samples) {
+            (Some(path), _) => schedlab_sim::SampleOutput::File(path),
+            (None, true) => schedlab_sim::SampleOutput::Memory,
+            (None, false) => schedlab_sim::SampleOutput::Summary,
         },
     };
     let out = py
