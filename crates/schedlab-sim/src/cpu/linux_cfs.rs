@@ -67,95 +67,18 @@
 //! busiest CPU).
 
 use crate::ctx::Ctx;
-use crate::sched::{
-    BalanceKind, DequeueKind, EnqueueKind, ParamInfo, PolicyInfo, Scheduler, WakeKind,
-};
+use crate::sched::{BalanceKind, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind};
 use crate::types::{CpuId, Policy, SchedAttrs, TaskId};
 
+use super::fair::{FairParams, Scaled};
 use super::linux_rt::LinuxRt;
 use super::stack::{SchedClass, StackMeta, Stacked};
+use super::tunables::{self, Tunable};
 
-// ------------------------------------------------------------------------------ weights
-
-/// `sched_prio_to_weight[40]` (kernel/sched/core.c), index = nice + 20.
-pub const SCHED_PRIO_TO_WEIGHT: [u32; 40] = [
-    88761, 71755, 56483, 46273, 36291, // -20 .. -16
-    29154, 23254, 18705, 14949, 11916, // -15 .. -11
-    9548, 7620, 6100, 4904, 3906, // -10 .. -6
-    3121, 2501, 1991, 1586, 1277, // -5 .. -1
-    1024, 820, 655, 526, 423, // 0 .. 4
-    335, 272, 215, 172, 137, // 5 .. 9
-    110, 87, 70, 56, 45, // 10 .. 14
-    36, 29, 23, 18, 15, // 15 .. 19
-];
-
-/// `sched_prio_to_wmult[40]` = 2^32 / weight (kernel/sched/core.c), index = nice + 20.
-pub const SCHED_PRIO_TO_WMULT: [u32; 40] = [
-    48388, 59856, 76040, 92818, 118348, // -20 .. -16
-    147320, 184698, 229616, 287308, 360437, // -15 .. -11
-    449829, 563644, 704093, 875809, 1099582, // -10 .. -6
-    1376151, 1717300, 2157191, 2708050, 3363326, // -5 .. -1
-    4194304, 5237765, 6557202, 8165337, 10153587, // 0 .. 4
-    12820798, 15790321, 19976592, 24970740, 31350126, // 5 .. 9
-    39045157, 49367440, 61356676, 76695844, 95443717, // 10 .. 14
-    119304647, 148102320, 186737708, 238609294, 286331153, // 15 .. 19
-];
-
-/// SCHED_IDLE weight and inverse (`WEIGHT_IDLEPRIO`, `WMULT_IDLEPRIO`).
-pub const WEIGHT_IDLEPRIO: u32 = 3;
-pub const WMULT_IDLEPRIO: u32 = 1_431_655_765;
-/// `NICE_0_LOAD` with the fixed-point scaling removed (`scale_load_down`).
-pub const NICE_0_LOAD: u64 = 1024;
-const WMULT_CONST: u64 = 0xFFFF_FFFF;
-const WMULT_SHIFT: u32 = 32;
-
-/// `(weight, inv_weight)` of a fair task (`set_load_weight`).
-pub fn weight_of(attrs: &SchedAttrs) -> (u32, u32) {
-    if attrs.policy == Policy::Idle {
-        return (WEIGHT_IDLEPRIO, WMULT_IDLEPRIO);
-    }
-    let i = (attrs.nice.clamp(-20, 19) + 20) as usize;
-    (SCHED_PRIO_TO_WEIGHT[i], SCHED_PRIO_TO_WMULT[i])
-}
-
-/// `__calc_delta(delta, weight, lw)`: `delta * weight / lw.weight` in the kernel's
-/// fixed point. `lw_inv = 0` means "not cached": it is computed as `WMULT_CONST / lw`
-/// (`__update_inv_weight`), as for a run queue's load; a task's own weight carries the
-/// `sched_prio_to_wmult` value instead.
-pub fn calc_delta(delta: u64, weight: u64, lw_weight: u64, lw_inv: u32) -> u64 {
-    let inv = if lw_inv != 0 {
-        lw_inv as u64
-    } else if lw_weight >= WMULT_CONST {
-        1
-    } else {
-        // A zero weight gets WMULT_CONST, as in __update_inv_weight.
-        WMULT_CONST.checked_div(lw_weight).unwrap_or(WMULT_CONST)
-    };
-    let mut fact = weight;
-    let mut shift = WMULT_SHIFT;
-    while fact >> 32 != 0 {
-        fact >>= 1;
-        shift -= 1;
-    }
-    // mul_u32_u32
-    fact = (fact & 0xFFFF_FFFF) * inv;
-    while fact >> 32 != 0 {
-        fact >>= 1;
-        shift -= 1;
-    }
-    // mul_u64_u32_shr
-    ((delta as u128 * fact as u128) >> shift) as u64
-}
-
-/// `calc_delta_fair(delta, se)`: wall time → virtual time for an entity of this weight.
-#[inline]
-pub fn calc_delta_fair(delta: u64, weight: u32, inv_weight: u32) -> u64 {
-    if weight as u64 == NICE_0_LOAD {
-        delta
-    } else {
-        calc_delta(delta, NICE_0_LOAD, weight as u64, inv_weight)
-    }
-}
+pub use super::fair::weights::{
+    calc_delta, calc_delta_fair, sysctl_factor, weight_of, NICE_0_LOAD, SCHED_PRIO_TO_WEIGHT,
+    SCHED_PRIO_TO_WMULT, WEIGHT_IDLEPRIO, WMULT_IDLEPRIO,
+};
 
 // ------------------------------------------------------------------------------ tunables
 
@@ -188,45 +111,112 @@ pub struct CfsTunables {
     pub nr_migrate: u32,
 }
 
-/// Explicitly set sysctl values (`None` = the scaled default).
-#[derive(Clone, Debug, Default)]
-struct Explicit {
-    latency: Option<u64>,
-    min_granularity: Option<u64>,
-    wakeup_granularity: Option<u64>,
-    balance_interval_ms: Option<u64>,
+/// CFS's settings as written (`--param`); [`CfsTunables`] holds the effective values.
+#[derive(Clone, Debug)]
+pub struct CfsParams {
+    pub latency: Scaled,
+    pub min_granularity: Scaled,
+    pub wakeup_granularity: Scaled,
+    pub child_runs_first: bool,
+    pub migration_cost: u64,
+    pub gentle_fair_sleepers: bool,
+    pub start_debit: bool,
+    pub next_buddy: bool,
+    pub last_buddy: bool,
+    pub cache_hot_buddy: bool,
+    pub fair: FairParams,
 }
 
-const NORMALIZED_LATENCY: u64 = 6_000_000;
-const NORMALIZED_MIN_GRAN: u64 = 750_000;
-const NORMALIZED_WAKEUP_GRAN: u64 = 1_000_000;
-
-/// `get_update_sysctl_factor`: 1 (none), ncpus (linear) or 1 + ilog2(ncpus) (log), with
-/// ncpus capped at 8.
-pub fn sysctl_factor(nr_cpus: usize, scaling: u32) -> u64 {
-    let cpus = nr_cpus.clamp(1, 8) as u64;
-    match scaling {
-        0 => 1,
-        2 => cpus,
-        _ => 1 + cpus.ilog2() as u64,
+impl Default for CfsParams {
+    /// v5.4 defaults: fair.c `normalized_sysctl_*`, `sysctl_sched_migration_cost`,
+    /// features.h.
+    fn default() -> Self {
+        CfsParams {
+            latency: Scaled::normalized(6_000_000),
+            min_granularity: Scaled::normalized(750_000),
+            wakeup_granularity: Scaled::normalized(1_000_000),
+            child_runs_first: false,
+            migration_cost: 500_000,
+            gentle_fair_sleepers: true,
+            start_debit: true,
+            next_buddy: false,
+            last_buddy: true,
+            cache_hot_buddy: true,
+            fair: FairParams::default(),
+        }
     }
 }
 
-pub(crate) fn parse_bool(name: &str, v: &str) -> Result<bool, String> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(format!(
-            "{name}: expected a boolean (0/1/true/false), got '{v}'"
-        )),
-    }
-}
-
-pub(crate) fn parse_u64(name: &str, v: &str) -> Result<u64, String> {
-    v.trim()
-        .replace('_', "")
-        .parse::<u64>()
-        .map_err(|_| format!("{name}: expected a non-negative integer, got '{v}'"))
+/// CFS's tunables table.
+fn tunables() -> Vec<Tunable<CfsParams>> {
+    let mut rows: Vec<Tunable<CfsParams>> = vec![
+        Tunable::ns(
+            "sched_latency_ns",
+            "targeted preemption latency (sysctl_sched_latency); the default is scaled by \
+             sched_tunable_scaling (×(1+ilog2(min(ncpus,8))), e.g. 24000000 on 8+ CPUs); \
+             a value set here is used as is, like writing the sysctl",
+            1,
+            |p| &mut p.latency,
+        ),
+        Tunable::ns(
+            "sched_min_granularity_ns",
+            "minimal preemption granularity (sysctl_sched_min_granularity), scaled like \
+             sched_latency_ns; sched_nr_latency = ceil(latency / min_granularity)",
+            1,
+            |p| &mut p.min_granularity,
+        ),
+        Tunable::ns(
+            "sched_wakeup_granularity_ns",
+            "wake-up preemption granularity (sysctl_sched_wakeup_granularity), scaled like \
+             sched_latency_ns, converted to the wakee's virtual time",
+            0,
+            |p| &mut p.wakeup_granularity,
+        ),
+        Tunable::flag(
+            "sched_child_runs_first",
+            "1: a forked child gets the parent's place if it is ahead (task_fork_fair)",
+            |p| &mut p.child_runs_first,
+        ),
+        Tunable::ns(
+            "sched_migration_cost_ns",
+            "a task that ran within this time is cache-hot and not migrated by the load \
+             balancer (0: never hot)",
+            0,
+            |p| &mut p.migration_cost,
+        ),
+        Tunable::flag(
+            "gentle_fair_sleepers",
+            "feature GENTLE_FAIR_SLEEPERS: waking tasks are placed at min_vruntime - \
+             latency/2 instead of - latency",
+            |p| &mut p.gentle_fair_sleepers,
+        ),
+        Tunable::flag(
+            "start_debit",
+            "feature START_DEBIT: new tasks start one vslice after min_vruntime",
+            |p| &mut p.start_debit,
+        ),
+        Tunable::flag(
+            "next_buddy",
+            "feature NEXT_BUDDY: prefer the last woken task at the next pick",
+            |p| &mut p.next_buddy,
+        ),
+        Tunable::flag(
+            "last_buddy",
+            "feature LAST_BUDDY: prefer to return the CPU to a wake-up-preempted task",
+            |p| &mut p.last_buddy,
+        ),
+        Tunable::flag(
+            "cache_hot_buddy",
+            "feature CACHE_HOT_BUDDY: next/last buddies count as cache-hot for balancing",
+            |p| &mut p.cache_hot_buddy,
+        ),
+    ];
+    rows.extend(
+        FairParams::tunables()
+            .into_iter()
+            .map(|r| r.lift(|p: &mut CfsParams| &mut p.fair)),
+    );
+    rows
 }
 
 // ------------------------------------------------------------------------------ timeline
@@ -455,8 +445,7 @@ pub struct LinuxCfs {
     hpos: Vec<u32>,
     seq: u64,
     nr_cpus: usize,
-    scaling: u32,
-    explicit: Explicit,
+    params: CfsParams,
     tun: CfsTunables,
     /// `nohz.next_balance`.
     nohz_next_balance: u64,
@@ -475,26 +464,25 @@ impl LinuxCfs {
             hpos: Vec::new(),
             seq: 0,
             nr_cpus,
-            scaling: 1,
-            explicit: Explicit::default(),
+            params: CfsParams::default(),
             tun: CfsTunables {
                 latency: 0,
                 min_granularity: 0,
                 wakeup_granularity: 0,
                 nr_latency: 8,
                 child_runs_first: false,
-                migration_cost: 500_000,
-                gentle_fair_sleepers: true,
-                start_debit: true,
+                migration_cost: 0,
+                gentle_fair_sleepers: false,
+                start_debit: false,
                 next_buddy: false,
-                last_buddy: true,
-                cache_hot_buddy: true,
-                wakeup_preemption: true,
+                last_buddy: false,
+                cache_hot_buddy: false,
+                wakeup_preemption: false,
                 balance_interval_ms: 1,
-                busy_factor: 32,
-                imbalance_pct: 117,
-                cache_nice_tries: 1,
-                nr_migrate: 32,
+                busy_factor: 1,
+                imbalance_pct: 100,
+                cache_nice_tries: 0,
+                nr_migrate: 1,
             },
             nohz_next_balance: 0,
             balance_started: false,
@@ -504,26 +492,32 @@ impl LinuxCfs {
         s
     }
 
-    /// `update_sysctl`: effective values from explicit ones or scaled defaults.
+    /// `update_sysctl`: effective values from the settings (explicit ones or scaled
+    /// defaults).
     fn update_sysctl(&mut self) {
-        let f = sysctl_factor(self.nr_cpus, self.scaling);
-        let t = &mut self.tun;
-        t.latency = self.explicit.latency.unwrap_or(f * NORMALIZED_LATENCY);
-        t.min_granularity = self
-            .explicit
-            .min_granularity
-            .unwrap_or(f * NORMALIZED_MIN_GRAN)
-            .max(1);
-        t.wakeup_granularity = self
-            .explicit
-            .wakeup_granularity
-            .unwrap_or(f * NORMALIZED_WAKEUP_GRAN);
-        t.nr_latency = t.latency.div_ceil(t.min_granularity).max(1);
-        t.balance_interval_ms = self
-            .explicit
-            .balance_interval_ms
-            .unwrap_or(self.nr_cpus as u64)
-            .max(1);
+        let p = &self.params;
+        let f = sysctl_factor(self.nr_cpus, p.fair.scaling.value());
+        let latency = p.latency.effective(f);
+        let min_granularity = p.min_granularity.effective(f);
+        self.tun = CfsTunables {
+            latency,
+            min_granularity,
+            wakeup_granularity: p.wakeup_granularity.effective(f),
+            nr_latency: latency.div_ceil(min_granularity).max(1),
+            child_runs_first: p.child_runs_first,
+            migration_cost: p.migration_cost,
+            gentle_fair_sleepers: p.gentle_fair_sleepers,
+            start_debit: p.start_debit,
+            next_buddy: p.next_buddy,
+            last_buddy: p.last_buddy,
+            cache_hot_buddy: p.cache_hot_buddy,
+            wakeup_preemption: p.fair.wakeup_preemption,
+            balance_interval_ms: p.fair.balance_interval_ms.unwrap_or(self.nr_cpus as u64),
+            busy_factor: p.fair.busy_factor,
+            imbalance_pct: p.fair.imbalance_pct,
+            cache_nice_tries: p.fair.cache_nice_tries,
+            nr_migrate: p.fair.nr_migrate,
+        };
     }
 
     /// The effective tunables.
@@ -923,108 +917,6 @@ impl LinuxCfs {
         }
         moved
     }
-
-    fn params() -> Vec<ParamInfo> {
-        let p = |name, default: &str, description| ParamInfo {
-            name,
-            default: default.to_string(),
-            description,
-        };
-        vec![
-            p(
-                "sched_latency_ns",
-                "6000000",
-                "targeted preemption latency (sysctl_sched_latency); the default is scaled by \
-                 sched_tunable_scaling (×(1+ilog2(min(ncpus,8))), e.g. 24000000 on 8+ CPUs); \
-                 a value set here is used as is, like writing the sysctl",
-            ),
-            p(
-                "sched_min_granularity_ns",
-                "750000",
-                "minimal preemption granularity (sysctl_sched_min_granularity), scaled like \
-                 sched_latency_ns; sched_nr_latency = ceil(latency / min_granularity)",
-            ),
-            p(
-                "sched_wakeup_granularity_ns",
-                "1000000",
-                "wake-up preemption granularity (sysctl_sched_wakeup_granularity), scaled \
-                 like sched_latency_ns, converted to the wakee's virtual time",
-            ),
-            p(
-                "sched_tunable_scaling",
-                "1",
-                "how the three defaults above scale with CPUs: 0 none, 1 log (1+ilog2), 2 linear",
-            ),
-            p(
-                "sched_child_runs_first",
-                "0",
-                "1: a forked child gets the parent's place if it is ahead (task_fork_fair)",
-            ),
-            p(
-                "sched_migration_cost_ns",
-                "500000",
-                "a task that ran within this time is cache-hot and not migrated by the load \
-                 balancer (0: never hot)",
-            ),
-            p(
-                "gentle_fair_sleepers",
-                "1",
-                "feature GENTLE_FAIR_SLEEPERS: waking tasks are placed at min_vruntime - latency/2 \
-                 instead of - latency",
-            ),
-            p(
-                "start_debit",
-                "1",
-                "feature START_DEBIT: new tasks start one vslice after min_vruntime",
-            ),
-            p(
-                "next_buddy",
-                "0",
-                "feature NEXT_BUDDY: prefer the last woken task at the next pick",
-            ),
-            p(
-                "last_buddy",
-                "1",
-                "feature LAST_BUDDY: prefer to return the CPU to a wake-up-preempted task",
-            ),
-            p(
-                "cache_hot_buddy",
-                "1",
-                "feature CACHE_HOT_BUDDY: next/last buddies count as cache-hot for balancing",
-            ),
-            p(
-                "wakeup_preemption",
-                "1",
-                "feature WAKEUP_PREEMPTION: SCHED_NORMAL wake-ups may preempt",
-            ),
-            p(
-                "balance_interval_ms",
-                "ncpus",
-                "periodic load-balance interval of an idle CPU in ms (the flat domain's \
-                 min_interval = sd_weight); a busy CPU uses it × busy_factor",
-            ),
-            p(
-                "busy_factor",
-                "32",
-                "balance-interval multiplier for a busy CPU (sd->busy_factor, v5.4)",
-            ),
-            p(
-                "imbalance_pct",
-                "117",
-                "a busy CPU pulls only if busiest load × 100 > its load × imbalance_pct",
-            ),
-            p(
-                "cache_nice_tries",
-                "1",
-                "failed balance passes after which cache-hot tasks may be migrated",
-            ),
-            p(
-                "sched_nr_migrate",
-                "32",
-                "most tasks moved by one balance pass (sysctl_sched_nr_migrate)",
-            ),
-        ]
-    }
 }
 
 impl Scheduler for LinuxCfs {
@@ -1037,44 +929,12 @@ impl Scheduler for LinuxCfs {
                      as in v5.4): place_entity, check_preempt_tick, pick_next_entity, \
                      check_preempt_wakeup, task_fork_fair, load_balance; core.c \
                      sched_prio_to_weight/wmult",
-            params: Self::params(),
+            params: tunables::listing(&tunables()),
         }
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let t = &mut self.tun;
-        match name {
-            "sched_latency_ns" => self.explicit.latency = Some(parse_u64(name, value)?.max(1)),
-            "sched_min_granularity_ns" => {
-                self.explicit.min_granularity = Some(parse_u64(name, value)?.max(1))
-            }
-            "sched_wakeup_granularity_ns" => {
-                self.explicit.wakeup_granularity = Some(parse_u64(name, value)?)
-            }
-            "sched_tunable_scaling" => {
-                let v = parse_u64(name, value)?;
-                if v > 2 {
-                    return Err(format!("{name}: expected 0, 1 or 2, got {v}"));
-                }
-                self.scaling = v as u32;
-            }
-            "sched_child_runs_first" => t.child_runs_first = parse_bool(name, value)?,
-            "sched_migration_cost_ns" => t.migration_cost = parse_u64(name, value)?,
-            "gentle_fair_sleepers" => t.gentle_fair_sleepers = parse_bool(name, value)?,
-            "start_debit" => t.start_debit = parse_bool(name, value)?,
-            "next_buddy" => t.next_buddy = parse_bool(name, value)?,
-            "last_buddy" => t.last_buddy = parse_bool(name, value)?,
-            "cache_hot_buddy" => t.cache_hot_buddy = parse_bool(name, value)?,
-            "wakeup_preemption" => t.wakeup_preemption = parse_bool(name, value)?,
-            "balance_interval_ms" => {
-                self.explicit.balance_interval_ms = Some(parse_u64(name, value)?.max(1))
-            }
-            "busy_factor" => t.busy_factor = parse_u64(name, value)?.max(1),
-            "imbalance_pct" => t.imbalance_pct = parse_u64(name, value)?.max(100),
-            "cache_nice_tries" => t.cache_nice_tries = parse_u64(name, value)? as u32,
-            "sched_nr_migrate" => t.nr_migrate = parse_u64(name, value)?.max(1) as u32,
-            _ => return Err(format!("unknown parameter '{name}'")),
-        }
+        tunables::set(&tunables(), &mut self.params, "linux-cfs", name, value)?;
         self.update_sysctl();
         Ok(())
     }

@@ -78,14 +78,14 @@
 //! O(CPUs); a balance pass O(CPUs + tasks on the busiest CPU).
 
 use crate::ctx::Ctx;
-use crate::sched::{
-    BalanceKind, DequeueKind, EnqueueKind, ParamInfo, PolicyInfo, Scheduler, WakeKind,
-};
+use crate::sched::{BalanceKind, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind};
 use crate::types::{CpuId, Policy, SchedAttrs, TaskId};
 
-use super::linux_cfs::{calc_delta_fair, parse_bool, parse_u64, sysctl_factor, weight_of};
+use super::fair::weights::{calc_delta_fair, sysctl_factor, weight_of};
+use super::fair::{FairParams, Scaled};
 use super::linux_rt::LinuxRt;
 use super::stack::{SchedClass, StackMeta, Stacked};
+use super::tunables::{self, Tunable};
 
 /// `normalized_sysctl_sched_base_slice` (ns).
 pub const NORMALIZED_BASE_SLICE: u64 = 750_000;
@@ -362,6 +362,92 @@ pub struct EevdfTunables {
     pub nr_migrate: u32,
 }
 
+/// EEVDF's settings as written (`--param`); [`EevdfTunables`] holds the effective values.
+#[derive(Clone, Debug)]
+pub struct EevdfParams {
+    pub base_slice: Scaled,
+    pub place_lag: bool,
+    pub place_deadline_initial: bool,
+    pub run_to_parity: bool,
+    pub preempt_short: bool,
+    pub delay_dequeue: bool,
+    pub delay_zero: bool,
+    pub fair: FairParams,
+}
+
+impl Default for EevdfParams {
+    /// The 6.6-6.9 defaults (fair.c `normalized_sysctl_sched_base_slice`, features.h);
+    /// DELAY_DEQUEUE, a 6.12 feature, off.
+    fn default() -> Self {
+        EevdfParams {
+            base_slice: Scaled::normalized(NORMALIZED_BASE_SLICE),
+            place_lag: true,
+            place_deadline_initial: true,
+            run_to_parity: true,
+            preempt_short: false,
+            delay_dequeue: false,
+            delay_zero: true,
+            fair: FairParams::default(),
+        }
+    }
+}
+
+/// EEVDF's tunables table.
+fn tunables() -> Vec<Tunable<EevdfParams>> {
+    let mut rows: Vec<Tunable<EevdfParams>> = vec![
+        Tunable::ns(
+            "sched_base_slice_ns",
+            "EEVDF request size r (sysctl_sched_base_slice); the default is scaled by \
+             sched_tunable_scaling (×(1+ilog2(min(ncpus,8))), e.g. 3000000 on 8+ CPUs); \
+             a value set here is used as is",
+            1,
+            |p| &mut p.base_slice,
+        ),
+        Tunable::flag(
+            "place_lag",
+            "feature PLACE_LAG: a (re)enqueued task keeps the lag saved at dequeue \
+             (inflated by (W+w)/W); 0 places every task at V",
+            |p| &mut p.place_lag,
+        ),
+        Tunable::flag(
+            "place_deadline_initial",
+            "feature PLACE_DEADLINE_INITIAL: a new task's first request is half a slice",
+            |p| &mut p.place_deadline_initial,
+        ),
+        Tunable::flag(
+            "run_to_parity",
+            "feature RUN_TO_PARITY: a running task is not wake-up-preempted before its \
+             request completes while it stays eligible",
+            |p| &mut p.run_to_parity,
+        ),
+        Tunable::flag(
+            "preempt_short",
+            "feature PREEMPT_SHORT (6.12): a wakee with a shorter slice cancels \
+             RUN_TO_PARITY; a no-op here (all slices are the base slice)",
+            |p| &mut p.preempt_short,
+        ),
+        Tunable::flag(
+            "delay_dequeue",
+            "feature DELAY_DEQUEUE (6.12): a task that blocks while not eligible stays \
+             queued (counted in V) until it is picked or wakes; off in the 6.6-6.9 tree \
+             modelled here",
+            |p| &mut p.delay_dequeue,
+        ),
+        Tunable::flag(
+            "delay_zero",
+            "feature DELAY_ZERO (6.12): a delayed task's positive lag is dropped when it \
+             finally leaves or is requeued",
+            |p| &mut p.delay_zero,
+        ),
+    ];
+    rows.extend(
+        FairParams::tunables()
+            .into_iter()
+            .map(|r| r.lift(|p: &mut EevdfParams| &mut p.fair)),
+    );
+    rows
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum IdleType {
     NotIdle,
@@ -376,9 +462,7 @@ pub struct LinuxEevdf {
     nodes: Vec<Node>,
     seq: u64,
     nr_cpus: usize,
-    scaling: u32,
-    explicit_slice: Option<u64>,
-    explicit_interval: Option<u64>,
+    params: EevdfParams,
     tun: EevdfTunables,
     nohz_next_balance: u64,
     balance_started: bool,
@@ -395,23 +479,21 @@ impl LinuxEevdf {
             nodes: Vec::new(),
             seq: 0,
             nr_cpus,
-            scaling: 1,
-            explicit_slice: None,
-            explicit_interval: None,
+            params: EevdfParams::default(),
             tun: EevdfTunables {
                 base_slice: NORMALIZED_BASE_SLICE,
-                place_lag: true,
-                place_deadline_initial: true,
-                run_to_parity: true,
+                place_lag: false,
+                place_deadline_initial: false,
+                run_to_parity: false,
                 preempt_short: false,
                 delay_dequeue: false,
-                delay_zero: true,
-                wakeup_preemption: true,
+                delay_zero: false,
+                wakeup_preemption: false,
                 balance_interval_ms: 1,
-                busy_factor: 32,
-                imbalance_pct: 117,
-                cache_nice_tries: 1,
-                nr_migrate: 32,
+                busy_factor: 1,
+                imbalance_pct: 100,
+                cache_nice_tries: 0,
+                nr_migrate: 1,
             },
             nohz_next_balance: 0,
             balance_started: false,
@@ -421,13 +503,25 @@ impl LinuxEevdf {
         s
     }
 
+    /// `update_sysctl`: effective values from the settings.
     fn update_sysctl(&mut self) {
-        let f = sysctl_factor(self.nr_cpus, self.scaling);
-        self.tun.base_slice = self
-            .explicit_slice
-            .unwrap_or(f * NORMALIZED_BASE_SLICE)
-            .max(1);
-        self.tun.balance_interval_ms = self.explicit_interval.unwrap_or(self.nr_cpus as u64).max(1);
+        let p = &self.params;
+        let f = sysctl_factor(self.nr_cpus, p.fair.scaling.value());
+        self.tun = EevdfTunables {
+            base_slice: p.base_slice.effective(f),
+            place_lag: p.place_lag,
+            place_deadline_initial: p.place_deadline_initial,
+            run_to_parity: p.run_to_parity,
+            preempt_short: p.preempt_short,
+            delay_dequeue: p.delay_dequeue,
+            delay_zero: p.delay_zero,
+            wakeup_preemption: p.fair.wakeup_preemption,
+            balance_interval_ms: p.fair.balance_interval_ms.unwrap_or(self.nr_cpus as u64),
+            busy_factor: p.fair.busy_factor,
+            imbalance_pct: p.fair.imbalance_pct,
+            cache_nice_tries: p.fair.cache_nice_tries,
+            nr_migrate: p.fair.nr_migrate,
+        };
     }
 
     /// The effective tunables.
@@ -899,95 +993,6 @@ impl LinuxEevdf {
         }
         moved
     }
-
-    fn params() -> Vec<ParamInfo> {
-        let p = |name, default: &str, description| ParamInfo {
-            name,
-            default: default.to_string(),
-            description,
-        };
-        vec![
-            p(
-                "sched_base_slice_ns",
-                "750000",
-                "EEVDF request size r (sysctl_sched_base_slice); the default is scaled by \
-                 sched_tunable_scaling (×(1+ilog2(min(ncpus,8))), e.g. 3000000 on 8+ CPUs); \
-                 a value set here is used as is",
-            ),
-            p(
-                "sched_tunable_scaling",
-                "1",
-                "how the base-slice default scales with CPUs: 0 none, 1 log (1+ilog2), 2 linear",
-            ),
-            p(
-                "place_lag",
-                "1",
-                "feature PLACE_LAG: a (re)enqueued task keeps the lag saved at dequeue \
-                 (inflated by (W+w)/W); 0 places every task at V",
-            ),
-            p(
-                "place_deadline_initial",
-                "1",
-                "feature PLACE_DEADLINE_INITIAL: a new task's first request is half a slice",
-            ),
-            p(
-                "run_to_parity",
-                "1",
-                "feature RUN_TO_PARITY: a running task is not wake-up-preempted before its \
-                 request completes while it stays eligible",
-            ),
-            p(
-                "preempt_short",
-                "0",
-                "feature PREEMPT_SHORT (6.12): a wakee with a shorter slice cancels \
-                 RUN_TO_PARITY; a no-op here (all slices are the base slice)",
-            ),
-            p(
-                "delay_dequeue",
-                "0",
-                "feature DELAY_DEQUEUE (6.12): a task that blocks while not eligible stays \
-                 queued (counted in V) until it is picked or wakes; off in the 6.6-6.9 tree \
-                 modelled here",
-            ),
-            p(
-                "delay_zero",
-                "1",
-                "feature DELAY_ZERO (6.12): a delayed task's positive lag is dropped when it \
-                 finally leaves or is requeued",
-            ),
-            p(
-                "wakeup_preemption",
-                "1",
-                "feature WAKEUP_PREEMPTION: SCHED_NORMAL wake-ups may preempt",
-            ),
-            p(
-                "balance_interval_ms",
-                "ncpus",
-                "periodic load-balance interval of an idle CPU in ms; a busy CPU uses it × \
-                 busy_factor",
-            ),
-            p(
-                "busy_factor",
-                "32",
-                "balance-interval multiplier for a busy CPU",
-            ),
-            p(
-                "imbalance_pct",
-                "117",
-                "a busy CPU pulls only if busiest load × 100 > its load × imbalance_pct",
-            ),
-            p(
-                "cache_nice_tries",
-                "1",
-                "failed balance passes after which the half-imbalance weight test is relaxed",
-            ),
-            p(
-                "sched_nr_migrate",
-                "32",
-                "most tasks moved by one balance pass (sysctl_sched_nr_migrate)",
-            ),
-        ]
-    }
 }
 
 impl Scheduler for LinuxEevdf {
@@ -999,35 +1004,12 @@ impl Scheduler for LinuxEevdf {
             source: "torvalds/linux kernel/sched/fair.c (6.6-6.9 tree, reference index file \
                      2155571): avg_vruntime, entity_lag, vruntime_eligible, pick_eevdf, \
                      update_deadline, place_entity; Stoica & Abdel-Wahab TR-95-22 (1995)",
-            params: Self::params(),
+            params: tunables::listing(&tunables()),
         }
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let t = &mut self.tun;
-        match name {
-            "sched_base_slice_ns" => self.explicit_slice = Some(parse_u64(name, value)?.max(1)),
-            "sched_tunable_scaling" => {
-                let v = parse_u64(name, value)?;
-                if v > 2 {
-                    return Err(format!("{name}: expected 0, 1 or 2, got {v}"));
-                }
-                self.scaling = v as u32;
-            }
-            "place_lag" => t.place_lag = parse_bool(name, value)?,
-            "place_deadline_initial" => t.place_deadline_initial = parse_bool(name, value)?,
-            "run_to_parity" => t.run_to_parity = parse_bool(name, value)?,
-            "preempt_short" => t.preempt_short = parse_bool(name, value)?,
-            "delay_dequeue" => t.delay_dequeue = parse_bool(name, value)?,
-            "delay_zero" => t.delay_zero = parse_bool(name, value)?,
-            "wakeup_preemption" => t.wakeup_preemption = parse_bool(name, value)?,
-            "balance_interval_ms" => self.explicit_interval = Some(parse_u64(name, value)?.max(1)),
-            "busy_factor" => t.busy_factor = parse_u64(name, value)?.max(1),
-            "imbalance_pct" => t.imbalance_pct = parse_u64(name, value)?.max(100),
-            "cache_nice_tries" => t.cache_nice_tries = parse_u64(name, value)? as u32,
-            "sched_nr_migrate" => t.nr_migrate = parse_u64(name, value)?.max(1) as u32,
-            _ => return Err(format!("unknown parameter '{name}'")),
-        }
+        tunables::set(&tunables(), &mut self.params, "linux-eevdf", name, value)?;
         self.update_sysctl();
         Ok(())
     }

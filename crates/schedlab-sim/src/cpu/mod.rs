@@ -6,6 +6,7 @@
 
 pub mod bfs;
 pub mod example_fifo;
+pub mod fair;
 pub mod fp;
 pub mod linux_cfs;
 pub mod linux_eevdf;
@@ -15,6 +16,7 @@ pub mod muqss;
 pub mod nicksched;
 pub mod stack;
 pub mod staircase;
+pub mod tunables;
 
 use crate::sched::{PolicyInfo, Scheduler};
 
