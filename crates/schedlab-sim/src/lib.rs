@@ -22,6 +22,7 @@ pub mod sched;
 pub mod stats;
 mod sync;
 pub mod timer;
+pub mod topology;
 pub mod trace;
 pub mod types;
 
@@ -61,6 +62,10 @@ pub struct SimConfig {
     pub samples: bool,
     /// sha256 of the spec text (filled by `simulate_text`).
     pub spec_sha256: String,
+    /// The machine's topology, for tests until specs describe one; its CPU count must be
+    /// the machine's.
+    #[doc(hidden)]
+    pub topology: Option<topology::Topology>,
 }
 
 /// What a run produced.
@@ -248,7 +253,17 @@ impl cpu::PolicyVisitor for Run<'_> {
             None => trace::Tracer::disabled(),
         };
         let seed = self.cfg.seed.or(self.spec.seed).unwrap_or(DEFAULT_SEED);
-        let ctx = Ctx::new(self.cpus, self.hz, seed, tracer);
+        let mut ctx = Ctx::new(self.cpus, self.hz, seed, tracer);
+        if let Some(t) = self.cfg.topology {
+            if t.nr_cpus() != self.cpus {
+                return Err(SimError::input(format!(
+                    "topology: {} CPUs, but the machine has {}",
+                    t.nr_cpus(),
+                    self.cpus
+                )));
+            }
+            ctx.set_topology(t);
+        }
         let rcfg = engine::RunCfg {
             end,
             context_switch_ns: self.spec.machine.context_switch_ns,
