@@ -71,7 +71,7 @@ impl Topology {
                 return Err(format!("{name}: expected at least 1, got 0"));
             }
         }
-        if cores_per_package % cores_per_llc != 0 {
+        if !cores_per_package.is_multiple_of(cores_per_llc) {
             return Err(format!(
                 "cores_per_llc: {cores_per_llc} does not divide cores_per_package \
                  {cores_per_package}"
