@@ -107,6 +107,7 @@ fn simulate<'py>(
         check,
         samples,
         spec_sha256,
+        topology: None,
     };
     let out = py
         .allow_threads(|| schedlab_sim::simulate(&spec, &cfg))
