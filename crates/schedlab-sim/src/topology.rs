@@ -313,6 +313,14 @@ impl SchedDomain {
         self.init.flags
     }
 
+    /// `sd_init`'s constants for another era (the flags handed down by a removed parent
+    /// are kept).
+    pub fn init_for(&self, era: SdEra) -> SdInit {
+        let mut c = sd_init(era, self.level.topology_flags(), self.weight());
+        c.flags = self.init.flags;
+        c
+    }
+
     /// The local group (the one holding the domain's CPU).
     pub fn local_group(&self) -> &CpuMask {
         &self.groups[0]

@@ -1,10 +1,105 @@
 //! Infrastructure shared by the fair classes (CFS, `linux_cfs.rs`, and EEVDF,
-//! `linux_eevdf.rs`): load weights and their fixed-point arithmetic (`weights.rs`) and the
-//! tunables both classes have (this file).
+//! `linux_eevdf.rs`), written once against [`FairRq`], the trait through which both expose
+//! their run queues and entities:
+//! - `weights.rs`: load weights and the kernel's fixed-point `calc_delta`;
+//! - `placement.rs`: `select_task_rq_fair` (wake_affine, select_idle_sibling with the
+//!   idle-core search on SMT, find_idlest_cpu for forks);
+//! - `balance.rs`: load balancing over the scheduling domains (`rebalance_domains`,
+//!   `load_balance`, newidle balance, the NO_HZ idle balance);
+//! - this file: the trait, the tunables both classes share and [`FairSmp`], the SMP state
+//!   (per-CPU and per-domain balance state, per-task placement history).
+//!
+//! Source: Linux 6.1.192 `kernel/sched/fair.c` (the Debian `linux-source-6.1` tree); each
+//! file cites its functions and lines. The v5.4 CFS class uses the same code with v5.4's
+//! `sd_init` constants ([`SdEra::V5_4`]): the load balancer was rewritten in v5.5
+//! (group types and migration types), and this is that rewrite, unchanged in its rules up
+//! to the 6.6-6.9 tree the EEVDF class models.
+//!
+//! What the model leaves out, everywhere: PELT. "Load" is the instantaneous sum of queued
+//! weights (`cfs_rq->load.weight`), a CPU's utilisation is full while it has anything
+//! runnable and nothing otherwise, its runnable average is its number of runnable tasks
+//! (× SCHED_CAPACITY_SCALE); there is no blocked load. All CPUs have the same capacity.
+//!
+//! Group scheduling will plug in here: a task group gets per-CPU group entities queued
+//! in the parent's run queue; `FairRq::cpu_load` becomes the root cfs_rq's load and
+//! `FairRq::task_load` `task_h_load` (the task's weight scaled down the hierarchy by each
+//! level's `group_entity.weight / cfs_rq.load`), which is all the balancer and placement
+//! read, so neither changes.
 
+pub mod balance;
+pub mod placement;
 pub mod weights;
 
 use super::tunables::{ChoiceCell, IntCell, Tunable, MAX};
+use crate::ctx::Ctx;
+use crate::topology::{SchedDomain, SdEra, SdInit};
+use crate::types::{CpuId, Policy, TaskId};
+
+/// What a fair class exposes to the shared placement and balancing code: its run-queue
+/// counts and loads, its entities' weights and cache-hotness, and how to move a queued
+/// task between its run queues.
+pub trait FairRq {
+    /// Runnable fair tasks queued on `cpu`, the running one included
+    /// (`cfs_rq->h_nr_running`; EEVDF's delayed entities excluded).
+    fn h_nr_running(&self, cpu: CpuId) -> u32;
+    /// The SCHED_IDLE ones among them (`idle_h_nr_running`).
+    fn idle_h_nr_running(&self, cpu: CpuId) -> u32;
+    /// `cpu_load`: the queued fair weight of `cpu`.
+    fn cpu_load(&self, cpu: CpuId) -> u64;
+    /// `task_h_load`: the load `t` contributes.
+    fn task_load(&self, t: TaskId) -> u64;
+    /// Whether `t` belongs to this class (it is queued in, or running as, a fair task).
+    fn is_fair(&self, ctx: &Ctx, t: TaskId) -> bool {
+        matches!(
+            ctx.task(t).attrs.policy,
+            Policy::Other | Policy::Batch | Policy::Idle
+        )
+    }
+    /// The tasks `detach_tasks` may look at on `cpu`, in the order it looks at them
+    /// (`cfs_tasks` from its tail: least recently run first), the running one excluded.
+    fn migration_candidates(&self, cpu: CpuId, out: &mut Vec<TaskId>);
+    /// A class-specific veto on moving `t` (EEVDF: a delayed-dequeue entity).
+    fn can_detach(&self, t: TaskId) -> bool {
+        let _ = t;
+        true
+    }
+    /// When `t` last ran (`se.exec_start`, ns), `None` if it never ran here or just
+    /// migrated (never cache-hot).
+    fn exec_start(&self, t: TaskId) -> Option<u64>;
+    /// `t` is a next or last buddy on `cpu` (`task_hot`'s CACHE_HOT_BUDDY test).
+    fn is_buddy(&self, cpu: CpuId, t: TaskId) -> bool {
+        let _ = (cpu, t);
+        false
+    }
+    /// `detach_task` + `attach_task`: move the queued, not running `t` from `src` to
+    /// `dst` (the class renormalises its virtual time and calls `ctx.set_task_cpu`).
+    fn move_queued(&mut self, ctx: &mut Ctx, t: TaskId, src: CpuId, dst: CpuId);
+    /// `check_preempt_curr(dst, t)` after an attach: may the pulled `t` preempt `dst`?
+    fn attach_preempt(&mut self, ctx: &mut Ctx, dst: CpuId, t: TaskId);
+}
+
+/// `rq->nr_running` as far as a fair class can see it: its runnable tasks plus a running
+/// task of another class.
+pub(crate) fn nr_running<R: FairRq>(ctx: &Ctx, rq: &R, cpu: CpuId) -> u32 {
+    let other = ctx.curr(cpu).is_some_and(|t| !rq.is_fair(ctx, t));
+    rq.h_nr_running(cpu) + u32::from(other)
+}
+
+/// `idle_cpu`: nothing runs and nothing is queued.
+pub(crate) fn idle_cpu<R: FairRq>(ctx: &Ctx, rq: &R, cpu: CpuId) -> bool {
+    ctx.curr(cpu).is_none() && nr_running(ctx, rq, cpu) == 0
+}
+
+/// `sched_idle_cpu`: everything runnable is SCHED_IDLE.
+pub(crate) fn sched_idle_cpu<R: FairRq>(ctx: &Ctx, rq: &R, cpu: CpuId) -> bool {
+    let nr = nr_running(ctx, rq, cpu);
+    nr > 0 && nr == rq.idle_h_nr_running(cpu)
+}
+
+/// `available_idle_cpu(cpu) || sched_idle_cpu(cpu)`: a CPU a wakee can run on at once.
+pub(crate) fn idle_for_wakee<R: FairRq>(ctx: &Ctx, rq: &R, cpu: CpuId) -> bool {
+    idle_cpu(ctx, rq, cpu) || sched_idle_cpu(ctx, rq, cpu)
+}
 
 /// `sysctl_sched_tunable_scaling` (`enum sched_tunable_scaling`): how the latency
 /// defaults grow with the number of CPUs.
@@ -69,20 +164,27 @@ impl IntCell for Scaled {
     }
 }
 
-/// The tunables CFS and EEVDF share: scaling, wake-up preemption and the load balancer's.
+/// The tunables CFS and EEVDF share: scaling, wake-up preemption, the wake-affine
+/// features, and the load balancer's (per-domain constants come from `sd_init`; a value
+/// set here overrides them on every level).
 #[derive(Clone, Debug)]
 pub struct FairParams {
     pub scaling: Scaling,
     /// Feature WAKEUP_PREEMPTION.
     pub wakeup_preemption: bool,
-    /// Balance interval of an idle CPU in ms; `None` = the flat domain's `min_interval`
-    /// (its span weight, the number of CPUs).
-    pub balance_interval_ms: Option<u64>,
-    pub busy_factor: u64,
-    pub imbalance_pct: u64,
-    pub cache_nice_tries: u32,
+    /// `sysctl_sched_migration_cost` (ns): a task that ran within it is cache-hot.
+    pub migration_cost: u64,
     /// `sysctl_sched_nr_migrate`.
     pub nr_migrate: u32,
+    /// Features WA_IDLE, WA_WEIGHT, WA_BIAS (`wake_affine`).
+    pub wa_idle: bool,
+    pub wa_weight: bool,
+    pub wa_bias: bool,
+    /// Overrides of `sd_init`'s per-domain constants (`None` = the domain's own).
+    pub balance_interval_ms: Option<u64>,
+    pub busy_factor: Option<u64>,
+    pub imbalance_pct: Option<u64>,
+    pub cache_nice_tries: Option<u32>,
 }
 
 impl Default for FairParams {
@@ -90,11 +192,15 @@ impl Default for FairParams {
         FairParams {
             scaling: Scaling::Log,
             wakeup_preemption: true,
-            balance_interval_ms: None,
-            busy_factor: 32,
-            imbalance_pct: 117,
-            cache_nice_tries: 1,
+            migration_cost: 500_000,
             nr_migrate: 32,
+            wa_idle: true,
+            wa_weight: true,
+            wa_bias: true,
+            balance_interval_ms: None,
+            busy_factor: None,
+            imbalance_pct: None,
+            cache_nice_tries: None,
         }
     }
 }
@@ -113,43 +219,182 @@ impl FairParams {
                 "feature WAKEUP_PREEMPTION: SCHED_NORMAL wake-ups may preempt",
                 |p| &mut p.wakeup_preemption,
             ),
-            Tunable::ms(
-                "balance_interval_ms",
-                "periodic load-balance interval of an idle CPU in ms (the flat domain's \
-                 min_interval = sd_weight); a busy CPU uses it × busy_factor",
-                1,
-                MAX,
-                |p: &mut FairParams| &mut p.balance_interval_ms,
-            )
-            .derived("ncpus"),
-            Tunable::int(
-                "busy_factor",
-                "balance-interval multiplier for a busy CPU (sd->busy_factor, v5.4)",
-                1,
-                MAX,
-                |p| &mut p.busy_factor,
-            ),
-            Tunable::int(
-                "imbalance_pct",
-                "a busy CPU pulls only if busiest load × 100 > its load × imbalance_pct",
-                100,
-                MAX,
-                |p| &mut p.imbalance_pct,
-            ),
-            Tunable::int(
-                "cache_nice_tries",
-                "failed balance passes after which cache-hot tasks may be migrated",
+            Tunable::ns(
+                "sched_migration_cost_ns",
+                "a task that ran within this time is cache-hot and not migrated by the load \
+                 balancer (task_hot; 0: never hot)",
                 0,
-                MAX,
-                |p| &mut p.cache_nice_tries,
+                |p| &mut p.migration_cost,
             ),
             Tunable::int(
                 "sched_nr_migrate",
-                "most tasks moved by one balance pass (sysctl_sched_nr_migrate)",
+                "most tasks looked at by one balance pass (sysctl_sched_nr_migrate)",
                 1,
                 MAX,
                 |p| &mut p.nr_migrate,
             ),
+            Tunable::flag(
+                "wa_idle",
+                "feature WA_IDLE: wake_affine prefers an idle waker or previous CPU",
+                |p| &mut p.wa_idle,
+            ),
+            Tunable::flag(
+                "wa_weight",
+                "feature WA_WEIGHT: wake_affine compares the waker's and the previous CPU's \
+                 loads",
+                |p| &mut p.wa_weight,
+            ),
+            Tunable::flag(
+                "wa_bias",
+                "feature WA_BIAS: that comparison favours the previous CPU by half of \
+                 imbalance_pct",
+                |p| &mut p.wa_bias,
+            ),
+            Tunable::ms(
+                "balance_interval_ms",
+                "every domain's min_interval in ms, the balance interval of an idle CPU (a \
+                 busy CPU uses it × busy_factor; it doubles up to 2 × min_interval while \
+                 balanced)",
+                1,
+                MAX,
+                |p: &mut FairParams| &mut p.balance_interval_ms,
+            )
+            .derived("sd_weight of each domain"),
+            Tunable::int(
+                "busy_factor",
+                "balance-interval multiplier for a busy CPU, every domain",
+                1,
+                MAX,
+                |p: &mut FairParams| &mut p.busy_factor,
+            )
+            .derived("sd_init: 32 (v5.4), 16 (6.1)"),
+            Tunable::int(
+                "imbalance_pct",
+                "every domain's imbalance_pct: an overloaded CPU pulls only if the busiest \
+                 group's load × 100 > its own × imbalance_pct",
+                100,
+                MAX,
+                |p: &mut FairParams| &mut p.imbalance_pct,
+            )
+            .derived("sd_init: SMT 110, LLC 117, above 125 (v5.4) or 117 (6.1)"),
+            Tunable::int(
+                "cache_nice_tries",
+                "every domain's failed balance passes after which cache-hot tasks may be \
+                 migrated",
+                0,
+                MAX,
+                |p: &mut FairParams| &mut p.cache_nice_tries,
+            )
+            .derived("sd_init: SMT 0, NUMA 2, others 1"),
         ]
+    }
+
+    /// A domain's constants for `era`, with the overrides applied.
+    pub fn domain(&self, era: SdEra, sd: &SchedDomain) -> SdInit {
+        let mut c = sd.init_for(era);
+        if let Some(ms) = self.balance_interval_ms {
+            c.min_interval = ms;
+            c.max_interval = 2 * ms;
+        }
+        if let Some(f) = self.busy_factor {
+            c.busy_factor = f;
+        }
+        if let Some(p) = self.imbalance_pct {
+            c.imbalance_pct = p;
+        }
+        if let Some(n) = self.cache_nice_tries {
+            c.cache_nice_tries = n;
+        }
+        c
+    }
+}
+
+/// Balance state of one domain of one CPU (the mutable part of `struct sched_domain`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DomainState {
+    /// `sd->last_balance` (jiffies).
+    pub last_balance: i64,
+    /// `sd->balance_interval` (ms).
+    pub balance_interval: u64,
+    pub nr_balance_failed: u32,
+}
+
+/// Per-CPU balance state.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CpuState {
+    /// `rq->next_balance` (jiffies).
+    pub next_balance: i64,
+    pub domains: Vec<DomainState>,
+}
+
+/// Per-task placement history (`p->recent_used_cpu`, `wakee_flips`, `last_wakee`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TaskState {
+    pub recent_used_cpu: Option<CpuId>,
+    pub wakee_flips: u32,
+    /// `wakee_flip_decay_ts` (jiffies).
+    pub wakee_flip_decay: i64,
+    pub last_wakee: Option<TaskId>,
+}
+
+/// The SMP side of a fair class: placement and balancing state, the shared tunables and
+/// the `sd_init` era. A class owns one and lends itself (as [`FairRq`]) to its methods.
+#[derive(Clone, Debug)]
+pub struct FairSmp {
+    pub era: SdEra,
+    pub params: FairParams,
+    pub(crate) cpus: Vec<CpuState>,
+    pub(crate) tasks: Vec<TaskState>,
+    /// `nohz.next_balance` (jiffies).
+    pub(crate) nohz_next_balance: i64,
+    pub(crate) scratch: Vec<TaskId>,
+}
+
+impl Default for FairSmp {
+    fn default() -> Self {
+        FairSmp::new(SdEra::V6_1)
+    }
+}
+
+impl FairSmp {
+    pub fn new(era: SdEra) -> FairSmp {
+        FairSmp {
+            era,
+            params: FairParams::default(),
+            cpus: Vec::new(),
+            tasks: Vec::new(),
+            nohz_next_balance: 0,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Size the per-CPU and per-domain state for `ctx`'s domains (allocates only on the
+    /// first call, or after the topology changed).
+    pub(crate) fn ensure_cpus(&mut self, ctx: &Ctx) {
+        let n = ctx.nr_cpus();
+        if self.cpus.len() != n {
+            self.cpus.resize_with(n, CpuState::default);
+        }
+        for (c, st) in self.cpus.iter_mut().enumerate() {
+            let doms = ctx.sched_domains(CpuId(c as u32));
+            if st.domains.len() != doms.len() {
+                st.domains = doms
+                    .iter()
+                    .map(|sd| DomainState {
+                        last_balance: 0,
+                        balance_interval: self.params.domain(self.era, sd).min_interval,
+                        nr_balance_failed: 0,
+                    })
+                    .collect();
+            }
+        }
+    }
+
+    /// Room for task `t`'s placement history.
+    pub(crate) fn ensure_task(&mut self, ctx: &Ctx, t: TaskId) {
+        if self.tasks.len() <= t.idx() {
+            self.tasks
+                .resize((t.idx() + 1).max(ctx.nr_tasks()), TaskState::default());
+        }
     }
 }
