@@ -123,6 +123,7 @@ impl FairSmp {
         cpu: CpuId,
         mut idle: IdleType,
     ) {
+        self.ensure_domains(ctx, cpu);
         let now = jiffies(ctx);
         let mut busy = idle != IdleType::Idle && !sched_idle_cpu(ctx, rq, cpu);
         let mut next_balance = now + 60 * ctx.hz() as i64;
@@ -198,6 +199,7 @@ impl FairSmp {
         if nr_running(ctx, rq, cpu) > 0 {
             return;
         }
+        self.ensure_domains(ctx, cpu);
         let now = jiffies(ctx);
         let mut next_balance = now + ctx.hz() as i64;
         let overload = (0..ctx.nr_cpus()).any(|c| nr_running(ctx, rq, CpuId(c as u32)) > 1);

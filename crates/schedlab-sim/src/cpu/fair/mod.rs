@@ -368,25 +368,27 @@ impl FairSmp {
         }
     }
 
-    /// Size the per-CPU and per-domain state for `ctx`'s domains (allocates only on the
-    /// first call, or after the topology changed).
+    /// Size the per-CPU state for `ctx`'s machine (allocates only on the first call).
     pub(crate) fn ensure_cpus(&mut self, ctx: &Ctx) {
-        let n = ctx.nr_cpus();
-        if self.cpus.len() != n {
-            self.cpus.resize_with(n, CpuState::default);
+        if self.cpus.len() != ctx.nr_cpus() {
+            self.cpus.resize_with(ctx.nr_cpus(), CpuState::default);
         }
-        for (c, st) in self.cpus.iter_mut().enumerate() {
-            let doms = ctx.sched_domains(CpuId(c as u32));
-            if st.domains.len() != doms.len() {
-                st.domains = doms
-                    .iter()
-                    .map(|sd| DomainState {
-                        last_balance: 0,
-                        balance_interval: self.params.domain(self.era, sd).min_interval,
-                        nr_balance_failed: 0,
-                    })
-                    .collect();
-            }
+    }
+
+    /// Size `cpu`'s per-domain state for its domains (allocates only the first time, or
+    /// after the topology changed).
+    pub(crate) fn ensure_domains(&mut self, ctx: &Ctx, cpu: CpuId) {
+        let doms = ctx.sched_domains(cpu);
+        let st = &mut self.cpus[cpu.idx()];
+        if st.domains.len() != doms.len() {
+            st.domains = doms
+                .iter()
+                .map(|sd| DomainState {
+                    last_balance: 0,
+                    balance_interval: self.params.domain(self.era, sd).min_interval,
+                    nr_balance_failed: 0,
+                })
+                .collect();
         }
     }
 
