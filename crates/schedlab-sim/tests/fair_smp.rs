@@ -213,3 +213,39 @@ fn balancing_across_packages_happens_at_the_machine_levels_interval() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Two CPUs. An RT task on CPU 0 runs until 5 ms, then sleeps; two fair hogs woke on
+/// CPU 1 at 1 ms (CPU 0, running the RT task, was not idle for `select_idle_sibling`).
+/// When the RT task blocks, CPU 0's `schedule()` finds nothing to run and its newidle
+/// balance (`rd->overload`: CPU 1 has two tasks) pulls the waiting hog at once, at 5 ms:
+/// the task that blocked is no longer counted on CPU 0.
+#[test]
+fn a_cpu_whose_rt_task_blocks_pulls_a_waiting_fair_task_at_once() {
+    let text = r#"{
+        "tasks": {
+            "r": {"loop": 1, "policy": "SCHED_FIFO", "priority": 50, "cpus": [0],
+                  "run": 5000, "sleep": 30000},
+            "h": {"instance": 2, "loop": 1, "phases": {
+                "start": {"cpus": [1], "run": 1},
+                "hog": {"cpus": [0, 1], "sleep": 1000, "run": 20000}
+            }}
+        },
+        "schedlab": {"machine": {"cpus": 2, "hz": 1000}}
+    }"#;
+    let dir = std::env::temp_dir().join(format!("schedlab-newidle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for sched in FAIR {
+        let path = dir.join(format!("{sched}.trace"));
+        run(text, sched, Topology::flat(2), 30, &[], Some(path.clone()));
+        let to_cpu0: Vec<u64> = parse_file(&path)
+            .unwrap()
+            .into_iter()
+            .filter_map(|r| match r.data {
+                Event::Migrate { dest_cpu: 0, .. } => Some(r.ts),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(to_cpu0.first(), Some(&(5 * MS)), "{sched}: {to_cpu0:?}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

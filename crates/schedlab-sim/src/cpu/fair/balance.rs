@@ -370,7 +370,7 @@ impl FairSmp {
             }
         }
         ctx.count_work(work);
-        let (group, mut bs, bty) = busiest?;
+        let (group, bs, bty) = busiest?;
         let lty = local.classify(pct);
         if lty == GroupType::Overloaded {
             local.compute_avg_load();
@@ -429,9 +429,6 @@ impl FairSmp {
                 if local.avg_load >= bs.avg_load || local.avg_load >= sds_avg {
                     return None;
                 }
-            }
-            if bty != GroupType::Overloaded {
-                bs.avg_load = 0;
             }
             // Unsigned arithmetic as in the kernel: a negative difference wraps and loses
             // the min().

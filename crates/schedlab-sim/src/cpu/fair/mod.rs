@@ -78,16 +78,23 @@ pub trait FairRq {
     fn attach_preempt(&mut self, ctx: &mut Ctx, dst: CpuId, t: TaskId);
 }
 
+/// The task running on `cpu` that stays there: a current task that is no longer queued
+/// (it blocked or exited and its CPU is in `schedule()`, e.g. during a newidle balance)
+/// is already leaving.
+pub(crate) fn staying_curr(ctx: &Ctx, cpu: CpuId) -> Option<TaskId> {
+    ctx.curr(cpu).filter(|&t| ctx.task(t).on_rq)
+}
+
 /// `rq->nr_running` as far as a fair class can see it: its runnable tasks plus a running
 /// task of another class.
 pub(crate) fn nr_running<R: FairRq>(ctx: &Ctx, rq: &R, cpu: CpuId) -> u32 {
-    let other = ctx.curr(cpu).is_some_and(|t| !rq.is_fair(ctx, t));
+    let other = staying_curr(ctx, cpu).is_some_and(|t| !rq.is_fair(ctx, t));
     rq.h_nr_running(cpu) + u32::from(other)
 }
 
 /// `idle_cpu`: nothing runs and nothing is queued.
 pub(crate) fn idle_cpu<R: FairRq>(ctx: &Ctx, rq: &R, cpu: CpuId) -> bool {
-    ctx.curr(cpu).is_none() && nr_running(ctx, rq, cpu) == 0
+    staying_curr(ctx, cpu).is_none() && nr_running(ctx, rq, cpu) == 0
 }
 
 /// `sched_idle_cpu`: everything runnable is SCHED_IDLE.

@@ -62,7 +62,7 @@ impl GroupStats {
             s.sum_nr_running += nr;
             s.sum_h_nr_running += rq.h_nr_running(c);
             s.runnable += nr as u64 * CAPACITY;
-            if nr > 0 || ctx.curr(c).is_some() {
+            if nr > 0 || super::staying_curr(ctx, c).is_some() {
                 s.util += CAPACITY;
             } else if idle_cpu(ctx, rq, c) {
                 s.idle_cpus += 1;
