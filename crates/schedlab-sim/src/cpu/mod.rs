@@ -1,6 +1,6 @@
 //! CPU scheduling policies, one file each, and the registry that names them.
 //!
-//! The registry is one table, [`registry!`] below: every policy's name, family, module
+//! The registry is one table, `registry!` below: every policy's name, family, module
 //! and constructor, and the seed schedulers that cannot be modelled (with the reason).
 //! From it come [`NAMES`], [`MODULES`], the `match` that constructs a policy by name (one
 //! monomorphised engine per policy) and the listing of [`schedulers`]. To add a policy:
