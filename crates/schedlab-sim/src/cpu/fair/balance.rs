@@ -281,9 +281,9 @@ impl FairSmp {
                     moved += self.detach_attach(ctx, rq, src, &mut env);
                 }
                 if env.all_pinned {
+                    // Nothing on `src` may come here: look again without it.
                     env.cpus.clear(src);
                     if !is_subset(&env.cpus, &env.dst_grpmask) {
-                        env.dst = this;
                         continue;
                     }
                     break true;
