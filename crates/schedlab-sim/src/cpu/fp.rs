@@ -35,8 +35,9 @@
 
 use schedlab_rtq::{AnyQueue, Kind, Prio, ReadyQueue};
 
+use super::tunables::{self, Tunable};
 use crate::ctx::Ctx;
-use crate::sched::{DequeueKind, EnqueueKind, ParamInfo, PolicyInfo, Scheduler, WakeKind};
+use crate::sched::{DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind};
 use crate::types::{CpuId, Policy, SchedAttrs, TaskId};
 
 /// Priority levels: kernel prio 0..=139 (index = prio).
@@ -44,14 +45,47 @@ const LEVELS: usize = 140;
 /// Task slots the queues start with; they double when a new task does not fit.
 const INITIAL_CAPACITY: usize = 16;
 
-/// Parse a `readyq` parameter value (one clear message naming the valid ones).
-pub(crate) fn parse_readyq(value: &str) -> Result<Kind, String> {
-    Kind::parse(value.trim()).ok_or_else(|| {
-        format!(
-            "unknown ready queue '{value}' (valid: {})",
-            Kind::ALL.map(Kind::name).join(", ")
-        )
-    })
+/// The `readyq` tunable (shared with the Linux RT class): the ready-queue back end.
+pub(crate) fn readyq_row() -> Tunable<Kind> {
+    Tunable::choice(
+        "readyq",
+        "ready-queue structure (schedlab-rtq back end): \
+         single-list|bitmap-lists|two-level-bitmap|tree; decisions are the same, \
+         the work counted per queue operation differs",
+        |k| k,
+    )
+}
+
+/// fp's tunables (defaults: μITRON's, with TOPPERS/JSP's ready queue).
+#[derive(Clone, Debug)]
+pub struct FpParams {
+    /// rot_rdq period in ticks (0 = never, μITRON's default).
+    pub timeslice_ticks: u32,
+    /// Back end of the ready queues.
+    pub readyq: Kind,
+}
+
+impl Default for FpParams {
+    fn default() -> Self {
+        FpParams {
+            timeslice_ticks: 0,
+            readyq: Kind::BitmapLists,
+        }
+    }
+}
+
+fn tunables() -> Vec<Tunable<FpParams>> {
+    vec![
+        Tunable::int(
+            "timeslice_ticks",
+            "rotate the running task's priority queue every N ticks, as a cyclic handler \
+             calling rot_rdq would (0 = never, uITRON default)",
+            0,
+            tunables::MAX,
+            |p| &mut p.timeslice_ticks,
+        ),
+        readyq_row().lift(|p: &mut FpParams| &mut p.readyq),
+    ]
 }
 
 /// Room for task `t` in every queue, doubling (never per event: only when a task index
@@ -75,26 +109,24 @@ pub struct Fp {
     rq: Vec<AnyQueue>,
     /// The CPU whose queue holds each task (meaningful while it is queued).
     cpu_of: Vec<u32>,
-    /// Back end of the queues and their task capacity.
-    kind: Kind,
+    /// Tunables (the queues' back end among them).
+    params: FpParams,
+    /// Task capacity of the queues.
     cap: usize,
     /// Tasks assigned to each CPU (for partitioning new tasks).
     assigned: Vec<u32>,
-    /// rot_rdq period in ticks (0 = never, μITRON's default).
-    timeslice_ticks: u32,
     ticks_left: Vec<u32>,
 }
 
 impl Fp {
     pub fn new(nr_cpus: usize) -> Self {
-        let kind = Kind::BitmapLists;
+        let params = FpParams::default();
         Fp {
-            rq: Self::queues(kind, nr_cpus, INITIAL_CAPACITY),
+            rq: Self::queues(params.readyq, nr_cpus, INITIAL_CAPACITY),
             cpu_of: Vec::new(),
-            kind,
+            params,
             cap: INITIAL_CAPACITY,
             assigned: vec![0; nr_cpus],
-            timeslice_ticks: 0,
             ticks_left: vec![0; nr_cpus],
         }
     }
@@ -146,36 +178,15 @@ impl Scheduler for Fp {
             summary: "fixed-priority preemptive RTOS kernel (uITRON 4.0 semantics), partitioned",
             source:
                 "TOPPERS/ASP 1.x kernel/task.c l.275-460, kernel/sys_manage.c l.195 (uITRON 4.0)",
-            params: vec![
-                ParamInfo {
-                    name: "timeslice_ticks",
-                    default: "0".into(),
-                    description: "rotate the running task's priority queue every N ticks, as a \
-                                  cyclic handler calling rot_rdq would (0 = never, uITRON default)",
-                },
-                readyq_param(),
-            ],
+            params: tunables::listing(&tunables()),
         }
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
-        match name {
-            "timeslice_ticks" => {
-                self.timeslice_ticks = value.parse().map_err(|_| {
-                    format!("expected a number of ticks (0 or more), got '{value}'")
-                })?;
-                Ok(())
-            }
-            "readyq" => {
-                debug_assert!(self.rq.iter().all(|q| q.is_empty()), "readyq set mid-run");
-                self.kind = parse_readyq(value)?;
-                self.rq = Self::queues(self.kind, self.rq.len(), self.cap);
-                Ok(())
-            }
-            _ => Err(format!(
-                "unknown parameter '{name}' (fp has: timeslice_ticks, readyq)"
-            )),
-        }
+        debug_assert!(self.rq.iter().all(|q| q.is_empty()), "set_param mid-run");
+        tunables::set(&tunables(), &mut self.params, "fp", name, value)?;
+        self.rq = Self::queues(self.params.readyq, self.rq.len(), self.cap);
+        Ok(())
     }
 
     fn accepts(&self, attrs: &SchedAttrs) -> Result<(), String> {
@@ -249,7 +260,7 @@ impl Scheduler for Fp {
         ctx.count_work(q.last_steps() as u64);
         let t = TaskId(head?);
         if ctx.curr(cpu) != Some(t) {
-            self.ticks_left[cpu.idx()] = self.timeslice_ticks;
+            self.ticks_left[cpu.idx()] = self.params.timeslice_ticks;
         }
         Some(t)
     }
@@ -257,18 +268,18 @@ impl Scheduler for Fp {
     /// Without the emulated cyclic handler the tick does nothing (μITRON has no time
     /// slicing): the CPU runs tickless.
     fn can_stop_tick(&self, _ctx: &Ctx, _cpu: CpuId) -> bool {
-        self.timeslice_ticks == 0
+        self.params.timeslice_ticks == 0
     }
 
     /// The emulated cyclic handler: rot_rdq every `timeslice_ticks`.
     fn tick(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        if self.timeslice_ticks == 0 {
+        if self.params.timeslice_ticks == 0 {
             return;
         }
         let left = &mut self.ticks_left[cpu.idx()];
         *left = left.saturating_sub(1);
         if *left == 0 {
-            *left = self.timeslice_ticks;
+            *left = self.params.timeslice_ticks;
             if self.rotate(ctx, t) {
                 ctx.resched(cpu);
             }
@@ -290,16 +301,5 @@ impl Scheduler for Fp {
                 true
             });
         }
-    }
-}
-
-/// The `readyq` parameter's description (shared with the Linux RT class).
-pub(crate) fn readyq_param() -> ParamInfo {
-    ParamInfo {
-        name: "readyq",
-        default: Kind::BitmapLists.name().into(),
-        description: "ready-queue structure (schedlab-rtq back end): \
-                      single-list|bitmap-lists|two-level-bitmap|tree; decisions are the same, \
-                      the work counted per queue operation differs",
     }
 }

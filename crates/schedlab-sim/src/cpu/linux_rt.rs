@@ -52,14 +52,15 @@
 
 use crate::ctx::Ctx;
 use crate::sched::{
-    BalanceKind, ClassSet, DequeueKind, EnqueueKind, ParamInfo, PolicyInfo, Scheduler, WakeKind,
+    BalanceKind, ClassSet, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind,
 };
 use crate::types::{CpuId, Policy, SchedAttrs, TaskId, MAX_RT_PRIO};
 
 use schedlab_rtq::{AnyQueue, Kind, Prio, ReadyQueue};
 
-use super::fp::{grow_queues, parse_readyq, readyq_param};
+use super::fp::{grow_queues, readyq_row};
 use super::stack::SchedClass;
+use super::tunables::{self, Tunable};
 
 const NIL: u32 = u32::MAX;
 const NR_PRIO: usize = MAX_RT_PRIO as usize;
@@ -136,12 +137,44 @@ impl RtRq {
 /// The RT class (SCHED_FIFO / SCHED_RR).
 pub struct LinuxRt {
     rqs: Vec<RtRq>,
-    /// Back end of the per-CPU queues and their task capacity.
-    kind: Kind,
+    /// Tunables (the queues' back end among them).
+    params: RtParams,
+    /// Task capacity of the per-CPU queues.
     cap: usize,
     se: Vec<RtSe>,
-    /// `sched_rr_timeslice_ms`; `None` = the default `RR_TIMESLICE` (100 ms).
-    rr_timeslice_ms: Option<u64>,
+}
+
+/// The RT class's tunables.
+#[derive(Clone, Debug)]
+pub struct RtParams {
+    /// `sysctl_sched_rr_timeslice` (ms); <= 0 means `RR_TIMESLICE` (100 ms), as
+    /// `sched_rr_handler` treats it.
+    pub rr_timeslice_ms: i64,
+    /// Back end of the per-CPU queues.
+    pub readyq: Kind,
+}
+
+impl Default for RtParams {
+    fn default() -> Self {
+        RtParams {
+            rr_timeslice_ms: 100,
+            readyq: Kind::BitmapLists,
+        }
+    }
+}
+
+fn tunables() -> Vec<Tunable<RtParams>> {
+    vec![
+        Tunable::ms(
+            "sched_rr_timeslice_ms",
+            "SCHED_RR quantum in ms (/proc/sys/kernel/sched_rr_timeslice_ms; rounded up to \
+             whole ticks; <= 0 restores the 100 ms default)",
+            i32::MIN as i64,
+            i32::MAX as i64,
+            |p| &mut p.rr_timeslice_ms,
+        ),
+        readyq_row().lift(|p: &mut RtParams| &mut p.readyq),
+    ]
 }
 
 /// cpupri levels: lower = less important work on the CPU.
@@ -151,15 +184,14 @@ const CPUPRI_NORMAL: i32 = 1;
 impl LinuxRt {
     /// An RT class for a machine with `nr_cpus` CPUs.
     pub fn new(nr_cpus: usize) -> Self {
-        let kind = Kind::BitmapLists;
+        let params = RtParams::default();
         LinuxRt {
             rqs: (0..nr_cpus.max(1))
-                .map(|_| RtRq::new(kind, INITIAL_CAPACITY))
+                .map(|_| RtRq::new(params.readyq, INITIAL_CAPACITY))
                 .collect(),
-            kind,
+            params,
             cap: INITIAL_CAPACITY,
             se: Vec::new(),
-            rr_timeslice_ms: None,
         }
     }
 
@@ -175,7 +207,7 @@ impl LinuxRt {
             );
         }
         while self.rqs.len() < ctx.nr_cpus() {
-            self.rqs.push(RtRq::new(self.kind, self.cap));
+            self.rqs.push(RtRq::new(self.params.readyq, self.cap));
         }
     }
 
@@ -183,9 +215,11 @@ impl LinuxRt {
     /// `msecs_to_jiffies(sysctl_sched_rr_timeslice)`).
     pub fn rr_timeslice_ticks(&self, hz: u32) -> u32 {
         let hz = hz as u64;
-        let t = match self.rr_timeslice_ms {
-            None => 100 * hz / 1000,
-            Some(ms) => (ms * hz).div_ceil(1000),
+        let ms = self.params.rr_timeslice_ms;
+        let t = if ms <= 0 {
+            100 * hz / 1000
+        } else {
+            (ms as u64 * hz).div_ceil(1000)
         };
         t.max(1) as u32
     }
@@ -428,18 +462,6 @@ impl LinuxRt {
             ctx.resched(this);
         }
     }
-
-    fn params() -> Vec<ParamInfo> {
-        vec![
-            ParamInfo {
-                name: "sched_rr_timeslice_ms",
-                default: "100".into(),
-                description: "SCHED_RR quantum in ms (/proc/sys/kernel/sched_rr_timeslice_ms; \
-                              rounded up to whole ticks; <= 0 restores the 100 ms default)",
-            },
-            readyq_param(),
-        ]
-    }
 }
 
 impl Scheduler for LinuxRt {
@@ -450,33 +472,20 @@ impl Scheduler for LinuxRt {
             source: "torvalds/linux kernel/sched/rt.c (v5.10-era stored copy 00d6a8a7): \
                      __enqueue_rt_entity, pick_next_rt_entity, task_tick_rt, select_task_rq_rt, \
                      find_lowest_rq, push_rt_task, pull_rt_task, prio_changed_rt",
-            params: Self::params(),
+            params: tunables::listing(&tunables()),
         }
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
-        match name {
-            "sched_rr_timeslice_ms" => {
-                let v: i64 = value
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("sched_rr_timeslice_ms: '{value}' is not an integer"))?;
-                self.rr_timeslice_ms = if v <= 0 { None } else { Some(v as u64) };
-                Ok(())
-            }
-            "readyq" => {
-                debug_assert!(
-                    self.rqs.iter().all(|rq| rq.active.is_empty()),
-                    "readyq set mid-run"
-                );
-                self.kind = parse_readyq(value)?;
-                for rq in &mut self.rqs {
-                    rq.active = AnyQueue::new(self.kind, NR_PRIO, self.cap);
-                }
-                Ok(())
-            }
-            _ => Err(format!("unknown parameter '{name}'")),
+        debug_assert!(
+            self.rqs.iter().all(|rq| rq.active.is_empty()),
+            "set_param mid-run"
+        );
+        tunables::set(&tunables(), &mut self.params, "linux-rt", name, value)?;
+        for rq in &mut self.rqs {
+            rq.active = AnyQueue::new(self.params.readyq, NR_PRIO, self.cap);
         }
+        Ok(())
     }
 
     fn accepts(&self, attrs: &SchedAttrs) -> Result<(), String> {
