@@ -1,7 +1,7 @@
 //! `bfs`: Con Kolivas' Brain Fuck Scheduler, one policy owning the whole machine.
 //!
 //! Source: `Documentation/scheduler/sched-BFS.txt` and the BFS 0.4xx code of the 3.x era
-//! (`kernel/sched/bfs.c`), as summarised in shared/reference/scheduler-specs.md §2.3; the
+//! (`kernel/sched/bfs.c`); the
 //! functions modelled are named where they are used: `prio_ratios` init (`sched_init`),
 //! `prio_deadline_diff`, `timeslice`, `time_slice_expired`, `check_deadline`,
 //! `earliest_deadline_task`, `can_preempt`, `try_preempt`, `resched_suitable_idle`,

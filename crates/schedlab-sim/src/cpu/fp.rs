@@ -2,8 +2,8 @@
 //!
 //! Source: the μITRON 4.0 specification as implemented by TOPPERS/ASP 1.x
 //! (`kernel/task.c`: `make_runnable` l.275, `make_non_runnable` l.302, `change_priority`
-//! l.380, `rotate_ready_queue` l.435; `kernel/sys_manage.c` `rot_rdq` l.195; summarised in
-//! shared/reference/scheduler-specs.md §7.1). Rules modelled:
+//! l.380, `rotate_ready_queue` l.435; `kernel/sys_manage.c` `rot_rdq` l.195). Rules
+//! modelled:
 //! - the highest-priority ready task runs; FIFO order within a priority;
 //! - a task made ready goes to the tail of its priority's queue; a task of equal priority
 //!   never preempts; a strictly higher priority preempts at once;
@@ -26,7 +26,7 @@
 //!
 //! Simplifications: no dispatch-disabled state (`dis_dsp`), no interrupt context.
 //!
-//! Ready queue: one `schedlab-rtq` queue per CPU (issue 4), by default `bitmap-lists` —
+//! Ready queue: one `schedlab-rtq` queue per CPU, by default `bitmap-lists` —
 //! JSP's per-priority lists with a priority bitmap; `--param readyq=` selects another back
 //! end (`single-list`, the seed-002 "single ready queue"; `two-level-bitmap`; `tree`). The
 //! back end changes no scheduling decision, only the work counted: every queue operation

@@ -17,8 +17,7 @@
 //! balancing in `cpu/fair/` (cited there) with the v5.4 `sd_init` constants of
 //! `kernel/sched/topology.c` (`min_interval = sd_weight`, `busy_factor = 32`,
 //! `imbalance_pct` 110 SMT / 117 LLC / 125 above, `cache_nice_tries = 1`).
-//! Rules are summarised in reference/scheduler-specs.md §3.1–3.2. Written from the
-//! specification; no kernel code is copied.
+//! Written from the specification; no kernel code is copied.
 //!
 //! What is modelled exactly: the nice→weight/wmult tables; `__calc_delta`'s 32-bit
 //! fixed-point arithmetic (so vruntime rounding matches the kernel bit for bit); the
@@ -1116,7 +1115,7 @@ pub const LINUX_CFS_SUMMARY: &str =
 pub const LINUX_CFS_SOURCE: &str = "torvalds/linux kernel/sched/fair.c (v5.7-era copy 00061968, \
      CFS core = v5.4: place_entity, check_preempt_tick, pick_next_entity, check_preempt_wakeup, \
      task_fork_fair, load_balance), kernel/sched/rt.c (v5.10-era copy 00d6a8a7), core.c \
-     sched_prio_to_weight/wmult and pick_next_task; reference/scheduler-specs.md §3.1-3.2, §4.1";
+     sched_prio_to_weight/wmult and pick_next_task";
 
 /// The `linux-cfs` policy for a machine with `nr_cpus` CPUs.
 pub fn linux_cfs(nr_cpus: usize) -> LinuxCfsStack {

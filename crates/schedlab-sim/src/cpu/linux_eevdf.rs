@@ -2,8 +2,7 @@
 //! scheduling class, and the `linux-eevdf` policy: `Stacked<LinuxRt, LinuxEevdf>` (rt > fair).
 //!
 //! Primary source: torvalds/linux `kernel/sched/fair.c` of a 6.6–6.9 tree, read through the
-//! reference index (file id 2155571, the copy cited by reference/scheduler-specs.md §3.3;
-//! a 6.7/6.8-era revision: it has `vruntime_eligible`, `__pick_root_entity` and the
+//! search index (file id 2155571; a 6.7/6.8-era revision: it has `vruntime_eligible`, `__pick_root_entity` and the
 //! ENFORCE_ELIGIBILITY feature):
 //! `avg_vruntime_add`/`avg_vruntime_sub`/`avg_vruntime_update`, `avg_vruntime`,
 //! `entity_lag`/`update_entity_lag`, `entity_eligible`/`vruntime_eligible`,
@@ -1241,8 +1240,7 @@ pub const LINUX_EEVDF_SUMMARY: &str =
 pub const LINUX_EEVDF_SOURCE: &str = "torvalds/linux kernel/sched/fair.c (6.6-6.9 tree, \
      reference index file 2155571: avg_vruntime, entity_lag, vruntime_eligible, pick_eevdf, \
      update_deadline, place_entity, check_preempt_wakeup), kernel/sched/rt.c, core.c \
-     sched_prio_to_weight/wmult; Stoica & Abdel-Wahab, EEVDF, TR-95-22 (1995); \
-     reference/scheduler-specs.md §3.1, §3.3, §4.1";
+     sched_prio_to_weight/wmult; Stoica & Abdel-Wahab, EEVDF, TR-95-22 (1995)";
 
 /// The `linux-eevdf` policy for a machine with `nr_cpus` CPUs.
 pub fn linux_eevdf(nr_cpus: usize) -> LinuxEevdfStack {

@@ -3,7 +3,7 @@
 //! as in the kernel).
 //!
 //! Source: vanilla Linux 2.6.18 `kernel/sched.c` (GitHub `rocklee104/linux-2.6.18`, the
-//! unmodified import), summarised in shared/reference/scheduler-specs.md §1:
+//! unmodified import):
 //! - constants and macros l.60-186 (`CURRENT_BONUS` l.131, `TIMESLICE_GRANULARITY`
 //!   l.136-144, `DELTA` l.149, `TASK_INTERACTIVE` l.153, `INTERACTIVE_SLEEP` l.156,
 //!   `TASK_PREEMPTS_CURR` l.160, `SCALE_PRIO`/`static_prio_timeslice`/`task_timeslice`

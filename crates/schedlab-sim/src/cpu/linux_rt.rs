@@ -10,8 +10,7 @@
 //! `kernel/sched/core.c` `__sched_setscheduler` (ENQUEUE_HEAD when the priority is
 //! lowered, DEQUEUE_MOVE dropped when it is unchanged), `include/linux/sched/rt.h`
 //! (`RR_TIMESLICE = 100 * HZ / 1000`), `kernel/sched/cpupri.c` (`cpupri_find`) and
-//! sched(7). Rules are summarised in reference/scheduler-specs.md §4.1. Written from the
-//! specification; no kernel code is copied.
+//! sched(7). Written from the specification; no kernel code is copied.
 //!
 //! Model:
 //! - Per CPU an `rt_prio_array`: 100 FIFO lists (kernel prio 0..99, 0 best) and a bitmap;
@@ -41,7 +40,7 @@
 //! non-IPI path); push/pull consider CPUs' RT queues and whether they are idle, but cannot
 //! see a SCHED_DEADLINE task (not modelled); `find_lowest_rq` ignores cache topology.
 //!
-//! Ready queue: each CPU's `rt_prio_array` is a `schedlab-rtq` queue (issue 4), by default
+//! Ready queue: each CPU's `rt_prio_array` is a `schedlab-rtq` queue, by default
 //! `bitmap-lists` — the kernel's structure; `--param readyq=` selects another back end
 //! (`single-list`, `two-level-bitmap`, `tree`). Decisions do not depend on it; the work
 //! counted per queue operation (`ctx.count_work`: list nodes walked, bitmap words scanned,

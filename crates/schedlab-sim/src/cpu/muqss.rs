@@ -2,8 +2,7 @@
 //! of BFS, one policy owning the whole machine.
 //!
 //! Source: `Documentation/scheduler/sched-MuQSS.txt` and `kernel/sched/MuQSS.c`
-//! (ckolivas/linux, constants at the top of the file), as summarised in
-//! shared/reference/scheduler-specs.md §2.4. MuQSS keeps BFS's rules (implemented once, in
+//! (ckolivas/linux, constants at the top of the file). MuQSS keeps BFS's rules (implemented once, in
 //! `bfs.rs`, and shared: `prio_ratios`, the virtual deadline `now + prio_ratios[nice+20] *
 //! rr_interval * (MS_TO_NS(1)/128)`, `timeslice()`, `time_slice_expired` /
 //! `check_deadline`, `can_preempt`, fork's slice sharing, SCHED_ISO at `iso_cpu`,

@@ -3,8 +3,7 @@
 //! priority is from the best priority queued on its CPU (expired array included).
 //!
 //! Version modelled: **v8**, LKML "[PATCH] Nick's scheduler policy v8", 28 Aug 2003,
-//! against 2.6.0-test4 (Message-ID 3F4DC208.8050606@cyberone.com.au), as summarised in
-//! shared/reference/scheduler-specs.md §2.2. It is the only version whose code survives;
+//! against 2.6.0-test4 (Message-ID 3F4DC208.8050606@cyberone.com.au). It is the only version whose code survives;
 //! plugsched 6.3's nicksched (seed 000) descends from later versions (v30, the -mm patch,
 //! "nicksched for 2.6.11") that were published only as dead URLs, so this is *not* exactly
 //! what seed 000 measured. The rules (§2.2):
@@ -530,7 +529,7 @@ impl Scheduler for Nicksched {
             summary: "Nick Piggin's scheduler v8 (2003): O(1) arrays, sleep-history priority, \
                       timeslice from the distance to the best queued priority (expired included)",
             source: "LKML \"[PATCH] Nick's scheduler policy v8\", 28 Aug 2003, 2.6.0-test4 \
-                     (Message-ID 3F4DC208.8050606@cyberone.com.au); scheduler-specs.md §2.2",
+                     (Message-ID 3F4DC208.8050606@cyberone.com.au)",
             params: tunables::listing(&tunables()),
         }
     }

@@ -3,8 +3,7 @@
 //! Source: LKML "[ckpatch][3/29] 2.6.17-smpnice-staircase-16", Con Kolivas, 18 Jun 2006
 //! (Message-ID 200606181729.05532.kernel@kolivas.org, full diff of kernel/sched.c), plus
 //! "[ckpatch][4/29] sched-staircase16_interactive_tunable" and "[ckpatch][5/29]
-//! sched-staircase16_compute_tunable" (same day), as summarised in
-//! shared/reference/scheduler-specs.md §2.1 and re-read in the `ammarfaizi2/lore-inbox`
+//! sched-staircase16_compute_tunable" (same day), read in the `ammarfaizi2/lore-inbox`
 //! archive. Functions modelled (patch names): `rr_interval`, `slice`, `bonus`,
 //! `inc_bonus`, `dec_bonus`, `slice_overrun`, `effective_prio`, `continue_slice`,
 //! `recalc_task_prio`, `activate_task`, `dequeue_task`/`enqueue_task`/`requeue_task`,
