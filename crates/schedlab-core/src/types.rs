@@ -129,6 +129,10 @@ pub struct SchedAttrs {
     /// Nice -20..=19 for fair policies, 0 otherwise.
     pub nice: i32,
     pub dl: Option<DlParams>,
+    /// Fair policies only: the custom slice asked for through `sched_attr.sched_runtime`
+    /// (ns, as requested; `None` = the base slice). Linux 6.12+ (EEVDF) uses it, clamped
+    /// by [`schedlab_spec::model::custom_slice_ns`]; older kernels ignore it.
+    pub slice_ns: Option<u64>,
 }
 
 impl SchedAttrs {
@@ -151,6 +155,7 @@ pub fn fair(policy: Policy, nice: i32) -> SchedAttrs {
         rt_priority: 0,
         nice,
         dl: None,
+        slice_ns: None,
     }
 }
 
@@ -161,5 +166,6 @@ pub fn rt(policy: Policy, prio: i32) -> SchedAttrs {
         rt_priority: prio,
         nice: 0,
         dl: None,
+        slice_ns: None,
     }
 }

@@ -1100,5 +1100,6 @@ pub(crate) fn attrs_of(a: &schedlab_spec::model::SchedAttr) -> SchedAttrs {
         rt_priority,
         nice,
         dl: a.dl,
+        slice_ns: a.slice_ns.filter(|_| a.policy.is_fair()),
     }
 }

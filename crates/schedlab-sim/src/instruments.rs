@@ -75,6 +75,7 @@ impl PolicyVisitor for Timeslices {
                     rt_priority: 0,
                     nice,
                     dl: None,
+                    slice_ns: None,
                 };
                 (nice, policy.timeslice_ns(&attrs, self.hz))
             })
@@ -631,6 +632,7 @@ mod tests {
             rt_priority: 10,
             nice: 0,
             dl: None,
+            slice_ns: None,
         };
         for name in ["linux-cfs", "linux-eevdf", "linux-o1"] {
             for hz in [100, 250, 1000] {

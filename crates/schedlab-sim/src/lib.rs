@@ -226,35 +226,19 @@ fn sample_mode(out: &SampleOutput) -> Result<(metrics::SampleMode, Option<String
 /// give an answer unlike the kernel's without a word, so the run is refused.
 fn unsimulated(spec: &Spec) -> Option<String> {
     use schedlab_spec::model::CpuCgroup;
-    if let Some(g) = spec.cgroups.iter().find(|g| {
-        let c = &g.cpu;
+    let g = spec.cgroups.iter().find(|g| {
         let bandwidth = CpuCgroup {
+            shares: None,
             uclamp_min: None,
             uclamp_max: None,
-            ..c.clone()
+            ..g.cpu.clone()
         };
         bandwidth != CpuCgroup::default()
-    }) {
-        return Some(format!(
-            "cgroup {}: cpu.shares/cpu.weight and RT or CFS bandwidth (cpu.rt_*, cpu.cfs_*, \
-             cpu.max) are",
-            g.path
-        ));
-    }
-    if fair_tasks_share_cpu_between_groups(spec) {
-        return Some(
-            "fair-class tasks in different cgroups share the CPU by group (CFS group \
-             scheduling), which is"
-                .into(),
-        );
-    }
-    let sliced = spec.tasks.iter().any(|t| {
-        let phases = t.phases.iter().filter_map(|p| p.attr.as_ref());
-        std::iter::once(&t.attr)
-            .chain(phases)
-            .any(|a| a.slice_ns.is_some())
-    });
-    sliced.then(|| "custom slices (dl-runtime on a fair-class task) are".into())
+    })?;
+    Some(format!(
+        "cgroup {}: RT or CFS bandwidth (cpu.rt_*, cpu.cfs_*, cpu.max) is",
+        g.path
+    ))
 }
 
 /// The machine's topology: the spec's, or a flat one of `cpus` CPUs when the caller
@@ -273,11 +257,14 @@ fn topology_of(spec: &Spec, cpus: usize) -> Result<topology::Topology, SimError>
     }
 }
 
-/// Would the fair class divide the CPU between cgroups? Only if fair tasks can be in more
-/// than one group at once: with every fair task in one group, or a single fair task, group
-/// scheduling shares the CPU exactly as flat scheduling does.
-fn fair_tasks_share_cpu_between_groups(spec: &Spec) -> bool {
+/// Does the spec need fair group scheduling? When a cgroup sets `cpu.shares`, or fair
+/// tasks can be in more than one group at once: with every fair task in one group, or a
+/// single fair task, group scheduling shares the CPU exactly as flat scheduling does.
+fn uses_group_scheduling(spec: &Spec) -> bool {
     use schedlab_spec::model::{Event, TaskSpec};
+    if spec.cgroups.iter().any(|g| g.cpu.shares.is_some()) {
+        return true;
+    }
     let is_fair = |t: &TaskSpec| {
         let phases = t.phases.iter().filter_map(|p| p.attr.as_ref());
         std::iter::once(&t.attr)
@@ -303,6 +290,31 @@ fn fair_tasks_share_cpu_between_groups(spec: &Spec) -> bool {
         .any(|e| matches!(e, Event::Fork { task } if fair.contains(&(*task as usize))));
     let started: u64 = fair.iter().map(|&i| spec.tasks[i].instances as u64).sum();
     groups.len() > 1 && (started > 1 || forks_fair)
+}
+
+/// Does the spec give a fair-class task a custom slice (`dl-runtime`)?
+fn uses_custom_slices(spec: &Spec) -> bool {
+    spec.tasks.iter().any(|t| {
+        let phases = t.phases.iter().filter_map(|p| p.attr.as_ref());
+        std::iter::once(&t.attr)
+            .chain(phases)
+            .any(|a| a.slice_ns.is_some())
+    })
+}
+
+/// The features the spec uses that `policy` does not model, each as a note saying it
+/// was ignored and why.
+fn unmodelled_notes<S: Scheduler>(spec: &Spec, policy: &S) -> Vec<String> {
+    use sched::Feature;
+    let used = [
+        (Feature::CustomSlice, uses_custom_slices(spec)),
+        (Feature::FairGroupSched, uses_group_scheduling(spec)),
+    ];
+    used.into_iter()
+        .filter(|&(_, used)| used)
+        .filter_map(|(f, _)| policy.models(f).err().map(|why| (f, why)))
+        .map(|(f, why)| format!("{} are ignored: {why}", f.what()))
+        .collect()
 }
 
 /// Statements the result carries about how this run was modelled.
@@ -507,7 +519,10 @@ impl cpu::PolicyVisitor for Run<'_> {
             spec_sha256: self.spec_sha256,
             cpus_source: cpus_source_name(self.spec, self.cfg.cpus.is_some()),
             sample_path,
-            notes: notes_of(self.spec, self.cpus, self.cfg.cpus.is_some()),
+            notes: notes_of(self.spec, self.cpus, self.cfg.cpus.is_some())
+                .into_iter()
+                .chain(unmodelled_notes(self.spec, &e.core.policy))
+                .collect(),
         };
         let mut result = result::build(&e, self.spec, meta);
         result.run.wall_s = self.started.elapsed().as_secs_f64();

@@ -704,8 +704,8 @@ pub mod testing {
     use super::SchedCore;
     use crate::ctx::Ctx;
     use crate::sched::{
-        BalanceKind, ClassSet, DequeueKind, EnqueueKind, FiredTimer, PolicyInfo, Scheduler,
-        WakeKind,
+        BalanceKind, ClassSet, DequeueKind, EnqueueKind, Feature, FiredTimer, PolicyInfo,
+        Scheduler, WakeKind,
     };
     use crate::trace::writer::PrevState;
     use crate::types::{CpuId, CpuMask, GroupId, SchedAttrs, TaskId};
@@ -811,6 +811,9 @@ pub mod testing {
         }
         fn accepts(&self, attrs: &SchedAttrs) -> Result<(), String> {
             self.inner.accepts(attrs)
+        }
+        fn models(&self, feature: Feature) -> Result<(), String> {
+            self.inner.models(feature)
         }
         fn task_new(&mut self, ctx: &mut Ctx, t: TaskId, parent: Option<TaskId>) {
             self.around(ctx, Hook::TaskNew(t), |s, ctx| s.task_new(ctx, t, parent))

@@ -121,6 +121,44 @@ pub enum BalanceKind {
     NewIdle,
 }
 
+/// A kernel feature a spec may use that not every policy models.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Feature {
+    /// Custom slices: a fair-class task's `sched_attr.sched_runtime`
+    /// ([`SchedAttrs::slice_ns`]), which Linux 6.12+ uses as its slice.
+    CustomSlice,
+    /// Fair group scheduling (CONFIG_FAIR_GROUP_SCHED): cgroups' `cpu.shares` divide the
+    /// CPU between groups of fair-class tasks.
+    FairGroupSched,
+}
+
+impl Feature {
+    /// What a spec uses when it needs the feature, as a run's note names it.
+    pub fn what(self) -> &'static str {
+        match self {
+            Feature::CustomSlice => "custom slices (dl-runtime on a fair-class task)",
+            Feature::FairGroupSched => {
+                "the cgroups' cpu.shares and the division of the CPU between groups of \
+                 fair-class tasks"
+            }
+        }
+    }
+
+    /// Why a policy without the feature ignores it (the default of
+    /// [`Scheduler::models`]).
+    pub fn not_modelled_by(self, policy: &str) -> String {
+        match self {
+            Feature::CustomSlice => format!(
+                "{policy} has no custom slices for fair-class tasks (sched_attr.sched_runtime, \
+                 honoured from Linux 6.12 on)"
+            ),
+            Feature::FairGroupSched => {
+                format!("{policy} has no fair group scheduling (CONFIG_FAIR_GROUP_SCHED)")
+            }
+        }
+    }
+}
+
 /// A tunable a policy exposes (plugsched put these in `/sys/cpusched/<sched>/<param>`).
 #[derive(Clone, Debug)]
 pub struct ParamInfo {
@@ -159,6 +197,13 @@ pub trait Scheduler {
     fn accepts(&self, attrs: &SchedAttrs) -> Result<(), String> {
         let _ = attrs;
         Ok(())
+    }
+
+    /// Does this policy model `feature`? `Err` says why not (the kernel it models has no
+    /// such thing); a run whose spec uses it goes on without it, and the result says so
+    /// in `run.notes`. The default: no policy models either unless it says so.
+    fn models(&self, feature: Feature) -> Result<(), String> {
+        Err(feature.not_modelled_by(self.info().name))
     }
 
     /// Prepare per-task state for a new task. `parent` is the forking task (sched_class

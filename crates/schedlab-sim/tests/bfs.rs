@@ -20,6 +20,7 @@ fn attrs(policy: Policy, rt_priority: i32, nice: i32) -> SchedAttrs {
         rt_priority,
         nice,
         dl: None,
+        slice_ns: None,
     }
 }
 

@@ -1,28 +1,72 @@
 //! `linux-cfs` (rt > fair class stack): behaviour pinned to kernel/sched/fair.c (v5.4 CFS),
-//! kernel/sched/rt.c and core.c, driven through the hooks with `Ctx::for_test` (no engine),
-//! plus end-to-end runs through `simulate` once the policy is registered.
+//! kernel/sched/rt.c and core.c, driven through the scheduler core (`SchedCore`: task
+//! starts, wake-ups, blocks, ticks and `schedule()` in the kernel's hook order, every task
+//! a CPU hog), plus end-to-end runs through `simulate`.
 //!
 //! Expected numbers were worked out from the kernel's formulas (`__calc_delta` in 32-bit
 //! fixed point), not from this implementation.
 
 mod common;
 
+use schedlab_sim::cpu::fair::group::{Ent, RqId};
 use schedlab_sim::cpu::linux_cfs::{
     calc_delta, calc_delta_fair, linux_cfs, sysctl_factor, weight_of, LinuxCfs,
     SCHED_PRIO_TO_WEIGHT, SCHED_PRIO_TO_WMULT, WEIGHT_IDLEPRIO, WMULT_IDLEPRIO,
 };
 use schedlab_sim::cpu::linux_rt::LinuxRt;
 use schedlab_sim::cpu::stack::SchedClass;
-use schedlab_sim::sched::{DequeueKind, EnqueueKind, Scheduler, WakeKind};
+use schedlab_sim::protocol::SchedCore;
+use schedlab_sim::sched::Scheduler;
+use schedlab_sim::trace::PrevState;
 use schedlab_sim::types::{fair, rt};
 use schedlab_sim::types::{CpuId, CpuMask, Policy, SchedAttrs, TaskId};
-use schedlab_sim::Ctx;
 
 const MS: u64 = 1_000_000;
 const C0: CpuId = CpuId(0);
+const ROOT0: RqId = RqId(0);
 
 fn one() -> CpuMask {
     CpuMask::first_n(1)
+}
+
+fn only(cpu: u32) -> CpuMask {
+    let mut m = CpuMask::empty();
+    m.set(CpuId(cpu));
+    m
+}
+
+/// A CFS class on `ncpu` CPUs at HZ=1000 behind the scheduler core, with these tunables.
+fn cfs(ncpu: usize, params: &[(&str, &str)]) -> SchedCore<LinuxCfs> {
+    let mut s = LinuxCfs::new(ncpu);
+    for (k, v) in params {
+        s.set_param(k, v).unwrap();
+    }
+    SchedCore::bare(s, ncpu, 1000)
+}
+
+/// Create a task and start it (`wake_up_new_task`); it is queued, and runs once its CPU
+/// reschedules.
+fn start<S: Scheduler>(core: &mut SchedCore<S>, attrs: SchedAttrs, aff: CpuMask) -> TaskId {
+    let t = core.spawn(attrs, aff, None);
+    core.wake_up_new_task(t, None).unwrap();
+    t
+}
+
+fn nice(n: i32) -> SchedAttrs {
+    fair(Policy::Other, n)
+}
+
+/// Let `cpu`'s current task run until `t` and charge it (no tick).
+fn run_to<S: Scheduler>(core: &mut SchedCore<S>, cpu: CpuId, t: u64) {
+    core.set_now(t);
+    core.account(cpu);
+}
+
+/// `schedule()` on `cpu` now (`resched_curr` + the switch); returns what runs.
+fn resched<S: Scheduler>(core: &mut SchedCore<S>, cpu: CpuId) -> Option<TaskId> {
+    core.ctx.resched(cpu);
+    core.process_resched();
+    core.ctx.curr(cpu)
 }
 
 // ------------------------------------------------------------------ weights (§3.1)
@@ -113,18 +157,12 @@ fn calc_delta_fair_rounds_like_the_kernel() {
 
 // ------------------------------------------------------------------ period and slice
 
-/// A fair class on `ncpu` CPUs with `n` nice-0 tasks queued on CPU 0.
-fn queued(ncpu: usize, n: usize) -> (Ctx, LinuxCfs, Vec<TaskId>) {
-    let mut ctx = Ctx::for_test(ncpu, 1000);
-    let mut s = LinuxCfs::new(ncpu);
-    let mut ts = Vec::new();
-    for _ in 0..n {
-        let t = ctx.add_task_for_test(fair(Policy::Other, 0), one());
-        s.task_new(&mut ctx, t, None);
-        s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-        ts.push(t);
-    }
-    (ctx, s, ts)
+/// A CFS class on `ncpu` CPUs with `n` nice-0 tasks started (queued, none running) on
+/// CPU 0.
+fn queued(ncpu: usize, n: usize) -> (SchedCore<LinuxCfs>, Vec<TaskId>) {
+    let mut core = cfs(ncpu, &[]);
+    let ts = (0..n).map(|_| start(&mut core, nice(0), only(0))).collect();
+    (core, ts)
 }
 
 #[test]
@@ -136,17 +174,13 @@ fn sched_period_and_slice_for_1_to_20_tasks() {
         749_999,
     ];
     for n in 1..=20usize {
-        let (_ctx, s, ts) = queued(1, n);
+        let (core, ts) = queued(1, n);
+        let s = &core.policy;
         let period = if n <= 8 { 6 * MS } else { n as u64 * 750_000 };
         assert_eq!(s.sched_period(n as u64), period, "period n={n}");
-        assert_eq!(s.nr_running(C0) as usize, n);
+        assert_eq!(s.hierarchy().rq(ROOT0).nr_running as usize, n);
         for &t in &ts {
-            assert_eq!(s.sched_slice(C0, t), slices[n - 1], "slice n={n}");
-            assert_eq!(
-                s.sched_vslice(C0, t),
-                slices[n - 1],
-                "nice-0 vslice = slice"
-            );
+            assert_eq!(s.task_slice(t), slices[n - 1], "slice n={n}");
         }
     }
     // 4 CPUs: factor 1 + ilog2(4) = 3 → latency 18 ms, min_granularity 2.25 ms.
@@ -157,24 +191,15 @@ fn sched_period_and_slice_for_1_to_20_tasks() {
         (8, 2_249_995),
         (9, 2_249_996),
     ] {
-        let (_ctx, s, ts) = queued(4, n);
-        assert_eq!(s.sched_slice(C0, ts[0]), want, "4 CPUs, n={n}");
+        let (core, ts) = queued(4, n);
+        assert_eq!(core.policy.task_slice(ts[0]), want, "4 CPUs, n={n}");
     }
     // Mixed weights: nice 0 and nice 5 share a 6 ms period 1024 : 335.
-    let mut ctx = Ctx::for_test(1, 1000);
-    let mut s = LinuxCfs::new(1);
-    let a = ctx.add_task_for_test(fair(Policy::Other, 0), one());
-    let b = ctx.add_task_for_test(fair(Policy::Other, 5), one());
-    for t in [a, b] {
-        s.task_new(&mut ctx, t, None);
-        s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-    }
-    assert_eq!(s.sched_slice(C0, a), 4_520_971);
-    assert_eq!(s.sched_slice(C0, b), 1_479_028);
-    assert_eq!(
-        s.sched_vslice(C0, b),
-        calc_delta_fair(1_479_028, 335, 12_820_798)
-    );
+    let mut core = cfs(1, &[]);
+    let a = start(&mut core, nice(0), one());
+    let b = start(&mut core, nice(5), one());
+    assert_eq!(core.policy.task_slice(a), 4_520_971);
+    assert_eq!(core.policy.task_slice(b), 1_479_028);
 }
 
 #[test]
@@ -218,184 +243,168 @@ fn tunables_scale_with_log2_of_cpus_and_can_be_set() {
 
 #[test]
 fn place_entity_for_new_forked_and_waking_tasks() {
-    let mut ctx = Ctx::for_test(1, 1000);
-    let mut s = LinuxCfs::new(1);
-    let a = ctx.add_task_for_test(fair(Policy::Other, 0), one());
-    s.task_new(&mut ctx, a, None);
-    s.enqueue(&mut ctx, C0, a, EnqueueKind::New);
+    let mut core = cfs(1, &[]);
+    let a = start(&mut core, nice(0), one());
     // START_DEBIT on an empty queue: min_vruntime (0) + vslice(n = 1) = 5999998.
-    assert_eq!(s.vruntime(a), 5_999_998);
-    assert_eq!(s.pick_next(&mut ctx, C0), Some(a));
-    ctx.set_curr_for_test(C0, Some(a));
-    ctx.set_now_for_test(10 * MS);
-    s.update_curr(&mut ctx, C0, a, 10 * MS);
-    assert_eq!(s.vruntime(a), 15_999_998);
+    assert_eq!(core.policy.vruntime(a), 5_999_998);
+    assert_eq!(resched(&mut core, C0), Some(a));
+    core.run_until(10 * MS);
+    assert_eq!(core.policy.vruntime(a), 15_999_998);
     assert_eq!(
-        s.min_vruntime(C0),
+        core.policy.min_vruntime(ROOT0),
         15_999_998,
         "min_vruntime follows the running curr"
     );
 
     // Fork (task_fork_fair): parent's vruntime, then min_vruntime + vslice with the parent
     // queued (period 6 ms over 2 → 2999998), stored relative to min_vruntime.
-    let b = ctx.add_task_for_test(fair(Policy::Other, 0), one());
-    s.task_new(&mut ctx, b, Some(a));
-    assert_eq!(s.vruntime(b), 2_999_998, "relative after fork");
-    s.enqueue(&mut ctx, C0, b, EnqueueKind::New);
-    assert_eq!(s.vruntime(b), 15_999_998 + 2_999_998);
+    let b = core.spawn(nice(0), one(), Some(a));
+    assert_eq!(core.policy.vruntime(b), 2_999_998, "relative after fork");
+    core.wake_up_new_task(b, Some(C0)).unwrap();
+    assert_eq!(core.policy.vruntime(b), 15_999_998 + 2_999_998);
 
-    // A long sleeper wakes at min_vruntime - latency/2 (GENTLE_FAIR_SLEEPERS). (b goes to
-    // sleep too, or it would hold min_vruntime back.)
-    s.dequeue(&mut ctx, C0, b, DequeueKind::Sleep);
-    let c = ctx.add_task_for_test(fair(Policy::Other, 0), one());
-    s.task_new(&mut ctx, c, None);
-    s.enqueue(&mut ctx, C0, c, EnqueueKind::New);
-    s.dequeue(&mut ctx, C0, c, DequeueKind::Sleep);
-    s.update_curr(&mut ctx, C0, a, 90 * MS);
-    let min = s.min_vruntime(C0);
-    s.enqueue(&mut ctx, C0, c, EnqueueKind::Wakeup);
-    assert_eq!(s.vruntime(c), min - 3 * MS as i64);
+    // A long sleeper wakes at min_vruntime - latency/2 (GENTLE_FAIR_SLEEPERS): c runs
+    // once and blocks, then a runs on alone for 90 ms.
+    let mut core = cfs(1, &[("start_debit", "0")]);
+    let c = start(&mut core, nice(0), one());
+    let a = start(&mut core, nice(0), one());
+    assert_eq!(resched(&mut core, C0), Some(c));
+    assert_eq!(block(&mut core), Some(a));
+    core.run_until(90 * MS);
+    let min = core.policy.min_vruntime(ROOT0);
+    assert!(core.policy.vruntime(c) < min - 3 * MS as i64);
+    core.try_to_wake_up(c, None, false).unwrap();
+    assert_eq!(core.policy.vruntime(c), min - 3 * MS as i64);
 
-    // A short sleeper keeps its vruntime: placement never moves an entity backwards.
-    s.dequeue(&mut ctx, C0, c, DequeueKind::Sleep);
-    let before = s.vruntime(c);
-    s.enqueue(&mut ctx, C0, c, EnqueueKind::Wakeup);
-    assert_eq!(s.vruntime(c), before);
+    // A short sleeper keeps its vruntime: placement never moves an entity backwards. c
+    // runs and blocks at once; min_vruntime has not moved, so its credit would put it
+    // no further back than it is.
+    let before = core.policy.vruntime(c);
+    assert_eq!(resched(&mut core, C0), Some(c));
+    assert_eq!(block(&mut core), Some(a));
+    core.try_to_wake_up(c, None, false).unwrap();
+    assert_eq!(core.policy.vruntime(c), before);
 
     // Without GENTLE_FAIR_SLEEPERS the credit is a full latency.
-    let mut ctx = Ctx::for_test(1, 1000);
-    let mut s = LinuxCfs::new(1);
-    s.set_param("gentle_fair_sleepers", "0").unwrap();
-    s.set_param("start_debit", "0").unwrap();
-    let a = ctx.add_task_for_test(fair(Policy::Other, 0), one());
-    let c = ctx.add_task_for_test(fair(Policy::Other, 0), one());
-    for t in [a, c] {
-        s.task_new(&mut ctx, t, None);
-        s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-    }
-    assert_eq!(s.vruntime(a), 0, "no START_DEBIT");
-    assert_eq!(s.pick_next(&mut ctx, C0), Some(a));
-    ctx.set_curr_for_test(C0, Some(a));
-    s.dequeue(&mut ctx, C0, c, DequeueKind::Sleep);
-    s.update_curr(&mut ctx, C0, a, 50 * MS);
-    s.enqueue(&mut ctx, C0, c, EnqueueKind::Wakeup);
-    assert_eq!(s.vruntime(c), 50 * MS as i64 - 6 * MS as i64);
+    let mut core = cfs(1, &[("gentle_fair_sleepers", "0"), ("start_debit", "0")]);
+    let c = start(&mut core, nice(0), one());
+    let a = start(&mut core, nice(0), one());
+    assert_eq!(core.policy.vruntime(a), 0, "no START_DEBIT");
+    assert_eq!(resched(&mut core, C0), Some(c));
+    assert_eq!(block(&mut core), Some(a));
+    core.run_until(50 * MS);
+    core.try_to_wake_up(c, None, false).unwrap();
+    assert_eq!(core.policy.vruntime(c), 50 * MS as i64 - 6 * MS as i64);
 }
 
 #[test]
 fn timeline_is_vruntime_ordered_fifo_on_ties_and_excludes_curr() {
-    let mut ctx = Ctx::for_test(1, 1000);
-    let mut s = LinuxCfs::new(1);
-    s.set_param("start_debit", "0").unwrap();
-    let ts: Vec<TaskId> = (0..5)
-        .map(|_| {
-            let t = ctx.add_task_for_test(fair(Policy::Other, 0), one());
-            s.task_new(&mut ctx, t, None);
-            s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-            t
-        })
-        .collect();
+    let mut core = cfs(1, &[("start_debit", "0")]);
+    let ts: Vec<TaskId> = (0..5).map(|_| start(&mut core, nice(0), one())).collect();
+    let order = |core: &SchedCore<LinuxCfs>| -> Vec<Ent> {
+        core.policy
+            .timeline(ROOT0)
+            .into_iter()
+            .map(|(_, e)| e)
+            .collect()
+    };
+    let ents: Vec<Ent> = ts.iter().map(|&t| Ent::task(t)).collect();
     // All at vruntime 0: insertion order.
-    let order: Vec<TaskId> = s.timeline(C0).into_iter().map(|(_, t)| t).collect();
-    assert_eq!(order, ts);
-    assert_eq!(s.pick_next(&mut ctx, C0), Some(ts[0]));
+    assert_eq!(order(&core), ents);
+    assert_eq!(resched(&mut core, C0), Some(ts[0]));
     assert!(
-        s.timeline(C0).iter().all(|&(_, t)| t != ts[0]),
+        !order(&core).contains(&ents[0]),
         "curr is not in the tree"
     );
-    ctx.set_curr_for_test(C0, Some(ts[0]));
-    s.update_curr(&mut ctx, C0, ts[0], MS);
-    s.put_prev(&mut ctx, C0, ts[0]);
-    let order: Vec<TaskId> = s.timeline(C0).into_iter().map(|(_, t)| t).collect();
-    assert_eq!(order, vec![ts[1], ts[2], ts[3], ts[4], ts[0]]);
-    assert_eq!(s.dynamic_prio(ts[0]), Some(("vruntime", MS as i64)));
+    // ts[0] runs 1 ms (within its 1.2 ms slice), then the CPU reschedules: it goes back
+    // behind the others, and ts[1] runs.
+    run_to(&mut core, C0, MS);
+    assert_eq!(resched(&mut core, C0), Some(ts[1]));
+    assert_eq!(order(&core), vec![ents[2], ents[3], ents[4], ents[0]]);
+    assert_eq!(core.policy.dynamic_prio(ts[0]), Some(("vruntime", MS as i64)));
 }
 
 #[test]
 fn load_balancing_pulls_to_an_idle_cpu_and_respects_affinity() {
-    let mut ctx = Ctx::for_test(2, 1000);
-    let mut s = LinuxCfs::new(2);
-    s.set_param("start_debit", "0").unwrap(); // all start at vruntime 0: FIFO order
+    let mut core = cfs(2, &[("start_debit", "0")]); // all start at vruntime 0: FIFO order
     let both = CpuMask::first_n(2);
-    let mut pinned = CpuMask::empty();
-    pinned.set(C0);
-    let a = ctx.add_task_for_test(fair(Policy::Other, 0), both);
-    let p = ctx.add_task_for_test(fair(Policy::Other, 0), pinned);
-    let b = ctx.add_task_for_test(fair(Policy::Other, 0), both);
-    for t in [a, p, b] {
-        s.task_new(&mut ctx, t, None);
-        s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-    }
-    assert_eq!(s.pick_next(&mut ctx, C0), Some(a));
-    ctx.set_curr_for_test(C0, Some(a));
-    ctx.set_now_for_test(10 * MS);
-    // CPU 1 goes newly idle: it pulls exactly one task that may run there (not `p`).
-    s.balance(
-        &mut ctx,
-        CpuId(1),
-        schedlab_sim::sched::BalanceKind::NewIdle,
-    );
-    assert_eq!(s.nr_running(CpuId(1)), 1);
-    assert_eq!(ctx.task(b).cpu, CpuId(1));
-    assert_eq!(ctx.task(p).cpu, C0);
-    assert_eq!(s.load(C0), 2048);
-    assert_eq!(s.pick_next(&mut ctx, CpuId(1)), Some(b));
+    // Three tasks start on CPU 0; then b may use both CPUs, a and p stay pinned there.
+    let a = start(&mut core, nice(0), only(0));
+    let p = start(&mut core, nice(0), only(0));
+    let b = start(&mut core, nice(0), only(0));
+    core.setattr(b, None, Some(both)).unwrap();
+    assert_eq!(resched(&mut core, C0), Some(a));
+    core.run_until(10 * MS);
+    // CPU 1 goes newly idle: it pulls exactly one task that may run there (b, not p).
+    let sw = core.schedule(CpuId(1));
+    assert_eq!(sw.next, Some(b));
+    assert_eq!(core.ctx.task(b).cpu, CpuId(1));
+    assert_eq!(core.ctx.task(p).cpu, C0);
+    let h = core.policy.hierarchy();
+    assert_eq!(h.rq(RqId(1)).h_nr_running, 1);
+    assert_eq!(h.rq(ROOT0).load, 2048);
 }
 
 #[test]
 fn select_cpu_prefers_idle_cpus() {
-    let mut ctx = Ctx::for_test(4, 1000);
-    let mut s = LinuxCfs::new(4);
     let all = CpuMask::first_n(4);
-    let hog = ctx.add_task_for_test(fair(Policy::Other, 0), all);
-    let w = ctx.add_task_for_test(fair(Policy::Other, 0), all);
-    s.task_new(&mut ctx, hog, None);
-    s.task_new(&mut ctx, w, None);
-    s.enqueue(&mut ctx, CpuId(2), hog, EnqueueKind::New);
-    assert_eq!(s.pick_next(&mut ctx, CpuId(2)), Some(hog));
-    ctx.set_curr_for_test(CpuId(2), Some(hog));
+    // w last ran on CPU 1, which is idle: it wakes there.
+    let mut core = cfs(4, &[]);
+    let hog = start(&mut core, nice(0), only(2));
+    let w = start(&mut core, nice(0), only(1));
+    core.process_resched();
+    assert_eq!(core.ctx.curr(CpuId(2)), Some(hog));
+    core.block(CpuId(1), PrevState::Sleeping);
+    core.process_resched();
+    core.setattr(w, None, Some(all)).unwrap();
+    assert_eq!(core.try_to_wake_up(w, None, false), Ok(CpuId(1)), "idle prev");
+    // w last ran on CPU 2, where the hog runs now: the next idle CPU after it.
+    let mut core = cfs(4, &[]);
+    let w = start(&mut core, nice(0), only(2));
+    core.process_resched();
+    core.block(CpuId(2), PrevState::Sleeping);
+    let hog = start(&mut core, nice(0), only(2));
+    core.process_resched();
+    assert_eq!(core.ctx.curr(CpuId(2)), Some(hog));
+    core.setattr(w, None, Some(all)).unwrap();
     assert_eq!(
-        s.select_cpu(&mut ctx, w, CpuId(1), WakeKind::Wakeup),
-        CpuId(1),
-        "idle prev"
-    );
-    assert_eq!(
-        s.select_cpu(&mut ctx, w, CpuId(2), WakeKind::Wakeup),
-        CpuId(3),
+        core.try_to_wake_up(w, None, false),
+        Ok(CpuId(3)),
         "next idle after prev"
     );
 }
 
 // ------------------------------------------------------------------ RT class (§4.1)
 
-fn rt_class(ncpu: usize, hz: u32, tasks: &[SchedAttrs]) -> (Ctx, LinuxRt, Vec<TaskId>) {
-    let mut ctx = Ctx::for_test(ncpu, hz);
-    let mut s = LinuxRt::new(ncpu);
+/// The RT class alone behind the scheduler core, with these tasks created (not started).
+fn rt_class(hz: u32, tasks: &[SchedAttrs]) -> (SchedCore<LinuxRt>, Vec<TaskId>) {
+    let mut core = SchedCore::bare(LinuxRt::new(1), 1, hz);
     let ts = tasks
         .iter()
-        .map(|a| {
-            let t = ctx.add_task_for_test(*a, one());
-            s.task_new(&mut ctx, t, None);
-            t
-        })
+        .map(|&a| core.spawn(a, one(), None))
         .collect();
-    (ctx, s, ts)
+    (core, ts)
 }
 
-/// put_prev + pick_next, as the engine's schedule() does.
-fn resched(ctx: &mut Ctx, s: &mut impl Scheduler, cpu: CpuId) -> Option<TaskId> {
-    if let Some(p) = ctx.curr(cpu) {
-        s.put_prev(ctx, cpu, p);
+/// Start (first) or wake a created task.
+fn wake<S: Scheduler>(core: &mut SchedCore<S>, t: TaskId, first: bool) {
+    if first {
+        core.wake_up_new_task(t, None).unwrap();
+    } else {
+        core.try_to_wake_up(t, None, false).unwrap();
     }
-    let n = s.pick_next(ctx, cpu);
-    ctx.set_curr_for_test(cpu, n);
-    n
+}
+
+/// The current task of CPU 0 blocks; the CPU reschedules.
+fn block<S: Scheduler>(core: &mut SchedCore<S>) -> Option<TaskId> {
+    core.block(C0, PrevState::Sleeping);
+    core.process_resched();
+    core.ctx.curr(C0)
 }
 
 #[test]
 fn fifo_head_on_preempt_tail_on_wakeup_and_yield() {
-    let (mut ctx, mut s, ts) = rt_class(
-        1,
+    let (mut core, ts) = rt_class(
         1000,
         &[
             rt(Policy::Fifo, 10),
@@ -406,62 +415,50 @@ fn fifo_head_on_preempt_tail_on_wakeup_and_yield() {
     );
     let (a, b, c, hi) = (ts[0], ts[1], ts[2], ts[3]);
     for t in [a, b, c] {
-        s.enqueue(&mut ctx, C0, t, EnqueueKind::Wakeup);
+        wake(&mut core, t, true);
     }
-    assert_eq!(resched(&mut ctx, &mut s, C0), Some(a));
+    core.process_resched();
+    assert_eq!(core.ctx.curr(C0), Some(a));
     // A higher priority preempts; `a` stays at the head of its list.
-    s.enqueue(&mut ctx, C0, hi, EnqueueKind::Wakeup);
-    assert_eq!(resched(&mut ctx, &mut s, C0), Some(hi));
-    s.dequeue(&mut ctx, C0, hi, DequeueKind::Sleep);
-    assert_eq!(
-        resched(&mut ctx, &mut s, C0),
-        Some(a),
-        "preempted FIFO task resumes first"
-    );
+    wake(&mut core, hi, true);
+    core.process_resched();
+    assert_eq!(core.ctx.curr(C0), Some(hi));
+    assert_eq!(block(&mut core), Some(a), "preempted FIFO task resumes first");
     // sched_yield: to the tail.
-    s.yield_task(&mut ctx, C0, a);
-    assert_eq!(resched(&mut ctx, &mut s, C0), Some(b));
+    core.yield_current(C0);
+    core.process_resched();
+    assert_eq!(core.ctx.curr(C0), Some(b));
     // b blocks and wakes again: tail, behind c and a.
-    s.dequeue(&mut ctx, C0, b, DequeueKind::Sleep);
-    assert_eq!(resched(&mut ctx, &mut s, C0), Some(c));
-    s.enqueue(&mut ctx, C0, b, EnqueueKind::Wakeup);
-    s.dequeue(&mut ctx, C0, c, DequeueKind::Sleep);
-    assert_eq!(resched(&mut ctx, &mut s, C0), Some(a));
-    s.dequeue(&mut ctx, C0, a, DequeueKind::Sleep);
-    assert_eq!(resched(&mut ctx, &mut s, C0), Some(b));
-    // FIFO has no slice: ticks never rotate.
-    s.enqueue(&mut ctx, C0, a, EnqueueKind::Wakeup);
-    for _ in 0..1000 {
-        s.tick(&mut ctx, C0, b);
-    }
-    assert_eq!(resched(&mut ctx, &mut s, C0), Some(b));
+    assert_eq!(block(&mut core), Some(c));
+    wake(&mut core, b, false);
+    assert_eq!(block(&mut core), Some(a), "c blocked");
+    assert_eq!(block(&mut core), Some(b), "a blocked");
+    // FIFO has no slice: a second of ticks never rotates.
+    wake(&mut core, a, false);
+    core.run_until(1_000 * MS);
+    assert_eq!(core.ctx.curr(C0), Some(b));
 }
 
 #[test]
 fn rr_rotates_every_100ms_of_ticks() {
-    for (hz, ticks) in [(1000u32, 100u32), (250, 25), (100, 10)] {
-        let (mut ctx, mut s, ts) = rt_class(
-            1,
+    for (hz, ticks) in [(1000u32, 100u64), (250, 25), (100, 10)] {
+        let (mut core, ts) = rt_class(
             hz,
             &[rt(Policy::Rr, 5), rt(Policy::Rr, 5), rt(Policy::Rr, 5)],
         );
-        assert_eq!(s.rr_timeslice_ticks(hz), ticks);
+        assert_eq!(core.policy.rr_timeslice_ticks(hz), ticks as u32);
         for &t in &ts {
-            s.enqueue(&mut ctx, C0, t, EnqueueKind::Wakeup);
+            wake(&mut core, t, true);
         }
-        let mut order = vec![resched(&mut ctx, &mut s, C0).unwrap()];
-        for _ in 0..5 {
+        core.process_resched();
+        let tick = 1_000_000_000 / hz as u64;
+        let mut order = vec![core.ctx.curr(C0).unwrap()];
+        for k in 1..=5 {
             let cur = *order.last().unwrap();
-            for _ in 0..ticks - 1 {
-                s.tick(&mut ctx, C0, cur);
-                assert_eq!(
-                    resched(&mut ctx, &mut s, C0),
-                    Some(cur),
-                    "hz {hz}: rotated early"
-                );
-            }
-            s.tick(&mut ctx, C0, cur);
-            order.push(resched(&mut ctx, &mut s, C0).unwrap());
+            core.run_until((k * ticks - 1) * tick);
+            assert_eq!(core.ctx.curr(C0), Some(cur), "hz {hz}: rotated early");
+            core.run_until(k * ticks * tick);
+            order.push(core.ctx.curr(C0).unwrap());
         }
         assert_eq!(
             order,
@@ -470,14 +467,13 @@ fn rr_rotates_every_100ms_of_ticks() {
         );
     }
     // An RR task alone on its list keeps the CPU when its slice ends.
-    let (mut ctx, mut s, ts) = rt_class(1, 1000, &[rt(Policy::Rr, 5), rt(Policy::Rr, 4)]);
-    s.enqueue(&mut ctx, C0, ts[0], EnqueueKind::Wakeup);
-    s.enqueue(&mut ctx, C0, ts[1], EnqueueKind::Wakeup);
-    assert_eq!(resched(&mut ctx, &mut s, C0), Some(ts[0]));
-    for _ in 0..250 {
-        s.tick(&mut ctx, C0, ts[0]);
-    }
-    assert_eq!(resched(&mut ctx, &mut s, C0), Some(ts[0]));
+    let (mut core, ts) = rt_class(1000, &[rt(Policy::Rr, 5), rt(Policy::Rr, 4)]);
+    wake(&mut core, ts[0], true);
+    wake(&mut core, ts[1], true);
+    core.process_resched();
+    assert_eq!(core.ctx.curr(C0), Some(ts[0]));
+    core.run_until(250 * MS);
+    assert_eq!(core.ctx.curr(C0), Some(ts[0]));
     // The tunable is rounded up to whole jiffies (msecs_to_jiffies).
     let mut s = LinuxRt::new(1);
     s.set_param("sched_rr_timeslice_ms", "30").unwrap();
@@ -494,23 +490,19 @@ fn rr_rotates_every_100ms_of_ticks() {
 
 #[test]
 fn stack_picks_rt_before_cfs_and_names_the_policy() {
-    let mut ctx = Ctx::for_test(1, 1000);
-    let mut s = linux_cfs(1);
-    let f = ctx.add_task_for_test(fair(Policy::Other, -20), one());
-    let r = ctx.add_task_for_test(rt(Policy::Fifo, 1), one());
-    for t in [f, r] {
-        s.task_new(&mut ctx, t, None);
-    }
-    s.enqueue(&mut ctx, C0, f, EnqueueKind::New);
-    assert_eq!(resched(&mut ctx, &mut s, C0), Some(f));
-    s.enqueue(&mut ctx, C0, r, EnqueueKind::Wakeup);
+    let mut core = SchedCore::bare(linux_cfs(1), 1, 1000);
+    let f = start(&mut core, nice(-20), one());
+    core.process_resched();
+    assert_eq!(core.ctx.curr(C0), Some(f));
+    let r = start(&mut core, rt(Policy::Fifo, 1), one());
+    core.process_resched();
     assert_eq!(
-        resched(&mut ctx, &mut s, C0),
+        core.ctx.curr(C0),
         Some(r),
         "the lowest RT prio beats nice -20"
     );
-    s.dequeue(&mut ctx, C0, r, DequeueKind::Sleep);
-    assert_eq!(resched(&mut ctx, &mut s, C0), Some(f));
+    assert_eq!(block(&mut core), Some(f));
+    let s = &mut core.policy;
     assert!(s.hi.owns(&rt(Policy::Rr, 3)) && !s.hi.owns(&fair(Policy::Other, 0)));
     assert!(s.lo.owns(&fair(Policy::Idle, 0)) && s.lo.owns(&fair(Policy::Batch, 0)));
     assert_eq!(s.dynamic_prio(f).map(|(n, _)| n), Some("vruntime"));
@@ -545,6 +537,7 @@ fn stack_picks_rt_before_cfs_and_names_the_policy() {
         rt_priority: 0,
         nice: 0,
         dl: None,
+        slice_ns: None,
     };
     assert_eq!(
         s.accepts(&dl).unwrap_err(),

@@ -19,6 +19,7 @@ fn other(nice: i32) -> SchedAttrs {
         rt_priority: 0,
         nice,
         dl: None,
+        slice_ns: None,
     }
 }
 

@@ -18,6 +18,7 @@ fn attrs(policy: Policy, nice: i32, rt_priority: i32) -> SchedAttrs {
         rt_priority,
         nice,
         dl: None,
+        slice_ns: None,
     }
 }
 

@@ -10,7 +10,12 @@
 //! normalisation), `check_preempt_tick`, `set_next_entity`, `pick_next_entity` (skip/last/
 //! next buddies), `put_prev_entity`, `entity_tick`, `wakeup_gran`,
 //! `wakeup_preempt_entity`, `check_preempt_wakeup`, `yield_task_fair`,
-//! `migrate_task_rq_fair`, `task_fork_fair`, `prio_changed_fair`; weights from
+//! `migrate_task_rq_fair`, `task_fork_fair`, `prio_changed_fair`, and for group
+//! scheduling `sched_slice` (the slice scaled by each level's weight share),
+//! `set_next_buddy`/`set_last_buddy`/`set_skip_buddy` and `clear_buddies` (up the
+//! hierarchy), `check_preempt_wakeup` (`find_matching_se`), `reweight_entity`,
+//! `task_move_group_fair` (`detach_task_cfs_rq`/`attach_task_cfs_rq`,
+//! `vruntime_normalized`); weights from
 //! `kernel/sched/core.c` `sched_prio_to_weight` / `sched_prio_to_wmult` and
 //! `set_load_weight` (SCHED_IDLE: `WEIGHT_IDLEPRIO` = 3, `WMULT_IDLEPRIO`), in
 //! `cpu/fair/weights.rs`; features from `kernel/sched/features.h`; placement and load
@@ -40,9 +45,22 @@
 //! the 6.x kernels keep, not v5.4's `find_busiest_group`; see `cpu/fair/mod.rs` for what
 //! it leaves out (PELT, active balance).
 //!
+//! Group scheduling (CONFIG_FAIR_GROUP_SCHED) is the fair classes' shared code in
+//! `cpu/fair/group.rs` (the tree of run queues, the hierarchical enqueue, dequeue, pick,
+//! put, tick and `update_curr`, `calc_group_shares`, `task_h_load`; cited there); this
+//! file gives it CFS's per-level operations: a group entity has a vruntime on its parent's
+//! run queue like a task, and is placed with the sleeper credit when its group becomes
+//! runnable again (the walk enqueues ancestors as wake-ups); a task sleeping within a
+//! still-busy group makes the group's entity next buddy; tick preemption
+//! (`check_preempt_tick`) runs on every level with that level's slice; wake-up preemption
+//! compares the two tasks' ancestors that share a run queue; yield marks the task and its
+//! ancestors as skip buddies; a task moved to another group while asleep gets its old run
+//! queue's sleeper credit and keeps its place relative to min_vruntime in the new one.
+//!
 //! Simplifications elsewhere:
-//! - No group (cgroup) scheduling, no CFS bandwidth, no PELT: "load" is the instantaneous
-//!   sum of queued weights (`cfs_rq->load.weight`), not `load_avg`.
+//! - No CFS bandwidth, no PELT: "load" is the instantaneous sum of queued weights
+//!   (`cfs_rq->load.weight`), not `load_avg` (see `cpu/fair/group.rs` for what this
+//!   means for group weights).
 //! - `check_preempt_wakeup`'s "curr already has TIF_NEED_RESCHED" early exit is not
 //!   modelled (the context does not expose pending reschedules).
 //!
@@ -52,11 +70,13 @@
 //! busiest CPU) per domain.
 
 use crate::ctx::Ctx;
-use crate::sched::{BalanceKind, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind};
-use crate::types::{CpuId, Policy, SchedAttrs, TaskId};
-
+use crate::sched::{
+    BalanceKind, DequeueKind, EnqueueKind, Feature, PolicyInfo, Scheduler, WakeKind,
+};
 use crate::topology::SdEra;
+use crate::types::{CpuId, GroupId, Policy, SchedAttrs, TaskId};
 
+use super::fair::group::{self, Deq, Enq, Ent, GroupClass, Hierarchy, RqId};
 use super::fair::{FairParams, FairRq, FairSmp, Scaled};
 use super::linux_rt::LinuxRt;
 use super::stack::{SchedClass, StackMeta, Stacked};
@@ -197,7 +217,7 @@ const NEVER: u64 = u64::MAX;
 struct Node {
     vr: i64,
     seq: u64,
-    t: TaskId,
+    e: Ent,
 }
 
 impl Node {
@@ -209,7 +229,8 @@ impl Node {
 }
 
 /// The rb-tree equivalent: an indexed binary min-heap on (vruntime, insertion sequence).
-/// Positions live in a table shared by all CPUs (a task is on at most one timeline).
+/// Positions live in a table shared by all run queues (an entity is on at most one
+/// timeline).
 #[derive(Clone, Default)]
 struct Timeline {
     h: Vec<Node>,
@@ -235,22 +256,22 @@ impl Timeline {
     fn insert(&mut self, pos: &mut [u32], n: Node) -> u64 {
         let i = self.h.len();
         self.h.push(n);
-        pos[n.t.idx()] = i as u32;
+        pos[n.e.idx()] = i as u32;
         self.up(pos, i)
     }
 
-    fn remove(&mut self, pos: &mut [u32], t: TaskId) -> u64 {
-        let i = pos[t.idx()] as usize;
+    fn remove(&mut self, pos: &mut [u32], e: Ent) -> u64 {
+        let i = pos[e.idx()] as usize;
         debug_assert!(
-            i < self.h.len() && self.h[i].t == t,
-            "{t:?} not on this timeline"
+            i < self.h.len() && self.h[i].e == e,
+            "{e:?} not on this timeline"
         );
         let last = self.h.len() - 1;
         self.h.swap(i, last);
         self.h.pop();
-        pos[t.idx()] = NIL;
+        pos[e.idx()] = NIL;
         if i < self.h.len() {
-            pos[self.h[i].t.idx()] = i as u32;
+            pos[self.h[i].e.idx()] = i as u32;
             self.up(pos, i) + self.down(pos, i)
         } else {
             1
@@ -265,8 +286,8 @@ impl Timeline {
                 break;
             }
             self.h.swap(i, p);
-            pos[self.h[i].t.idx()] = i as u32;
-            pos[self.h[p].t.idx()] = p as u32;
+            pos[self.h[i].e.idx()] = i as u32;
+            pos[self.h[p].e.idx()] = p as u32;
             i = p;
             steps += 1;
         }
@@ -291,8 +312,8 @@ impl Timeline {
                 break;
             }
             self.h.swap(i, c);
-            pos[self.h[i].t.idx()] = i as u32;
-            pos[self.h[c].t.idx()] = c as u32;
+            pos[self.h[i].e.idx()] = i as u32;
+            pos[self.h[c].e.idx()] = c as u32;
             i = c;
             steps += 1;
         }
@@ -302,10 +323,10 @@ impl Timeline {
 
 // ------------------------------------------------------------------------------ state
 
-/// How a task's stored vruntime is to be read.
+/// How an entity's stored vruntime is to be read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Norm {
-    /// Absolute on the run queue of `Se::cpu` (queued, or asleep after DEQUEUE_SLEEP).
+    /// Absolute on its run queue (`cfs_rq_of`: queued, or asleep after DEQUEUE_SLEEP).
     Abs,
     /// Relative to min_vruntime (after a non-sleep dequeue, fork, or a class switch).
     Rel,
@@ -314,15 +335,12 @@ enum Norm {
     Fresh,
 }
 
-/// Per-task CFS state (`struct sched_entity`).
+/// Per-entity CFS state (`struct sched_entity`; weight, `on_rq` and `cfs_rq_of` are in
+/// the shared [`Hierarchy`]).
 #[derive(Clone, Copy, Debug)]
 struct Se {
     vruntime: i64,
     norm: Norm,
-    weight: u32,
-    inv_weight: u32,
-    on_rq: bool,
-    cpu: CpuId,
     sum_exec: u64,
     prev_sum_exec: u64,
     /// Last time it was accounted while running (`exec_start`), NEVER if cold.
@@ -337,11 +355,7 @@ impl Default for Se {
     fn default() -> Self {
         Se {
             vruntime: 0,
-            norm: Norm::Rel,
-            weight: NICE_0_LOAD as u32,
-            inv_weight: SCHED_PRIO_TO_WMULT[20],
-            on_rq: false,
-            cpu: CpuId(0),
+            norm: Norm::Abs,
             sum_exec: 0,
             prev_sum_exec: 0,
             exec_start: NEVER,
@@ -352,45 +366,23 @@ impl Default for Se {
     }
 }
 
-/// Per-CPU fair run queue (`struct cfs_rq`).
-#[derive(Clone)]
+/// Per-run-queue CFS state (`struct cfs_rq`; counts, load and `curr` are in the shared
+/// [`Hierarchy`]).
+#[derive(Clone, Default)]
 struct CfsRq {
     tl: Timeline,
-    /// The running fair entity (kept out of the timeline).
-    curr: Option<TaskId>,
-    /// Queued entities including curr.
-    nr_running: u32,
-    /// Queued SCHED_IDLE entities (`idle_h_nr_running`).
-    nr_idle: u32,
-    /// Sum of queued weights (`load.weight`, unscaled).
-    load: u64,
     min_vruntime: i64,
-    next: Option<TaskId>,
-    last: Option<TaskId>,
-    skip: Option<TaskId>,
-}
-
-impl CfsRq {
-    fn new() -> Self {
-        CfsRq {
-            tl: Timeline::default(),
-            curr: None,
-            nr_running: 0,
-            nr_idle: 0,
-            load: 0,
-            min_vruntime: 0,
-            next: None,
-            last: None,
-            skip: None,
-        }
-    }
+    next: Option<Ent>,
+    last: Option<Ent>,
+    skip: Option<Ent>,
 }
 
 /// The CFS class (SCHED_NORMAL, SCHED_BATCH, SCHED_IDLE).
 pub struct LinuxCfs {
+    h: Hierarchy,
     rqs: Vec<CfsRq>,
     se: Vec<Se>,
-    /// Timeline positions, indexed by TaskId.
+    /// Timeline positions, indexed by entity.
     hpos: Vec<u32>,
     seq: u64,
     nr_cpus: usize,
@@ -405,7 +397,8 @@ impl LinuxCfs {
     pub fn new(nr_cpus: usize) -> Self {
         let nr_cpus = nr_cpus.max(1);
         let mut s = LinuxCfs {
-            rqs: vec![CfsRq::new(); nr_cpus],
+            h: Hierarchy::new(nr_cpus),
+            rqs: vec![CfsRq::default(); nr_cpus],
             se: Vec::new(),
             hpos: Vec::new(),
             seq: 0,
@@ -458,6 +451,11 @@ impl LinuxCfs {
         &self.tun
     }
 
+    /// The tree of task groups and run queues.
+    pub fn hierarchy(&self) -> &Hierarchy {
+        &self.h
+    }
+
     /// `__sched_period(nr_running)`.
     pub fn sched_period(&self, nr_running: u64) -> u64 {
         if nr_running > self.tun.nr_latency {
@@ -467,119 +465,126 @@ impl LinuxCfs {
         }
     }
 
-    /// `sched_slice(cfs_rq_of(t), t)` on `cpu` (t need not be queued there: a not-queued
-    /// entity is counted in, as in the kernel).
-    pub fn sched_slice(&self, cpu: CpuId, t: TaskId) -> u64 {
-        let rq = &self.rqs[cpu.idx()];
-        let se = &self.se[t.idx()];
-        let on_rq = se.on_rq && se.cpu == cpu;
-        let nr = rq.nr_running as u64 + u64::from(!on_rq);
-        let load = rq.load + if on_rq { 0 } else { se.weight as u64 };
-        calc_delta(self.sched_period(nr), se.weight as u64, load, 0)
+    /// `sched_slice(cfs_rq_of(se), se)`: the period of its run queue (one more entity if
+    /// it is not queued), scaled by its weight's share of each level's load on the way up
+    /// (an entity that is not queued counted in).
+    fn sched_slice(&self, e: Ent) -> u64 {
+        let rq = self.h.rq_of(e);
+        let nr = self.h.rq(rq).nr_running as u64 + u64::from(!self.h.on_rq(e));
+        let mut slice = self.sched_period(nr);
+        for (q, x) in self.h.levels(e) {
+            let w = self.h.weight(x) as u64;
+            let mut load = self.h.rq(q).load;
+            if !self.h.on_rq(x) {
+                load += w;
+            }
+            slice = calc_delta(slice, w, load, 0);
+        }
+        slice
     }
 
     /// `sched_vslice`.
-    pub fn sched_vslice(&self, cpu: CpuId, t: TaskId) -> u64 {
-        let se = &self.se[t.idx()];
-        calc_delta_fair(self.sched_slice(cpu, t), se.weight, se.inv_weight)
+    fn sched_vslice(&self, e: Ent) -> u64 {
+        let c = &self.h.ents[e.idx()];
+        calc_delta_fair(self.sched_slice(e), c.weight, c.inv_weight)
     }
 
-    /// A task's vruntime as stored (absolute if queued or asleep, relative to
-    /// min_vruntime otherwise).
+    /// A task's `sched_slice` in its run queue.
+    pub fn task_slice(&self, t: TaskId) -> u64 {
+        self.sched_slice(Ent::task(t))
+    }
+
+    /// A task's vruntime as stored (absolute if queued or asleep, relative to its run
+    /// queue's min_vruntime otherwise).
     pub fn vruntime(&self, t: TaskId) -> i64 {
-        self.se.get(t.idx()).map_or(0, |s| s.vruntime)
+        self.se.get(Ent::task(t).idx()).map_or(0, |s| s.vruntime)
     }
 
-    /// `cfs_rq->min_vruntime` of `cpu`.
-    pub fn min_vruntime(&self, cpu: CpuId) -> i64 {
-        self.rqs[cpu.idx()].min_vruntime
+    /// An entity's vruntime as stored.
+    pub fn ent_vruntime(&self, e: Ent) -> i64 {
+        self.se.get(e.idx()).map_or(0, |s| s.vruntime)
     }
 
-    /// The running fair task of `cpu` (`cfs_rq->curr`).
+    /// `cfs_rq->min_vruntime` of a run queue.
+    pub fn min_vruntime(&self, rq: RqId) -> i64 {
+        self.rqs[rq.idx()].min_vruntime
+    }
+
+    /// The running fair task of `cpu` (the leaf of the `cfs_rq->curr` chain).
     pub fn cfs_curr(&self, cpu: CpuId) -> Option<TaskId> {
-        self.rqs[cpu.idx()].curr
+        self.h.curr_task(cpu)
     }
 
-    /// Queued fair tasks of `cpu`, running one included (`cfs_rq->nr_running`).
-    pub fn nr_running(&self, cpu: CpuId) -> u32 {
-        self.rqs[cpu.idx()].nr_running
-    }
-
-    /// Sum of queued weights of `cpu` (`cfs_rq->load.weight`).
-    pub fn load(&self, cpu: CpuId) -> u64 {
-        self.rqs[cpu.idx()].load
-    }
-
-    /// The timeline of `cpu` in pick order (leftmost first).
-    pub fn timeline(&self, cpu: CpuId) -> Vec<(i64, TaskId)> {
-        let mut v: Vec<Node> = self.rqs[cpu.idx()].tl.h.clone();
+    /// The entities queued on a run queue, in pick order (leftmost first), the running
+    /// one excluded.
+    pub fn timeline(&self, rq: RqId) -> Vec<(i64, Ent)> {
+        let mut v: Vec<Node> = self.rqs[rq.idx()].tl.h.clone();
         v.sort_by_key(|n| (n.vr, n.seq));
-        v.into_iter().map(|n| (n.vr, n.t)).collect()
+        v.into_iter().map(|n| (n.vr, n.e)).collect()
     }
 
-    /// The (skip, last, next) buddies of `cpu`.
-    pub fn buddies(&self, cpu: CpuId) -> (Option<TaskId>, Option<TaskId>, Option<TaskId>) {
-        let rq = &self.rqs[cpu.idx()];
-        (rq.skip, rq.last, rq.next)
+    /// The (skip, last, next) buddies of a run queue.
+    pub fn buddies(&self, rq: RqId) -> (Option<Ent>, Option<Ent>, Option<Ent>) {
+        let r = &self.rqs[rq.idx()];
+        (r.skip, r.last, r.next)
     }
 
-    fn ensure(&mut self, ctx: &Ctx, t: TaskId) {
-        if self.se.len() <= t.idx() {
-            let n = (t.idx() + 1).max(ctx.nr_tasks());
-            self.se.resize(n, Se::default());
-            self.hpos.resize(n, NIL);
-        }
-        if self.rqs.len() < ctx.nr_cpus() {
-            self.rqs.resize(ctx.nr_cpus(), CfsRq::new());
+    fn ensure(&mut self, ctx: &Ctx, t: Option<TaskId>) {
+        debug_assert_eq!(ctx.nr_cpus(), self.nr_cpus, "a class of another machine");
+        if self.h.ensure(ctx, t) {
+            self.se.resize(self.h.nr_ents(), Se::default());
+            self.hpos.resize(self.h.nr_ents(), NIL);
+            self.rqs.resize(self.h.nr_rqs(), CfsRq::default());
         }
     }
 
-    /// Refresh weight and policy flags from the task's attributes (`set_load_weight`).
+    /// Weight and policy flags from the task's attributes (`set_load_weight`), while it
+    /// is not queued.
     fn refresh_weight(&mut self, ctx: &Ctx, t: TaskId) {
         let a = ctx.task(t).attrs;
         let (w, inv) = weight_of(&a);
-        let se = &mut self.se[t.idx()];
-        se.weight = w;
-        se.inv_weight = inv;
+        let e = Ent::task(t);
+        self.h.set_weight(e, w, inv);
+        let se = &mut self.se[e.idx()];
         se.idle_policy = a.policy == Policy::Idle;
         se.normal_policy = a.policy == Policy::Other;
     }
 
-    fn tl_insert(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+    fn tl_insert(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent) {
         self.seq += 1;
         let n = Node {
-            vr: self.se[t.idx()].vruntime,
+            vr: self.se[e.idx()].vruntime,
             seq: self.seq,
-            t,
+            e,
         };
-        let w = self.rqs[cpu.idx()].tl.insert(&mut self.hpos, n);
+        let w = self.rqs[rq.idx()].tl.insert(&mut self.hpos, n);
         ctx.count_work(w);
     }
 
-    fn tl_remove(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        let w = self.rqs[cpu.idx()].tl.remove(&mut self.hpos, t);
+    fn tl_remove(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent) {
+        let w = self.rqs[rq.idx()].tl.remove(&mut self.hpos, e);
         ctx.count_work(w);
     }
 
     /// `update_min_vruntime`.
-    fn update_min_vruntime(&mut self, cpu: CpuId) {
-        let rq = &mut self.rqs[cpu.idx()];
-        let curr = rq.curr.filter(|c| self.se[c.idx()].on_rq);
-        let mut v = rq.min_vruntime;
+    fn update_min_vruntime(&mut self, rq: RqId) {
+        let curr = self.h.rq(rq).curr.filter(|&c| self.h.on_rq(c));
+        let r = &mut self.rqs[rq.idx()];
+        let mut v = r.min_vruntime;
         if let Some(c) = curr {
             v = self.se[c.idx()].vruntime;
         }
-        if let Some(l) = rq.tl.first() {
+        if let Some(l) = r.tl.first() {
             v = if curr.is_some() { v.min(l.vr) } else { l.vr };
         }
-        rq.min_vruntime = rq.min_vruntime.max(v);
+        r.min_vruntime = r.min_vruntime.max(v);
     }
 
-    /// `place_entity(cfs_rq, se, initial)`.
-    fn place_entity(&mut self, cpu: CpuId, t: TaskId, initial: bool) {
-        let mut v = self.rqs[cpu.idx()].min_vruntime;
+    /// `place_entity(cfs_rq, se, initial)`; `e`'s run queue is `rq`.
+    fn place_entity(&mut self, rq: RqId, e: Ent, initial: bool) {
+        let mut v = self.rqs[rq.idx()].min_vruntime;
         if initial && self.tun.start_debit {
-            v += self.sched_vslice(cpu, t) as i64;
+            v += self.sched_vslice(e) as i64;
         }
         if !initial {
             let mut thresh = self.tun.latency as i64;
@@ -588,68 +593,78 @@ impl LinuxCfs {
             }
             v -= thresh;
         }
-        let se = &mut self.se[t.idx()];
+        let se = &mut self.se[e.idx()];
         se.vruntime = se.vruntime.max(v);
     }
 
     /// `wakeup_preempt_entity(curr, se)`: -1 (se is not left of curr), 0 (left, within
-    /// the wakee-weighted granularity) or 1 (further left: preempt).
-    pub fn wakeup_preempt_entity(&self, curr: TaskId, se: TaskId) -> i32 {
-        let c = &self.se[curr.idx()];
-        let s = &self.se[se.idx()];
-        let vdiff = c.vruntime - s.vruntime;
+    /// the granularity in se's virtual time) or 1 (further left: preempt).
+    fn wakeup_preempt_entity(&self, curr: Ent, se: Ent) -> i32 {
+        let vdiff = self.se[curr.idx()].vruntime - self.se[se.idx()].vruntime;
         if vdiff <= 0 {
             return -1;
         }
-        let gran = calc_delta_fair(self.tun.wakeup_granularity, s.weight, s.inv_weight) as i64;
+        let c = &self.h.ents[se.idx()];
+        let gran = calc_delta_fair(self.tun.wakeup_granularity, c.weight, c.inv_weight) as i64;
         i32::from(vdiff > gran)
     }
 
-    fn clear_buddies(&mut self, cpu: CpuId, t: TaskId) {
-        let rq = &mut self.rqs[cpu.idx()];
-        for b in [&mut rq.next, &mut rq.last, &mut rq.skip] {
-            if *b == Some(t) {
+    /// Is `e` a SCHED_IDLE task (`entity_is_task(se) && task_has_idle_policy`)?
+    fn idle_task(&self, e: Ent) -> bool {
+        e.is_task() && self.se[e.idx()].idle_policy
+    }
+
+    /// `set_next_buddy` / `set_last_buddy` / `set_skip_buddy`: `e` and its ancestors
+    /// become that buddy of their run queues (not for a SCHED_IDLE task, nor past an
+    /// entity that is not queued).
+    fn set_buddy(&mut self, e: Ent, which: fn(&mut CfsRq) -> &mut Option<Ent>) {
+        if self.idle_task(e) {
+            return;
+        }
+        let mut at = Some(e);
+        while let Some(x) = at {
+            if !self.h.on_rq(x) {
+                return;
+            }
+            let rq = self.h.rq_of(x);
+            *which(&mut self.rqs[rq.idx()]) = Some(x);
+            at = self.h.owner(rq);
+        }
+    }
+
+    /// `clear_buddies(cfs_rq, se)`: each buddy `e` is, it stops being, and so do its
+    /// ancestors that are that buddy of theirs.
+    fn clear_buddies(&mut self, e: Ent) {
+        let pick: [fn(&mut CfsRq) -> &mut Option<Ent>; 3] =
+            [|r| &mut r.next, |r| &mut r.last, |r| &mut r.skip];
+        for which in pick {
+            let mut at = Some(e);
+            while let Some(x) = at {
+                let rq = self.h.rq_of(x);
+                let b = which(&mut self.rqs[rq.idx()]);
+                if *b != Some(x) {
+                    break;
+                }
                 *b = None;
+                at = self.h.owner(rq);
             }
         }
     }
 
-    /// `account_entity_enqueue`.
-    fn account_enqueue(&mut self, cpu: CpuId, t: TaskId) {
-        let se = &mut self.se[t.idx()];
-        se.on_rq = true;
-        se.cpu = cpu;
-        se.norm = Norm::Abs;
-        let rq = &mut self.rqs[cpu.idx()];
-        rq.nr_running += 1;
-        rq.load += se.weight as u64;
-        rq.nr_idle += u32::from(se.idle_policy);
-    }
-
-    /// `account_entity_dequeue`.
-    fn account_dequeue(&mut self, cpu: CpuId, t: TaskId) {
-        let se = &mut self.se[t.idx()];
-        se.on_rq = false;
-        let rq = &mut self.rqs[cpu.idx()];
-        rq.nr_running -= 1;
-        rq.load -= se.weight as u64;
-        rq.nr_idle -= u32::from(se.idle_policy);
-    }
-
     /// `check_preempt_tick`.
-    fn check_preempt_tick(&mut self, ctx: &mut Ctx, cpu: CpuId, curr: TaskId) {
-        let ideal = self.sched_slice(cpu, curr);
+    fn check_preempt_tick(&mut self, ctx: &mut Ctx, rq: RqId, curr: Ent) {
+        let ideal = self.sched_slice(curr);
         let se = self.se[curr.idx()];
         let delta_exec = se.sum_exec - se.prev_sum_exec;
         if delta_exec > ideal {
-            ctx.resched(cpu);
-            self.clear_buddies(cpu, curr);
+            ctx.resched(self.h.cpu_of(rq));
+            self.clear_buddies(curr);
             return;
         }
         if delta_exec < self.tun.min_granularity {
             return;
         }
-        let Some(left) = self.rqs[cpu.idx()].tl.first() else {
+        let Some(left) = self.rqs[rq.idx()].tl.first() else {
             return;
         };
         let delta = se.vruntime - left.vr;
@@ -657,13 +672,13 @@ impl LinuxCfs {
             return;
         }
         if delta > ideal as i64 {
-            ctx.resched(cpu);
+            ctx.resched(self.h.cpu_of(rq));
         }
     }
 
-    /// `check_preempt_wakeup` for a fair wakee `t` on `cpu` whose current is fair.
+    /// `check_preempt_wakeup` for a fair wakee `t` on `cpu`.
     fn check_preempt_wakeup(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        let Some(curr) = self.rqs[cpu.idx()].curr else {
+        let Some(curr) = self.h.curr_task(cpu) else {
             if ctx.curr(cpu).is_none() {
                 ctx.resched(cpu);
             }
@@ -672,58 +687,252 @@ impl LinuxCfs {
         if curr == t {
             return;
         }
-        let scale = self.rqs[cpu.idx()].nr_running as u64 >= self.tun.nr_latency;
-        let fork = std::mem::replace(&mut self.se[t.idx()].fork_wake, false);
-        let pse = self.se[t.idx()];
-        let cse = self.se[curr.idx()];
+        let (se, pse) = (Ent::task(curr), Ent::task(t));
+        let leaf = self.h.rq_of(se);
+        let scale = self.h.rq(leaf).nr_running as u64 >= self.tun.nr_latency;
+        let fork = std::mem::replace(&mut self.se[pse.idx()].fork_wake, false);
         let mut next_marked = false;
-        if self.tun.next_buddy && scale && !fork && !pse.idle_policy {
-            self.rqs[cpu.idx()].next = Some(t);
+        if self.tun.next_buddy && scale && !fork {
+            self.set_buddy(pse, |r| &mut r.next);
             next_marked = true;
         }
-        let preempt = if cse.idle_policy && !pse.idle_policy {
+        let mut cse = se;
+        let preempt = if self.se[se.idx()].idle_policy && !self.se[pse.idx()].idle_policy {
             // Idle tasks are by definition preempted by non-idle tasks.
             true
-        } else if !pse.normal_policy || !self.tun.wakeup_preemption {
+        } else if !self.se[pse.idx()].normal_policy || !self.tun.wakeup_preemption {
             // Batch and idle wakees never preempt (the tick does).
             false
-        } else if self.wakeup_preempt_entity(curr, t) == 1 {
-            if !next_marked && !pse.idle_policy {
-                self.rqs[cpu.idx()].next = Some(t);
-            }
-            true
         } else {
-            false
+            let (s, p) = self.h.find_matching_se(se, pse);
+            cse = s;
+            self.update_curr_rq(ctx, self.h.rq_of(s));
+            if self.wakeup_preempt_entity(s, p) == 1 {
+                if !next_marked {
+                    self.set_buddy(p, |r| &mut r.next);
+                }
+                true
+            } else {
+                false
+            }
         };
         if !preempt {
             return;
         }
         ctx.resched(cpu);
-        if !cse.on_rq {
+        if !self.h.on_rq(cse) {
             return;
         }
-        if self.tun.last_buddy && scale && !cse.idle_policy {
-            self.rqs[cpu.idx()].last = Some(curr);
+        if self.tun.last_buddy && scale && cse.is_task() {
+            self.set_buddy(cse, |r| &mut r.last);
         }
     }
 
-    /// `detach_task` + `attach_task` for a queued, not running task: move it between
-    /// run queues with its vruntime renormalised (`dequeue_entity`/`enqueue_entity` with
-    /// flags 0).
-    fn move_task(&mut self, ctx: &mut Ctx, t: TaskId, src: CpuId, dst: CpuId) {
-        self.clear_buddies(src, t);
-        self.tl_remove(ctx, src, t);
-        self.account_dequeue(src, t);
-        let se = &mut self.se[t.idx()];
-        se.vruntime =
-            se.vruntime - self.rqs[src.idx()].min_vruntime + self.rqs[dst.idx()].min_vruntime;
-        se.exec_start = NEVER;
-        self.update_min_vruntime(src);
-        ctx.set_task_cpu(t, dst);
-        self.account_enqueue(dst, t);
-        self.tl_insert(ctx, dst, t);
+    /// `update_curr(cfs_rq)`: the current entity's sum_exec_runtime and vruntime advance
+    /// by the time it ran since this level was last updated; min_vruntime follows.
+    fn update_curr_rq(&mut self, ctx: &mut Ctx, rq: RqId) {
+        let delta = std::mem::take(&mut self.h.rq_mut(rq).pending_ns);
+        let Some(e) = self.h.rq(rq).curr else { return };
+        if delta == 0 {
+            return;
+        }
+        let c = self.h.ents[e.idx()];
+        let se = &mut self.se[e.idx()];
+        se.sum_exec += delta;
+        se.vruntime += calc_delta_fair(delta, c.weight, c.inv_weight) as i64;
+        se.exec_start = ctx.now();
+        self.update_min_vruntime(rq);
     }
 
+    /// A task that is not the current entity of its run queue (it was put by an attribute
+    /// change and not picked yet) still ran: charge its own entity.
+    fn charge_alone(&mut self, ctx: &mut Ctx, t: TaskId, delta: u64) {
+        let e = Ent::task(t);
+        let rq = self.h.rq_of(e);
+        let queued = self.hpos[e.idx()] != NIL;
+        if queued {
+            self.tl_remove(ctx, rq, e);
+        }
+        let c = self.h.ents[e.idx()];
+        let se = &mut self.se[e.idx()];
+        se.sum_exec += delta;
+        se.vruntime += calc_delta_fair(delta, c.weight, c.inv_weight) as i64;
+        se.exec_start = ctx.now();
+        if queued {
+            self.tl_insert(ctx, rq, e);
+        }
+    }
+
+    /// `detach_task` + `attach_task`: move a queued, not running task between CPUs
+    /// (`dequeue_task(0)`, its vruntime relative to its run queue, then
+    /// `enqueue_task(0)` on the destination's hierarchy).
+    fn move_task(&mut self, ctx: &mut Ctx, t: TaskId, dst: CpuId) {
+        let idle = self.se[Ent::task(t).idx()].idle_policy;
+        group::dequeue_task(self, ctx, t, Deq::Migrate, idle);
+        ctx.set_task_cpu(t, dst);
+        group::enqueue_task(self, ctx, dst, t, Enq::Migrate, idle);
+    }
+}
+
+impl GroupClass for LinuxCfs {
+    fn h(&self) -> &Hierarchy {
+        &self.h
+    }
+
+    fn h_mut(&mut self) -> &mut Hierarchy {
+        &mut self.h
+    }
+
+    /// `enqueue_entity`: renormalise a vruntime that is relative or belongs to another
+    /// run queue (before `update_curr` for the current entity, after it otherwise), the
+    /// group weight, the accounting, `place_entity` for a wake-up (sleeper credit, group
+    /// entities included), and the timeline unless it is the running entity.
+    fn enqueue_entity(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent, how: Enq) {
+        let curr = self.h.rq(rq).curr == Some(e);
+        if curr {
+            self.renormalise(ctx, rq, e);
+            self.update_curr_rq(ctx, rq);
+        } else {
+            self.update_curr_rq(ctx, rq);
+            self.renormalise(ctx, rq, e);
+        }
+        group::update_cfs_group(self, ctx, e);
+        self.h.account_enqueue(rq, e);
+        self.se[e.idx()].norm = Norm::Abs;
+        if how == Enq::Wakeup {
+            self.place_entity(rq, e, false);
+        }
+        if how == Enq::Migrate {
+            self.se[e.idx()].exec_start = NEVER;
+        }
+        self.se[e.idx()].fork_wake = how == Enq::New;
+        if !curr {
+            self.tl_insert(ctx, rq, e);
+        }
+    }
+
+    /// `dequeue_entity`: a sleeping entity keeps its absolute vruntime, any other dequeue
+    /// makes it relative to min_vruntime; min_vruntime moves on except for DEQUEUE_SAVE.
+    fn dequeue_entity(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent, how: Deq) -> bool {
+        self.update_curr_rq(ctx, rq);
+        self.clear_buddies(e);
+        if self.h.rq(rq).curr != Some(e) {
+            self.tl_remove(ctx, rq, e);
+        }
+        self.h.account_dequeue(rq, e);
+        if how.sleep() {
+            self.se[e.idx()].norm = Norm::Abs;
+        } else {
+            let min = self.rqs[rq.idx()].min_vruntime;
+            let se = &mut self.se[e.idx()];
+            se.vruntime -= min;
+            se.norm = Norm::Rel;
+        }
+        group::update_cfs_group(self, ctx, e);
+        if how != Deq::Save {
+            self.update_min_vruntime(rq);
+        }
+        true
+    }
+
+    fn update_curr(&mut self, ctx: &mut Ctx, rq: RqId) {
+        self.update_curr_rq(ctx, rq);
+    }
+
+    /// `reweight_entity`: the running entity is brought up to date first; the vruntime is
+    /// kept.
+    fn reweight_entity(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent, weight: u32) {
+        if self.h.on_rq(e) && self.h.rq(rq).curr == Some(e) {
+            self.update_curr_rq(ctx, rq);
+        }
+        self.h.set_weight(e, weight, 0);
+    }
+
+    /// `put_prev_entity`: a still-queued entity goes back into the timeline.
+    fn put_prev_entity(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent) {
+        if self.h.on_rq(e) {
+            self.update_curr_rq(ctx, rq);
+            self.tl_insert(ctx, rq, e);
+        }
+        self.h.rq_mut(rq).curr = None;
+        self.h.rq_mut(rq).pending_ns = 0;
+        self.se[e.idx()].exec_start = ctx.now();
+    }
+
+    /// `pick_next_entity(cfs_rq, NULL)` + `set_next_entity`: the leftmost entity, unless
+    /// it is the skip buddy and the second is within the granularity, or the last or next
+    /// buddy is.
+    fn pick_entity(&mut self, ctx: &mut Ctx, rq: RqId) -> Option<Ent> {
+        let r = &self.rqs[rq.idx()];
+        let left = r.tl.first()?;
+        let mut pick = left.e;
+        if r.skip == Some(left.e) {
+            if let Some(second) = r.tl.second() {
+                if self.wakeup_preempt_entity(second.e, left.e) < 1 {
+                    pick = second.e;
+                }
+            }
+        }
+        if let Some(l) = r.last {
+            if self.wakeup_preempt_entity(l, left.e) < 1 {
+                pick = l;
+            }
+        }
+        if let Some(nx) = r.next {
+            if self.wakeup_preempt_entity(nx, left.e) < 1 {
+                pick = nx;
+            }
+        }
+        self.clear_buddies(pick);
+        self.tl_remove(ctx, rq, pick);
+        self.h.rq_mut(rq).curr = Some(pick);
+        self.h.rq_mut(rq).pending_ns = 0;
+        let se = &mut self.se[pick.idx()];
+        se.prev_sum_exec = se.sum_exec;
+        se.exec_start = ctx.now();
+        Some(pick)
+    }
+
+    /// `entity_tick`: `check_preempt_tick` when more than one entity is queued here.
+    fn entity_tick(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent) {
+        if self.h.rq(rq).nr_running > 1 {
+            self.check_preempt_tick(ctx, rq, e);
+        }
+    }
+
+    /// `dequeue_task_fair`: "bias pick_next to pick a task from this cfs_rq, as p is
+    /// sleeping when it is within its sched_slice".
+    fn sleeper_parent(&mut self, parent: Ent) {
+        self.set_buddy(parent, |r| &mut r.next);
+    }
+}
+
+impl LinuxCfs {
+    /// The vruntime of `e`, about to be queued on `rq`, made absolute there: relative
+    /// ones get min_vruntime added (`renorm`); an absolute one from another run queue (a
+    /// task woken on another CPU: `migrate_task_rq_fair` then ENQUEUE_MIGRATED) moves
+    /// by the difference of the two and is no longer cache-hot; a start-up task is placed
+    /// as a new one (START_DEBIT).
+    fn renormalise(&mut self, _ctx: &mut Ctx, rq: RqId, e: Ent) {
+        let old = self.h.rq_of(e);
+        let min = self.rqs[rq.idx()].min_vruntime;
+        match self.se[e.idx()].norm {
+            Norm::Rel => self.se[e.idx()].vruntime += min,
+            Norm::Abs if old != rq => {
+                let d = min - self.rqs[old.idx()].min_vruntime;
+                let se = &mut self.se[e.idx()];
+                se.vruntime += d;
+                se.exec_start = NEVER;
+            }
+            Norm::Abs => {}
+            Norm::Fresh => {
+                self.h.ents[e.idx()].rq = rq;
+                self.se[e.idx()].vruntime = 0;
+                self.place_entity(rq, e, true);
+            }
+        }
+        self.h.ents[e.idx()].rq = rq;
+    }
 }
 
 impl Scheduler for LinuxCfs {
@@ -731,11 +940,11 @@ impl Scheduler for LinuxCfs {
         PolicyInfo {
             name: "linux-cfs-fair",
             summary: "Linux CFS fair class (pre-EEVDF, v5.4): vruntime, min_vruntime, \
-                      latency-based slices, buddies, pull load balancing",
+                      latency-based slices, buddies, group scheduling, pull load balancing",
             source: "torvalds/linux kernel/sched/fair.c (v5.7-era stored copy 00061968; CFS core \
                      as in v5.4): place_entity, check_preempt_tick, pick_next_entity, \
-                     check_preempt_wakeup, task_fork_fair, load_balance; core.c \
-                     sched_prio_to_weight/wmult",
+                     check_preempt_wakeup, task_fork_fair, load_balance, calc_group_shares; \
+                     core.c sched_prio_to_weight/wmult",
             params: tunables::listing(&tunables()),
         }
     }
@@ -753,234 +962,176 @@ impl Scheduler for LinuxCfs {
         Ok(())
     }
 
-    /// `task_fork_fair` for a forked task (the child starts at the parent's vruntime,
-    /// placed with START_DEBIT, stored relative); a start-up task is placed on its first
-    /// enqueue instead.
+    /// Fair group scheduling is modelled; custom slices are not: v5.4's
+    /// `__setscheduler_params` takes only the nice value of a fair task's `sched_attr`.
+    fn models(&self, feature: Feature) -> Result<(), String> {
+        match feature {
+            Feature::FairGroupSched => Ok(()),
+            Feature::CustomSlice => Err("linux-cfs models Linux v5.4, whose sched_setattr \
+                                         ignores sched_runtime for SCHED_OTHER/BATCH/IDLE \
+                                         tasks (custom slices came with EEVDF in 6.12)"
+                .into()),
+        }
+    }
+
+    /// `task_fork_fair` for a forked task (the child starts at the vruntime of the
+    /// current entity of its parent's run queue, placed there with START_DEBIT and stored
+    /// relative); a start-up task is placed on its first enqueue instead.
     fn task_new(&mut self, ctx: &mut Ctx, t: TaskId, parent: Option<TaskId>) {
-        self.ensure(ctx, t);
+        self.ensure(ctx, Some(t));
         self.refresh_weight(ctx, t);
-        let se = &mut self.se[t.idx()];
-        se.on_rq = false;
+        let e = Ent::task(t);
+        let leaf = self.h.rq_of_group(ctx.task(t).group, ctx.task(t).cpu);
+        self.h.ents[e.idx()].rq = leaf;
+        let se = &mut self.se[e.idx()];
         se.sum_exec = 0;
         se.prev_sum_exec = 0;
         se.exec_start = NEVER;
         se.vruntime = 0;
+        se.fork_wake = false;
         let Some(p) = parent else {
             se.norm = Norm::Fresh;
             return;
         };
-        let cpu = ctx.task(p).cpu;
-        self.ensure(ctx, p);
-        let curr = self.rqs[cpu.idx()].curr;
+        self.ensure(ctx, Some(p));
+        let rq = self.h.rq_of(Ent::task(p));
+        self.h.ents[e.idx()].rq = rq;
+        self.update_curr_rq(ctx, rq);
+        let curr = self.h.rq(rq).curr;
         if let Some(c) = curr {
-            self.se[t.idx()].vruntime = self.se[c.idx()].vruntime;
+            self.se[e.idx()].vruntime = self.se[c.idx()].vruntime;
         }
-        self.place_entity(cpu, t, true);
+        self.place_entity(rq, e, true);
         if self.tun.child_runs_first {
             if let Some(c) = curr {
-                if self.se[c.idx()].vruntime < self.se[t.idx()].vruntime {
+                if self.se[c.idx()].vruntime < self.se[e.idx()].vruntime {
                     let cv = self.se[c.idx()].vruntime;
-                    self.se[c.idx()].vruntime = self.se[t.idx()].vruntime;
-                    self.se[t.idx()].vruntime = cv;
-                    ctx.resched(cpu);
+                    self.se[c.idx()].vruntime = self.se[e.idx()].vruntime;
+                    self.se[e.idx()].vruntime = cv;
+                    ctx.resched(self.h.cpu_of(rq));
                 }
             }
         }
-        let se = &mut self.se[t.idx()];
-        se.vruntime -= self.rqs[cpu.idx()].min_vruntime;
+        let se = &mut self.se[e.idx()];
+        se.vruntime -= self.rqs[rq.idx()].min_vruntime;
         se.norm = Norm::Rel;
-        se.cpu = cpu;
     }
 
     /// `task_dead_fair`.
     fn task_exit(&mut self, ctx: &mut Ctx, t: TaskId) {
-        self.ensure(ctx, t);
-        for rq in &mut self.rqs {
-            if rq.curr == Some(t) {
-                rq.curr = None;
-            }
+        self.ensure(ctx, Some(t));
+        let cpu = self.h.cpu_of(self.h.rq_of(Ent::task(t)));
+        if self.h.curr_task(cpu) == Some(t) {
+            group::put_prev_task(self, ctx, t);
         }
     }
 
     /// `select_task_rq_fair` (cpu/fair/placement.rs).
     fn select_cpu(&mut self, ctx: &mut Ctx, t: TaskId, prev: CpuId, kind: WakeKind) -> CpuId {
-        self.ensure(ctx, t);
+        self.ensure(ctx, Some(t));
         let mut smp = std::mem::take(&mut self.smp);
         let cpu = smp.select_task_rq(ctx, self, t, prev, kind);
         self.smp = smp;
         cpu
     }
 
-    /// `enqueue_task_fair` → `enqueue_entity`: renormalise a vruntime that is relative or
-    /// belongs to another CPU's queue, account the weight, `place_entity` a waking task,
-    /// insert into the timeline unless it is the running entity.
+    /// `enqueue_task_fair` (cpu/fair/group.rs) with the task's weight taken from its
+    /// attributes.
     fn enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
-        self.ensure(ctx, t);
+        self.ensure(ctx, Some(t));
+        debug_assert!(!self.h.on_rq(Ent::task(t)), "fair enqueue of queued {t:?}");
         self.refresh_weight(ctx, t);
-        let se = self.se[t.idx()];
-        debug_assert!(!se.on_rq, "fair enqueue of queued {t:?}");
-        let min = self.rqs[cpu.idx()].min_vruntime;
-        match se.norm {
-            Norm::Rel => self.se[t.idx()].vruntime += min,
-            Norm::Abs if se.cpu != cpu => {
-                // migrate_task_rq_fair (-= old min_vruntime) + ENQUEUE_MIGRATED (+= new).
-                let old = self.rqs[se.cpu.idx()].min_vruntime;
-                self.se[t.idx()].vruntime += min - old;
-                self.se[t.idx()].exec_start = NEVER;
-            }
-            Norm::Abs => {}
-            Norm::Fresh => {
-                self.se[t.idx()].vruntime = 0;
-                self.place_entity(cpu, t, true);
-            }
-        }
-        self.account_enqueue(cpu, t);
-        if kind == EnqueueKind::Wakeup {
-            self.place_entity(cpu, t, false);
-        }
-        self.se[t.idx()].fork_wake = kind == EnqueueKind::New;
-        if self.rqs[cpu.idx()].curr != Some(t) {
-            self.tl_insert(ctx, cpu, t);
-        }
+        let how = match kind {
+            EnqueueKind::Wakeup => Enq::Wakeup,
+            EnqueueKind::New => Enq::New,
+            EnqueueKind::Restore => Enq::Restore,
+        };
+        let idle = self.se[Ent::task(t).idx()].idle_policy;
+        group::enqueue_task(self, ctx, cpu, t, how, idle);
     }
 
-    /// `dequeue_task_fair` → `dequeue_entity`: a sleeping task keeps its absolute
-    /// vruntime, any other dequeue makes it relative to min_vruntime; min_vruntime moves
-    /// on except for DEQUEUE_SAVE.
-    fn dequeue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: DequeueKind) {
-        self.ensure(ctx, t);
-        if !self.se[t.idx()].on_rq {
+    /// `dequeue_task_fair` (cpu/fair/group.rs).
+    fn dequeue(&mut self, ctx: &mut Ctx, _cpu: CpuId, t: TaskId, kind: DequeueKind) {
+        self.ensure(ctx, Some(t));
+        if !self.h.on_rq(Ent::task(t)) {
             return;
         }
-        self.clear_buddies(cpu, t);
-        if self.rqs[cpu.idx()].curr != Some(t) {
-            self.tl_remove(ctx, cpu, t);
-        }
-        self.account_dequeue(cpu, t);
-        match kind {
-            DequeueKind::Sleep | DequeueKind::Exit => {
-                self.se[t.idx()].norm = Norm::Abs;
-                self.update_min_vruntime(cpu);
-            }
-            DequeueKind::Save => {
-                let min = self.rqs[cpu.idx()].min_vruntime;
-                let se = &mut self.se[t.idx()];
-                se.vruntime -= min;
-                se.norm = Norm::Rel;
-            }
-        }
+        let how = match kind {
+            DequeueKind::Sleep => Deq::Sleep,
+            DequeueKind::Exit => Deq::Exit,
+            DequeueKind::Save => Deq::Save,
+        };
+        let idle = self.se[Ent::task(t).idx()].idle_policy;
+        group::dequeue_task(self, ctx, t, how, idle);
     }
 
     /// `check_preempt_wakeup`.
     fn wakeup_preempt(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        self.ensure(ctx, t);
+        self.ensure(ctx, Some(t));
         self.check_preempt_wakeup(ctx, cpu, t);
     }
 
-    /// `put_prev_task_fair` → `put_prev_entity`: a still-queued entity goes back into the
-    /// timeline.
+    /// `put_prev_task_fair`.
     fn put_prev(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        self.ensure(ctx, t);
-        if self.rqs[cpu.idx()].curr == Some(t) {
-            self.rqs[cpu.idx()].curr = None;
-            if self.se[t.idx()].on_rq {
-                self.tl_insert(ctx, cpu, t);
-            }
+        self.ensure(ctx, Some(t));
+        if self.h.curr_task(cpu) == Some(t) {
+            group::put_prev_task(self, ctx, t);
         }
-        self.se[t.idx()].exec_start = ctx.now();
+        self.se[Ent::task(t).idx()].exec_start = ctx.now();
     }
 
-    /// `pick_next_task_fair` → `pick_next_entity` + `set_next_entity`.
+    /// `pick_next_task_fair`: descend from the root run queue.
     fn pick_next(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
-        if cpu.idx() >= self.rqs.len() {
-            return None;
-        }
-        if let Some(c) = self.rqs[cpu.idx()].curr.take() {
+        self.ensure(ctx, None);
+        if let Some(c) = self.h.curr_task(cpu) {
             // Not put back by put_prev (e.g. it changed class while running).
-            if self.se[c.idx()].on_rq {
-                self.tl_insert(ctx, cpu, c);
-            }
+            group::put_prev_task(self, ctx, c);
         }
-        let left = self.rqs[cpu.idx()].tl.first()?;
-        let mut pick = left.t;
-        let rq = &self.rqs[cpu.idx()];
-        if rq.skip == Some(left.t) {
-            if let Some(second) = rq.tl.second() {
-                if self.wakeup_preempt_entity(second.t, left.t) < 1 {
-                    pick = second.t;
-                }
-            }
-        }
-        if let Some(l) = rq.last {
-            if self.wakeup_preempt_entity(l, left.t) < 1 {
-                pick = l;
-            }
-        }
-        if let Some(nx) = rq.next {
-            if self.wakeup_preempt_entity(nx, left.t) < 1 {
-                pick = nx;
-            }
-        }
-        self.clear_buddies(cpu, pick);
-        self.tl_remove(ctx, cpu, pick);
-        self.rqs[cpu.idx()].curr = Some(pick);
-        let se = &mut self.se[pick.idx()];
-        se.prev_sum_exec = se.sum_exec;
-        se.exec_start = ctx.now();
-        Some(pick)
+        group::pick_next_task(self, ctx, cpu)
     }
 
-    /// `update_curr`: sum_exec_runtime and vruntime advance, min_vruntime follows.
-    fn update_curr(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, delta_ns: u64) {
-        self.ensure(ctx, t);
-        let in_tree = self.rqs[cpu.idx()].curr != Some(t) && self.se[t.idx()].on_rq;
-        if in_tree {
-            self.tl_remove(ctx, cpu, t);
+    /// `update_curr`, owed to every level of the task's path (cpu/fair/group.rs).
+    fn update_curr(&mut self, ctx: &mut Ctx, _cpu: CpuId, t: TaskId, delta_ns: u64) {
+        self.ensure(ctx, Some(t));
+        if !group::update_curr_task(self, ctx, t, delta_ns) {
+            self.charge_alone(ctx, t, delta_ns);
         }
-        let se = &mut self.se[t.idx()];
-        se.sum_exec += delta_ns;
-        se.vruntime += calc_delta_fair(delta_ns, se.weight, se.inv_weight) as i64;
-        se.exec_start = ctx.now();
-        if in_tree {
-            self.tl_insert(ctx, cpu, t);
-        }
-        self.update_min_vruntime(cpu);
     }
 
-    /// `task_tick_fair` → `entity_tick` → `check_preempt_tick` when more than one
-    /// entity is queued.
+    /// `task_tick_fair`: `entity_tick` on every level.
     fn tick(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        if self.rqs[cpu.idx()].curr != Some(t) {
-            return;
-        }
-        if self.rqs[cpu.idx()].nr_running > 1 {
-            self.check_preempt_tick(ctx, cpu, t);
+        if self.h.curr_task(cpu) == Some(t) {
+            group::tick_task(self, ctx, t);
         }
     }
 
-    /// `yield_task_fair`: become the skip buddy.
+    /// `yield_task_fair`: the task and its ancestors become skip buddies.
     fn yield_task(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        self.ensure(ctx, t);
-        if self.rqs[cpu.idx()].nr_running <= 1 {
+        self.ensure(ctx, Some(t));
+        if self.h.rq(RqId::root(cpu)).h_nr_running <= 1 {
             return;
         }
-        self.clear_buddies(cpu, t);
-        self.rqs[cpu.idx()].skip = Some(t);
+        let e = Ent::task(t);
+        self.clear_buddies(e);
+        if ctx.task(t).attrs.policy != Policy::Batch {
+            self.update_curr_rq(ctx, self.h.rq_of(e));
+        }
+        self.set_buddy(e, |r| &mut r.skip);
     }
 
     /// `prio_changed_fair` (the new weight itself is taken at the ENQUEUE_RESTORE, as
     /// `reweight_task` does while the entity is off the queue).
     fn prio_changed(&mut self, ctx: &mut Ctx, t: TaskId, old: SchedAttrs) {
-        self.ensure(ctx, t);
-        let se = self.se[t.idx()];
-        if !se.on_rq {
+        self.ensure(ctx, Some(t));
+        let e = Ent::task(t);
+        if !self.h.on_rq(e) {
             return;
         }
-        let cpu = se.cpu;
-        if self.rqs[cpu.idx()].nr_running == 1 {
+        let cpu = self.h.cpu_of(self.h.rq_of(e));
+        if self.h.rq(RqId::root(cpu)).h_nr_running == 1 {
             return;
         }
-        if self.rqs[cpu.idx()].curr == Some(t) {
+        if ctx.curr(cpu) == Some(t) {
             if ctx.task(t).attrs.prio() > old.prio() {
                 ctx.resched(cpu);
             }
@@ -989,22 +1140,39 @@ impl Scheduler for LinuxCfs {
         }
     }
 
+    /// `task_change_group_fair` (v5.4 `task_move_group_fair`): `detach_task_cfs_rq` —
+    /// a sleeping task's absolute vruntime gets the sleeper credit of its old run queue
+    /// (`place_entity(cfs_rq, se, 0)`) and is made relative to it — then
+    /// `attach_task_cfs_rq` makes it absolute on the new group's run queue. A queued task
+    /// was made relative by its DEQUEUE_SAVE and is placed by its ENQUEUE_RESTORE.
+    fn task_change_group(&mut self, ctx: &mut Ctx, t: TaskId, _from: GroupId) {
+        self.ensure(ctx, Some(t));
+        let e = Ent::task(t);
+        let old = self.h.rq_of(e);
+        let new = self.h.rq_of_group(ctx.task(t).group, self.h.cpu_of(old));
+        if self.se[e.idx()].norm == Norm::Abs && !self.h.on_rq(e) {
+            self.place_entity(old, e, false);
+            let d = self.rqs[new.idx()].min_vruntime - self.rqs[old.idx()].min_vruntime;
+            self.se[e.idx()].vruntime += d;
+        }
+        self.h.ents[e.idx()].rq = new;
+    }
+
     /// Periodic (`rebalance_domains`, plus the NO_HZ idle balance it kicks) and newidle
     /// load balancing over the scheduling domains (cpu/fair/balance.rs).
     fn balance(&mut self, ctx: &mut Ctx, cpu: CpuId, kind: BalanceKind) {
-        if cpu.idx() >= self.rqs.len() {
-            return;
-        }
+        self.ensure(ctx, None);
         let mut smp = std::mem::take(&mut self.smp);
         smp.balance(ctx, self, cpu, kind);
         self.smp = smp;
     }
 
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
-        let se = self.se.get(t.idx())?;
+        let e = Ent::task(t);
+        let se = self.se.get(e.idx())?;
         let v = match se.norm {
             Norm::Abs => se.vruntime,
-            Norm::Rel => se.vruntime + self.rqs.get(se.cpu.idx())?.min_vruntime,
+            Norm::Rel => se.vruntime + self.rqs.get(self.h.rq_of(e).idx())?.min_vruntime,
             Norm::Fresh => return None,
         };
         Some(("vruntime", v))
@@ -1012,8 +1180,11 @@ impl Scheduler for LinuxCfs {
 
     fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
         for (i, rq) in self.rqs.iter().enumerate() {
+            let cpu = self.h.cpu_of(RqId(i as u32));
             for n in &rq.tl.h {
-                f(CpuId(i as u32), n.t);
+                if let Some(t) = n.e.task_id() {
+                    f(cpu, t);
+                }
             }
         }
     }
@@ -1025,69 +1196,78 @@ impl SchedClass for LinuxCfs {
     }
 
     fn has_queued(&self, cpu: CpuId) -> bool {
-        self.rqs.get(cpu.idx()).is_some_and(|rq| rq.nr_running > 0)
+        self.h
+            .rqs
+            .get(cpu.idx())
+            .is_some_and(|rq| rq.h_nr_running > 0)
     }
 
     /// `switched_from_fair` → `detach_task_cfs_rq`: keep the vruntime relative to
     /// min_vruntime while the task is in another class.
     fn switched_from(&mut self, ctx: &mut Ctx, t: TaskId) {
-        self.ensure(ctx, t);
-        let se = self.se[t.idx()];
-        if self.rqs[se.cpu.idx()].curr == Some(t) {
-            self.rqs[se.cpu.idx()].curr = None;
+        self.ensure(ctx, Some(t));
+        let e = Ent::task(t);
+        let rq = self.h.rq_of(e);
+        if self.h.curr_task(self.h.cpu_of(rq)) == Some(t) {
+            group::put_prev_task(self, ctx, t);
         }
-        if !se.on_rq && se.norm == Norm::Abs {
-            let min = self.rqs[se.cpu.idx()].min_vruntime;
-            let s = &mut self.se[t.idx()];
-            s.vruntime -= min;
-            s.norm = Norm::Rel;
+        if !self.h.on_rq(e) && self.se[e.idx()].norm == Norm::Abs {
+            let min = self.rqs[rq.idx()].min_vruntime;
+            let se = &mut self.se[e.idx()];
+            se.vruntime -= min;
+            se.norm = Norm::Rel;
         }
     }
 
     /// `switched_to_fair` → `attach_task_cfs_rq`: the relative vruntime is made absolute
     /// on the next enqueue.
     fn switched_to(&mut self, ctx: &mut Ctx, t: TaskId) {
-        self.ensure(ctx, t);
+        self.ensure(ctx, Some(t));
         self.refresh_weight(ctx, t);
     }
 }
 
 impl FairRq for LinuxCfs {
     fn h_nr_running(&self, cpu: CpuId) -> u32 {
-        self.rqs.get(cpu.idx()).map_or(0, |rq| rq.nr_running)
+        self.h.h_nr_runnable(cpu)
     }
 
     fn idle_h_nr_running(&self, cpu: CpuId) -> u32 {
-        self.rqs.get(cpu.idx()).map_or(0, |rq| rq.nr_idle)
+        self.h.h_nr_idle_runnable(cpu)
     }
 
     fn cpu_load(&self, cpu: CpuId) -> u64 {
-        self.rqs.get(cpu.idx()).map_or(0, |rq| rq.load)
+        self.h.cpu_load(cpu)
     }
 
     fn task_load(&self, t: TaskId) -> u64 {
-        self.se.get(t.idx()).map_or(NICE_0_LOAD, |se| se.weight as u64)
+        self.h.task_h_load(t)
     }
 
-    /// The timeline array from its end (the kernel walks `cfs_tasks` from its
-    /// least-recently-run tail; the array order stands in for it).
+    /// The tasks of each of the CPU's run queues, root first, each timeline array from
+    /// its end (the kernel walks `cfs_tasks` from its least-recently-run tail; the array
+    /// order stands in for it).
     fn migration_candidates(&self, cpu: CpuId, out: &mut Vec<TaskId>) {
-        out.extend(self.rqs[cpu.idx()].tl.h.iter().rev().map(|n| n.t));
+        for rq in self.h.rqs_of(cpu) {
+            let tl = &self.rqs[rq.idx()].tl.h;
+            out.extend(tl.iter().rev().filter_map(|n| n.e.task_id()));
+        }
     }
 
     fn exec_start(&self, t: TaskId) -> Option<u64> {
-        let s = self.se[t.idx()].exec_start;
+        let s = self.se[Ent::task(t).idx()].exec_start;
         (s != NEVER).then_some(s)
     }
 
-    /// CACHE_HOT_BUDDY: a next or last buddy is cache-hot.
-    fn is_buddy(&self, cpu: CpuId, t: TaskId) -> bool {
-        let rq = &self.rqs[cpu.idx()];
-        self.tun.cache_hot_buddy && (rq.next == Some(t) || rq.last == Some(t))
+    /// CACHE_HOT_BUDDY: a next or last buddy of its run queue is cache-hot.
+    fn is_buddy(&self, _cpu: CpuId, t: TaskId) -> bool {
+        let e = Ent::task(t);
+        let r = &self.rqs[self.h.rq_of(e).idx()];
+        self.tun.cache_hot_buddy && (r.next == Some(e) || r.last == Some(e))
     }
 
-    fn move_queued(&mut self, ctx: &mut Ctx, t: TaskId, src: CpuId, dst: CpuId) {
-        self.move_task(ctx, t, src, dst);
+    fn move_queued(&mut self, ctx: &mut Ctx, t: TaskId, _src: CpuId, dst: CpuId) {
+        self.move_task(ctx, t, dst);
     }
 
     /// `check_preempt_curr`: an idle CPU reschedules; a fair current task is checked with
@@ -1095,7 +1275,7 @@ impl FairRq for LinuxCfs {
     fn attach_preempt(&mut self, ctx: &mut Ctx, dst: CpuId, t: TaskId) {
         if ctx.curr(dst).is_none() {
             ctx.resched(dst);
-        } else if self.rqs[dst.idx()].curr.is_some() {
+        } else if self.h.curr_task(dst).is_some() {
             self.check_preempt_wakeup(ctx, dst, t);
         }
     }
@@ -1130,67 +1310,94 @@ pub fn linux_cfs(nr_cpus: usize) -> LinuxCfsStack {
     )
 }
 
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::protocol::testing::{mask_of_bits, Driver, Op};
     use crate::protocol::SchedCore;
+    use crate::trace::writer::PrevState;
     use crate::types::CpuMask;
     use crate::types::{fair, rt};
     use proptest::prelude::*;
+    use schedlab_spec::model::{Cgroup, CpuCgroup};
 
     const MS: u64 = 1_000_000;
+    const C0: CpuId = CpuId(0);
+    const ROOT0: RqId = RqId(0);
 
-    /// Put `t` on `cpu`'s timeline with a chosen vruntime (bypassing placement).
-    fn queue_at(s: &mut LinuxCfs, ctx: &mut Ctx, cpu: CpuId, t: TaskId, vr: i64) {
-        s.ensure(ctx, t);
-        s.refresh_weight(ctx, t);
-        s.se[t.idx()].vruntime = vr;
-        s.account_enqueue(cpu, t);
-        s.tl_insert(ctx, cpu, t);
+    /// CFS on one CPU at HZ=1000 behind the scheduler core, with these tunables.
+    fn one_cpu(params: &[(&str, &str)]) -> SchedCore<LinuxCfs> {
+        let mut s = LinuxCfs::new(1);
+        for (k, v) in params {
+            s.set_param(k, v).unwrap();
+        }
+        SchedCore::bare(s, 1, 1000)
     }
 
-    /// Make `t` (queued) the running entity of `cpu`.
-    fn run_it(s: &mut LinuxCfs, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        s.tl_remove(ctx, cpu, t);
-        s.rqs[cpu.idx()].curr = Some(t);
-        let se = &mut s.se[t.idx()];
-        se.prev_sum_exec = se.sum_exec;
-        ctx.set_curr_for_test(cpu, Some(t));
+    fn start(core: &mut SchedCore<LinuxCfs>, attrs: SchedAttrs) -> TaskId {
+        let t = core.spawn(attrs, CpuMask::first_n(1), None);
+        core.wake_up_new_task(t, None).unwrap();
+        t
     }
 
-    fn one_cpu() -> (Ctx, LinuxCfs, CpuId, CpuMask) {
-        (
-            Ctx::for_test(1, 1000),
-            LinuxCfs::new(1),
-            CpuId(0),
-            CpuMask::first_n(1),
-        )
+    /// Reschedule CPU 0 now; returns what runs.
+    fn resched(core: &mut SchedCore<LinuxCfs>) -> Option<TaskId> {
+        core.ctx.resched(C0);
+        core.process_resched();
+        core.ctx.curr(C0)
+    }
+
+    /// The current task blocks; CPU 0 reschedules.
+    fn block(core: &mut SchedCore<LinuxCfs>) -> Option<TaskId> {
+        core.block(C0, PrevState::Sleeping);
+        core.process_resched();
+        core.ctx.curr(C0)
+    }
+
+    /// `a` runs alone for 100 ms while `b` sleeps (b ran once at the start), then `b`
+    /// wakes with the sleeper credit `latency / 2` (GENTLE_FAIR_SLEEPERS, START_DEBIT off):
+    /// `b` is placed exactly that far left of `a`.
+    fn sleeper_waking_behind(
+        latency: u64,
+        b_attrs: SchedAttrs,
+    ) -> (SchedCore<LinuxCfs>, TaskId, TaskId) {
+        let latency = latency.to_string();
+        let mut core = one_cpu(&[
+            ("start_debit", "0"),
+            ("sched_latency_ns", &latency),
+            ("sched_min_granularity_ns", "100000"),
+        ]);
+        let b = start(&mut core, b_attrs);
+        let a = start(&mut core, fair(Policy::Other, 0));
+        assert_eq!(resched(&mut core), Some(b));
+        assert_eq!(block(&mut core), Some(a));
+        core.run_until(100 * MS);
+        core.try_to_wake_up(b, None, false).unwrap();
+        (core, a, b)
     }
 
     #[test]
     fn wakeup_preemption_exactly_at_granularity() {
         // 1 CPU: factor 1, wakeup_granularity = 1 ms; a nice-0 wakee's gran is 1 ms of
-        // vruntime, a nice-5 wakee's is calc_delta_fair(1 ms) = 3056716.
-        for (nice, gran) in [(0, 1_000_000i64), (5, 3_056_716)] {
-            for (extra, expect) in [(0i64, false), (1, true)] {
-                let (mut ctx, mut s, c0, one) = one_cpu();
-                let a = ctx.add_task_for_test(fair(Policy::Other, 0), one);
-                let b = ctx.add_task_for_test(fair(Policy::Other, nice), one);
-                queue_at(&mut s, &mut ctx, c0, a, 50 * MS as i64);
-                run_it(&mut s, &mut ctx, c0, a);
-                queue_at(&mut s, &mut ctx, c0, b, 50 * MS as i64 - gran - extra);
-                s.wakeup_preempt(&mut ctx, c0, b);
+        // vruntime, a nice-5 wakee's is calc_delta_fair(1 ms) = 3056716. The wakee is
+        // placed latency/2 left of the running task: vdiff = gran + extra preempts iff
+        // extra > 0.
+        for (nice, gran) in [(0, 1_000_000u64), (5, 3_056_716)] {
+            for (extra, expect) in [(0u64, false), (1, true)] {
+                let (core, a, b) =
+                    sleeper_waking_behind(2 * (gran + extra), fair(Policy::Other, nice));
+                let s = &core.policy;
+                assert_eq!(s.vruntime(a) - s.vruntime(b), (gran + extra) as i64);
                 assert_eq!(
-                    ctx.resched_mask.contains(c0),
+                    core.ctx.need_resched(C0),
                     expect,
                     "nice {nice}: vdiff = gran + {extra}"
                 );
-                assert_eq!(s.wakeup_preempt_entity(a, b), i32::from(expect));
                 if expect {
                     assert_eq!(
-                        s.buddies(c0).2,
-                        Some(b),
+                        s.buddies(ROOT0).2,
+                        Some(Ent::task(b)),
                         "the preempting wakee is next buddy"
                     );
                 }
@@ -1200,27 +1407,22 @@ mod tests {
 
     #[test]
     fn batch_never_wake_preempts_and_idle_is_always_preempted() {
-        let (mut ctx, mut s, c0, one) = one_cpu();
-        let a = ctx.add_task_for_test(fair(Policy::Other, 0), one);
-        let b = ctx.add_task_for_test(fair(Policy::Batch, 0), one);
-        queue_at(&mut s, &mut ctx, c0, a, 100 * MS as i64);
-        run_it(&mut s, &mut ctx, c0, a);
-        queue_at(&mut s, &mut ctx, c0, b, 0);
-        s.wakeup_preempt(&mut ctx, c0, b);
+        let (core, a, b) = sleeper_waking_behind(6 * MS, fair(Policy::Batch, 0));
+        assert!(core.policy.vruntime(a) - core.policy.vruntime(b) > 1_000_000);
         assert!(
-            !ctx.resched_mask.contains(c0),
+            !core.ctx.need_resched(C0),
             "SCHED_BATCH wakee must not preempt"
         );
 
-        let (mut ctx, mut s, c0, one) = one_cpu();
-        let idle = ctx.add_task_for_test(fair(Policy::Idle, 0), one);
-        let n = ctx.add_task_for_test(fair(Policy::Other, 0), one);
-        queue_at(&mut s, &mut ctx, c0, idle, 0);
-        run_it(&mut s, &mut ctx, c0, idle);
-        queue_at(&mut s, &mut ctx, c0, n, 100 * MS as i64);
-        s.wakeup_preempt(&mut ctx, c0, n);
+        // A SCHED_IDLE task runs; a nice-0 task starting far right of it preempts.
+        let mut core = one_cpu(&[]);
+        let idle = start(&mut core, fair(Policy::Idle, 0));
+        core.process_resched();
+        core.run_until(MS);
+        let n = start(&mut core, fair(Policy::Other, 0));
+        assert!(core.policy.vruntime(n) > core.policy.vruntime(idle));
         assert!(
-            ctx.resched_mask.contains(c0),
+            core.ctx.need_resched(C0),
             "a SCHED_IDLE curr is always preempted"
         );
         assert_eq!(weight_of(&fair(Policy::Idle, -20)), (3, WMULT_IDLEPRIO));
@@ -1228,104 +1430,167 @@ mod tests {
 
     #[test]
     fn tick_preempts_when_ran_exceeds_ideal_slice() {
-        // Two nice-0 tasks on 1 CPU: ideal = sched_slice = 2999998 ns.
+        // Two nice-0 tasks at vruntime 0 on 1 CPU: ideal = sched_slice = 2999998 ns. The
+        // first runs; at a tick 2999998 ns after its pick it stays (and is not more than
+        // ideal right of the other), 1 ns later it is preempted.
         for (ran, expect) in [(2_999_998u64, false), (2_999_999, true)] {
-            let (mut ctx, mut s, c0, one) = one_cpu();
-            let a = ctx.add_task_for_test(fair(Policy::Other, 0), one);
-            let b = ctx.add_task_for_test(fair(Policy::Other, 0), one);
-            queue_at(&mut s, &mut ctx, c0, a, 0);
-            queue_at(&mut s, &mut ctx, c0, b, 0);
-            run_it(&mut s, &mut ctx, c0, a);
-            assert_eq!(s.sched_slice(c0, a), 2_999_998);
-            s.se[a.idx()].sum_exec += ran; // ran without vruntime moving ahead of b
-            s.tick(&mut ctx, c0, a);
-            assert_eq!(ctx.resched_mask.contains(c0), expect, "ran {ran}");
+            let mut core = one_cpu(&[("start_debit", "0")]);
+            let a = start(&mut core, fair(Policy::Other, 0));
+            let _b = start(&mut core, fair(Policy::Other, 0));
+            assert_eq!(resched(&mut core), Some(a));
+            assert_eq!(core.policy.task_slice(a), 2_999_998);
+            core.set_now(ran);
+            core.tick(C0);
+            assert_eq!(core.ctx.need_resched(C0), expect, "ran {ran}");
         }
         // Second rule: ran >= min_granularity and curr is more than `ideal` right of the
-        // leftmost entity.
-        let (mut ctx, mut s, c0, one) = one_cpu();
-        let a = ctx.add_task_for_test(fair(Policy::Other, 0), one);
-        let b = ctx.add_task_for_test(fair(Policy::Other, 0), one);
-        queue_at(&mut s, &mut ctx, c0, a, 10 * MS as i64);
-        queue_at(&mut s, &mut ctx, c0, b, 0);
-        run_it(&mut s, &mut ctx, c0, a);
-        s.se[a.idx()].sum_exec += 749_999;
-        s.tick(&mut ctx, c0, a);
-        assert!(!ctx.resched_mask.contains(c0), "below min_granularity");
-        s.se[a.idx()].sum_exec += 1;
-        s.tick(&mut ctx, c0, a);
-        assert!(ctx.resched_mask.contains(c0), "vruntime lead > ideal");
+        // leftmost entity. a runs alone for 10 ms and is picked again; b wakes 3 ms left
+        // of it (sleeper credit; WAKEUP_PREEMPTION off so that a keeps running).
+        let mut core = one_cpu(&[("start_debit", "0"), ("wakeup_preemption", "0")]);
+        let b = start(&mut core, fair(Policy::Other, 0));
+        let a = start(&mut core, fair(Policy::Other, 0));
+        assert_eq!(resched(&mut core), Some(b));
+        assert_eq!(block(&mut core), Some(a));
+        core.run_until(10 * MS);
+        assert_eq!(resched(&mut core), Some(a));
+        core.try_to_wake_up(b, None, false).unwrap();
+        assert!(!core.ctx.need_resched(C0));
+        core.set_now(10 * MS + 749_999);
+        core.tick(C0);
+        assert!(!core.ctx.need_resched(C0), "below min_granularity");
+        core.set_now(10 * MS + 750_000);
+        core.tick(C0);
+        assert!(core.ctx.need_resched(C0), "vruntime lead > ideal");
     }
 
     #[test]
     fn yield_uses_the_skip_buddy() {
-        let (mut ctx, mut s, c0, one) = one_cpu();
-        let a = ctx.add_task_for_test(fair(Policy::Other, 0), one);
-        let b = ctx.add_task_for_test(fair(Policy::Other, 0), one);
-        queue_at(&mut s, &mut ctx, c0, a, 0);
-        queue_at(&mut s, &mut ctx, c0, b, 500_000); // within gran of a
-        run_it(&mut s, &mut ctx, c0, a);
-        s.yield_task(&mut ctx, c0, a);
-        assert_eq!(s.buddies(c0).0, Some(a));
-        s.put_prev(&mut ctx, c0, a);
-        assert_eq!(s.pick_next(&mut ctx, c0), Some(b), "the yielder is skipped");
-        // Further than gran: the leftmost runs even though it yielded.
-        let (mut ctx, mut s, c0, one) = one_cpu();
-        let a = ctx.add_task_for_test(fair(Policy::Other, 0), one);
-        let b = ctx.add_task_for_test(fair(Policy::Other, 0), one);
-        queue_at(&mut s, &mut ctx, c0, a, 0);
-        queue_at(&mut s, &mut ctx, c0, b, 1_000_001);
-        run_it(&mut s, &mut ctx, c0, a);
-        s.yield_task(&mut ctx, c0, a);
-        s.put_prev(&mut ctx, c0, a);
-        assert_eq!(s.pick_next(&mut ctx, c0), Some(a));
+        // b runs first, then a, leaving b's vruntime `lead` right of a's; a yields.
+        for (lead, next) in [(500_000u64, 1), (1_000_001, 0)] {
+            let mut core = one_cpu(&[("start_debit", "0")]);
+            let b = start(&mut core, fair(Policy::Other, 0));
+            let a = start(&mut core, fair(Policy::Other, 0));
+            assert_eq!(resched(&mut core), Some(b));
+            core.set_now(MS + lead);
+            assert_eq!(resched(&mut core), Some(a));
+            core.set_now(2 * MS + lead);
+            core.yield_current(C0);
+            assert_eq!(core.policy.buddies(ROOT0).0, Some(Ent::task(a)));
+            core.process_resched();
+            // Within the wake-up granularity the yielder is skipped; further, the
+            // leftmost runs even though it yielded.
+            assert_eq!(core.ctx.curr(C0), Some([a, b][next]), "lead {lead}");
+        }
     }
 
     #[test]
     fn child_runs_first_swaps_with_the_parent() {
-        let (mut ctx, mut s, c0, one) = one_cpu();
-        s.set_param("sched_child_runs_first", "1").unwrap();
-        let p = ctx.add_task_for_test(fair(Policy::Other, 0), one);
-        let c = ctx.add_task_for_test(fair(Policy::Other, 0), one);
-        queue_at(&mut s, &mut ctx, c0, p, 0);
-        run_it(&mut s, &mut ctx, c0, p);
-        s.update_curr(&mut ctx, c0, p, MS);
-        let pv = s.vruntime(p);
-        s.task_new(&mut ctx, c, Some(p));
-        assert!(ctx.resched_mask.contains(c0));
+        let mut core = one_cpu(&[("sched_child_runs_first", "1")]);
+        let p = start(&mut core, fair(Policy::Other, 0));
+        core.process_resched();
+        core.set_now(MS);
+        core.account(C0);
+        let pv = core.policy.vruntime(p);
+        let c = core.spawn(fair(Policy::Other, 0), CpuMask::first_n(1), Some(p));
+        assert!(core.ctx.need_resched(C0));
         // The parent took the child's START_DEBIT place; the child the parent's.
-        assert_eq!(s.vruntime(c) + s.min_vruntime(c0), pv);
-        assert!(s.vruntime(p) > pv);
+        assert_eq!(core.policy.vruntime(c) + core.policy.min_vruntime(ROOT0), pv);
+        assert!(core.policy.vruntime(p) > pv);
+    }
+
+    /// Groups /a and /b (shares 1024) on one CPU.
+    fn groups(core: &mut SchedCore<impl Scheduler>, shares: &[u64]) {
+        let mut tree = vec![Cgroup::root()];
+        for (i, &s) in shares.iter().enumerate() {
+            tree.push(Cgroup {
+                path: format!("/g{i}"),
+                parent: Some(0),
+                cpu: CpuCgroup {
+                    shares: Some(s),
+                    ..CpuCgroup::default()
+                },
+                cpuset_cpus: None,
+            });
+        }
+        core.ctx.set_groups(&tree);
+    }
+
+    #[test]
+    fn a_sleeper_in_a_busy_group_makes_the_group_entity_next_buddy() {
+        // Two tasks in /g0, one in /g1, started in that order (START_DEBIT: each at
+        // min_vruntime + its vslice, half as long for the second of /g0, which so runs
+        // first; the group entities are placed at the root's min_vruntime as wake-ups,
+        // /g0's queued first and leftmost). When that task blocks while its sibling is
+        // still queued in /g0, /g0's entity
+        // becomes next buddy of the root run queue (dequeue_task_fair); when /g1's task
+        // blocks alone in its group, its group entity leaves and nothing is marked.
+        let mut core = one_cpu(&[]);
+        groups(&mut core, &[1024, 1024]);
+        let ts: Vec<TaskId> = (0..3)
+            .map(|_| core.spawn(fair(Policy::Other, 0), CpuMask::first_n(1), None))
+            .collect();
+        for (t, g) in ts.iter().zip([1, 1, 2]) {
+            core.move_group(*t, g);
+            core.wake_up_new_task(*t, None).unwrap();
+        }
+        let h = core.policy.hierarchy();
+        let (g0, g1) = (
+            h.parent_ent(Ent::task(ts[0])).unwrap(),
+            h.parent_ent(Ent::task(ts[2])).unwrap(),
+        );
+        assert_eq!(h.rq(ROOT0).nr_running, 2, "two group entities at the root");
+        assert_eq!(resched(&mut core), Some(ts[1]));
+        core.policy.hierarchy().check(&core.ctx).unwrap();
+        core.block(C0, PrevState::Sleeping);
+        assert_eq!(core.policy.buddies(ROOT0).2, Some(g0));
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(ts[0]), "the buddy's group runs on");
+        core.policy.hierarchy().check(&core.ctx).unwrap();
+        // ts[0] runs out its slice at the ticks; /g1's task gets the CPU, then blocks.
+        core.run_until(20 * MS);
+        while core.ctx.curr(C0) != Some(ts[2]) {
+            let now = core.ctx.now() + MS;
+            core.run_until(now);
+        }
+        core.block(C0, PrevState::Sleeping);
+        assert_ne!(core.policy.buddies(ROOT0).2, Some(g1));
+        assert!(!core.policy.hierarchy().on_rq(g1), "an empty group leaves");
+        core.process_resched();
+        core.policy.hierarchy().check(&core.ctx).unwrap();
     }
 
     // --------------------------------------------------------------- random operations
 
     /// What the `linux-cfs` stack must keep true after every operation, beyond what every
-    /// policy must (`Driver::check`): monotonic min_vruntime, CFS's counts and load, the
-    /// running entity out of the timeline, RT push/pull settled, RT work never waiting
-    /// behind fair work.
-    fn check_stack(core: &SchedCore<LinuxCfsStack>, last_min: &mut [i64]) {
+    /// policy must (`Driver::check`): the hierarchy's counts and weights, monotonic
+    /// min_vruntime on every run queue, the running entities out of their timelines, RT
+    /// push/pull settled, RT work never waiting behind fair work.
+    fn check_stack(core: &SchedCore<LinuxCfsStack>, last_min: &mut Vec<i64>) {
         let ctx = &core.ctx;
         let n = ctx.nr_tasks();
         let cfs = &core.policy.lo;
-        for (c, last) in last_min.iter_mut().enumerate() {
-            let cpu = CpuId(c as u32);
-            let mv = cfs.min_vruntime(cpu);
-            assert!(mv >= *last, "min_vruntime of cpu {c} went backwards");
+        cfs.h.check(ctx).unwrap();
+        last_min.resize(cfs.rqs.len(), i64::MIN);
+        for (i, last) in last_min.iter_mut().enumerate() {
+            let rq = RqId(i as u32);
+            let mv = cfs.min_vruntime(rq);
+            assert!(mv >= *last, "min_vruntime of {rq:?} went backwards");
             *last = mv;
-            let (mut nr, mut load) = (0u32, 0u64);
+            if let Some(cur) = cfs.h.rq(rq).curr {
+                assert!(cfs.timeline(rq).iter().all(|&(_, e)| e != cur));
+            }
+        }
+        for c in 0..ctx.nr_cpus() {
+            let cpu = CpuId(c as u32);
+            let mut nr = 0;
             for i in 0..n {
                 let v = ctx.task(TaskId(i as u32));
                 if v.on_rq && v.cpu == cpu && cfs.owns(&v.attrs) {
                     nr += 1;
-                    load += weight_of(&v.attrs).0 as u64;
                 }
             }
-            assert_eq!(cfs.nr_running(cpu), nr, "cfs nr_running of cpu {c}");
-            assert_eq!(cfs.load(cpu), load, "cfs load of cpu {c}");
-            // The running fair task is never in the tree.
+            assert_eq!(cfs.h.rq(RqId::root(cpu)).h_nr_running, nr, "cpu {c}");
             if let Some(cur) = cfs.cfs_curr(cpu) {
-                assert!(cfs.timeline(cpu).iter().all(|&(_, t)| t != cur));
                 assert_eq!(ctx.curr(cpu), Some(cur));
             }
             // A waiting migratable RT task has no allowed CPU running lower-priority work
@@ -1357,15 +1622,24 @@ mod tests {
         }
     }
 
-    fn op() -> impl Strategy<Value = Op> {
+    /// A random operation, or a task moved to another group (`sched_move_task`).
+    #[derive(Clone, Copy, Debug)]
+    enum GOp {
+        Op(Op),
+        Move(usize, u32),
+    }
+
+    fn op() -> impl Strategy<Value = GOp> {
         prop_oneof![
-            4 => (0usize..12).prop_map(Op::Wake),
-            4 => (1u64..5_000_000).prop_map(Op::Advance),
-            2 => (0usize..4).prop_map(Op::Block),
-            1 => (0usize..4).prop_map(Op::Yield),
-            3 => Just(Op::Tick),
+            4 => (0usize..12).prop_map(|i| GOp::Op(Op::Wake(i))),
+            4 => (1u64..5_000_000).prop_map(|d| GOp::Op(Op::Advance(d))),
+            2 => (0usize..4).prop_map(|c| GOp::Op(Op::Block(c))),
+            1 => (0usize..4).prop_map(|c| GOp::Op(Op::Bounce(c))),
+            1 => (0usize..4).prop_map(|c| GOp::Op(Op::Yield(c))),
+            3 => Just(GOp::Op(Op::Tick)),
             1 => ((0usize..4), 0u8..5, -20i32..20)
-                .prop_map(|(c, p, v)| Op::Change(c, attrs_for(p, v))),
+                .prop_map(|(c, p, v)| GOp::Op(Op::Change(c, attrs_for(p, v)))),
+            1 => ((0usize..12), 0u32..4).prop_map(|(t, g)| GOp::Move(t, g)),
         ]
     }
 
@@ -1379,22 +1653,54 @@ mod tests {
         }
     }
 
+    /// The cgroups of the property tests: /g0 (shares 2048) with /g0/g1 (100) inside,
+    /// and /g2 (1024); group ids 1..=3.
+    fn tree() -> Vec<Cgroup> {
+        let group = |path: &str, parent, shares| Cgroup {
+            path: path.into(),
+            parent: Some(parent),
+            cpu: CpuCgroup {
+                shares: Some(shares),
+                ..CpuCgroup::default()
+            },
+            cpuset_cpus: None,
+        };
+        vec![
+            Cgroup::root(),
+            group("/g0", 0, 2048),
+            group("/g0/g1", 1, 100),
+            group("/g2", 0, 1024),
+        ]
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(std::env::var("SCHEDLAB_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(96)))]
+        /// Random operations on tasks spread over the root and three nested groups, moved
+        /// between groups at random too.
         #[test]
         fn stack_keeps_queues_consistent_and_min_vruntime_monotonic(
             ncpu in 1usize..4,
-            tasks in proptest::collection::vec((0u8..5, -20i32..20, 1u32..16), 1..12),
+            tasks in proptest::collection::vec((0u8..5, -20i32..20, 1u32..16, 0u32..4), 1..12),
             ops in proptest::collection::vec(op(), 1..250),
         ) {
             let specs: Vec<(SchedAttrs, CpuMask)> = tasks
                 .iter()
-                .map(|&(k, v, m)| (attrs_for(k, v), mask_of_bits(m)))
+                .map(|&(k, v, m, _)| (attrs_for(k, v), mask_of_bits(m)))
                 .collect();
             let mut d = Driver::new(linux_cfs(ncpu), ncpu, 250, &specs);
-            let mut last_min = vec![i64::MIN; ncpu];
+            d.core.ctx.set_groups(&tree());
+            for (i, &(.., g)) in tasks.iter().enumerate() {
+                d.core.move_group(TaskId(i as u32), g);
+            }
+            let mut last_min = Vec::new();
             for o in ops {
-                d.apply(o);
+                match o {
+                    GOp::Op(op) => d.apply(op),
+                    GOp::Move(t, g) => {
+                        d.core.move_group(TaskId((t % tasks.len()) as u32), g);
+                        d.core.process_resched();
+                    }
+                }
                 d.check();
                 check_stack(&d.core, &mut last_min);
             }

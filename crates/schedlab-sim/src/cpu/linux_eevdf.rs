@@ -13,7 +13,7 @@
 //! `reweight_entity` (6.7+: a dequeued entity's `vlag` is scaled by `w_old / w_new`),
 //! `prio_changed_fair`; sysctl `sysctl_sched_base_slice` (0.75 ms normalised, scaled like the
 //! CFS tunables by `get_update_sysctl_factor`); features from `kernel/sched/features.h`;
-//! PREEMPT_SHORT from 6.12 `check_preempt_wakeup_fair`. Weights, `calc_delta_fair` (the
+//! custom slices, PREEMPT_SHORT and group scheduling from Linux 6.12.117 (below). Weights, `calc_delta_fair` (the
 //! kernel's 32-bit fixed point) and `get_update_sysctl_factor` are the fair classes'
 //! (`cpu/fair/weights.rs`), and so are placement and load balancing (`cpu/fair/`). The algorithm: I. Stoica, H. Abdel-Wahab, "Earliest Eligible
 //! Virtual Deadline First: A Flexible and Accurate Mechanism for Proportional Share Resource
@@ -35,6 +35,35 @@
 //! (half a slice for a new task); yield (`deadline += calc_delta_fair(slice)`); a nice
 //! change preserves the entity's real lag (`vlag·w_old/w_new`).
 //!
+//! Custom slices, as Linux 6.12.117 has them (the Debian `linux-source-6.12` tree):
+//! `__setscheduler_params` (kernel/sched/syscalls.c l.294-317) keeps a fair task's
+//! `sched_runtime`, clamped to 0.1..=100 ms (`custom_slice_ns`), as its slice
+//! (`se->slice`, `se->custom_slice`); `place_entity` (fair.c l.5294-5399) and
+//! `update_deadline` (l.1022-1043) reset only a slice that is not custom to the base
+//! slice, so such a task's requests, deadlines and lag bound follow its own slice.
+//! PREEMPT_SHORT (a feature, default on in 6.12 and off here with the 6.6-6.9 defaults;
+//! `preempt_short=1` gives 6.12's behaviour): in `check_preempt_wakeup_fair`
+//! (l.8865-8954) an eligible wakee with a shorter slice and an earlier deadline (or a
+//! current entity that is no longer eligible) cancels the current entity's RUN_TO_PARITY
+//! protection (`do_preempt_short`, l.1191), and `update_curr` (l.1230-1274) reschedules
+//! when the current entity lost its protection and its eligibility
+//! (`did_preempt_short`, l.1180). Without it a short-slice task still gets earlier
+//! deadlines, but waits for the running task's request to end.
+//!
+//! Group scheduling (CONFIG_FAIR_GROUP_SCHED) is the fair classes' shared code in
+//! `cpu/fair/group.rs` (cited there); this file gives it EEVDF's per-level operations:
+//! every run queue has its own V, eligibility and tree; a group entity keeps the lag it
+//! had when its group emptied and is placed with it when it fills again; its slice is the
+//! smallest of its run queue's entities (6.12 `enqueue_task_fair`/`dequeue_entities`,
+//! l.7020-7274, `cfs_rq_min_slice`, l.784), its weight changes keep its lag
+//! (`reweight_eevdf`, l.3795-3943); wake-up preemption (`check_preempt_wakeup_fair`)
+//! compares the ancestors of the two tasks that share a run queue (`find_matching_se`),
+//! a SCHED_IDLE current task losing its RUN_TO_PARITY protection when a non-idle wakee
+//! preempts it (6.12). The pick after a `put_prev` honours RUN_TO_PARITY for the
+//! previous task's entities on its path, as the kernel's `pick_task_fair` does with
+//! `curr` still set on every level; a moved task keeps its lag (`task_change_group_fair`,
+//! l.13433).
+//!
 //! `dynamic_prio` reports `("deadline", vd)`: the virtual deadline (ns of virtual time).
 //!
 //! Simplifications:
@@ -50,9 +79,6 @@
 //!   not modelled. PLACE_REL_DEADLINE (6.12) is not modelled: every enqueue (wake-up,
 //!   migration, attribute change) gets a fresh deadline from `place_entity`, as in 6.6.
 //!   NEXT_BUDDY (default off) is not modelled.
-//! - No per-task slices (`sched_attr.sched_runtime`, 6.12): every request is
-//!   `sched_base_slice_ns`, so PREEMPT_SHORT (a wakee with a shorter slice cancels the
-//!   RUN_TO_PARITY protection) never fires; it is exposed as a feature for completeness.
 //! - The `check_preempt_wakeup` "curr already has TIF_NEED_RESCHED" early exit uses
 //!   `Ctx::need_resched`.
 //! - `yield_task_fair`'s "only task on the rq" test counts only fair tasks.
@@ -63,8 +89,9 @@
 //!   it); there are no buddies (NEXT_BUDDY is off). A migrated entity keeps its lag
 //!   (dequeue saves it, `place_entity` on the destination restores it), which is how 6.6
 //!   renormalises across CPUs.
-//! - No group scheduling, bandwidth, or `sched_attr` slice requests. ENFORCE_ELIGIBILITY
-//!   (a debug feature, default on) is always on.
+//! - No CFS bandwidth. ENFORCE_ELIGIBILITY (a debug feature, default on) is always on.
+//! - Group entities are never delayed (in 6.12 a group entity whose run queue empties
+//!   while it is not eligible may be), and `yield_task_fair` is 6.6's.
 //!
 //! Complexity: the timeline is a treap (randomised balanced BST with deterministic
 //! priorities) keyed by (deadline, insertion sequence) and augmented with the subtree-minimum
@@ -74,12 +101,16 @@
 //! O(CPUs); a balance pass O(CPUs + tasks on the busiest CPU) per domain.
 
 use crate::ctx::Ctx;
-use crate::sched::{BalanceKind, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind};
-use crate::types::{CpuId, Policy, SchedAttrs, TaskId};
+use crate::sched::{
+    BalanceKind, DequeueKind, EnqueueKind, Feature, PolicyInfo, Scheduler, WakeKind,
+};
+use crate::topology::SdEra;
+use crate::types::{CpuId, GroupId, Policy, SchedAttrs, TaskId};
+use schedlab_spec::model::custom_slice_ns;
 
+use super::fair::group::{self, Deq, Enq, Ent, GroupClass, Hierarchy, RqId};
 use super::fair::weights::{calc_delta_fair, sysctl_factor, weight_of};
 use super::fair::{FairParams, FairRq, FairSmp, Scaled};
-use crate::topology::SdEra;
 use super::linux_rt::LinuxRt;
 use super::stack::{SchedClass, StackMeta, Stacked};
 use super::tunables::{self, Tunable};
@@ -95,14 +126,16 @@ const NO_PROTECT: i64 = i64::MIN;
 
 // ------------------------------------------------------------------------------ timeline
 
-/// A treap node (one per task): key (deadline, seq), augmented with the subtree minimum
-/// vruntime (`se->min_vruntime`).
+/// A treap node (one per entity): key (deadline, seq), augmented with the subtree minimum
+/// vruntime (`se->min_vruntime`) and slice (`se->min_slice`).
 #[derive(Clone, Copy, Debug)]
 struct Node {
     dl: i64,
     seq: u64,
     v: i64,
     minv: i64,
+    slice: u64,
+    mins: u64,
     l: u32,
     r: u32,
     pri: u64,
@@ -115,6 +148,8 @@ impl Default for Node {
             seq: 0,
             v: 0,
             minv: 0,
+            slice: 0,
+            mins: 0,
             l: NIL,
             r: NIL,
             pri: 0,
@@ -137,18 +172,19 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// `min_vruntime_update` (the augment callback).
+/// `min_vruntime_update` (the augment callback), with `min_slice_update`.
 #[inline]
 fn pull(n: &mut [Node], i: u32) {
     let x = n[i as usize];
-    let mut m = x.v;
-    if x.l != NIL {
-        m = m.min(n[x.l as usize].minv);
-    }
-    if x.r != NIL {
-        m = m.min(n[x.r as usize].minv);
+    let (mut m, mut s) = (x.v, x.slice);
+    for c in [x.l, x.r] {
+        if c != NIL {
+            m = m.min(n[c as usize].minv);
+            s = s.min(n[c as usize].mins);
+        }
     }
     n[i as usize].minv = m;
+    n[i as usize].mins = s;
 }
 
 /// Split `root` into (keys < k, keys ≥ k).
@@ -248,99 +284,6 @@ fn t_walk(n: &[Node], i: u32, f: &mut dyn FnMut(u32)) {
     t_walk(n, n[i as usize].r, f);
 }
 
-// ------------------------------------------------------------------------------ state
-
-/// Per-task EEVDF state (`struct sched_entity`).
-#[derive(Clone, Copy, Debug)]
-struct Se {
-    vruntime: i64,
-    deadline: i64,
-    vlag: i64,
-    /// The request size r_i (ns).
-    slice: u64,
-    weight: u32,
-    inv_weight: u32,
-    on_rq: bool,
-    in_tree: bool,
-    cpu: CpuId,
-    /// Placed at least once (a task that never was is placed as new).
-    placed: bool,
-    idle_policy: bool,
-    normal_policy: bool,
-    /// RUN_TO_PARITY stash: the deadline the entity was picked with (the kernel keeps it
-    /// in `vlag` while the entity runs).
-    protect: i64,
-    /// DELAY_DEQUEUE: blocked while not eligible, still queued here (`se->sched_delayed`).
-    delayed: bool,
-    /// When it last ran (`exec_start`), NEVER if it never ran here or just migrated.
-    exec_start: u64,
-}
-
-impl Default for Se {
-    fn default() -> Self {
-        let (w, inv) = weight_of(&SchedAttrs {
-            policy: Policy::Other,
-            rt_priority: 0,
-            nice: 0,
-            dl: None,
-        });
-        Se {
-            vruntime: 0,
-            deadline: 0,
-            vlag: 0,
-            slice: NORMALIZED_BASE_SLICE,
-            weight: w,
-            inv_weight: inv,
-            on_rq: false,
-            in_tree: false,
-            cpu: CpuId(0),
-            placed: false,
-            idle_policy: false,
-            normal_policy: true,
-            protect: NO_PROTECT,
-            delayed: false,
-            exec_start: NEVER,
-        }
-    }
-}
-
-/// Per-CPU fair run queue (`struct cfs_rq`).
-#[derive(Clone, Debug)]
-struct EevdfRq {
-    root: u32,
-    curr: Option<TaskId>,
-    /// Queued entities including curr.
-    nr_running: u32,
-    nr_idle: u32,
-    /// Sum of queued weights including curr (`load.weight`).
-    load: u64,
-    min_vruntime: i64,
-    /// Σ (v_i − min_vruntime)·w_i over the tree (curr excluded).
-    avg_vruntime: i128,
-    /// Σ w_i over the tree.
-    avg_load: u64,
-    /// Delayed-dequeue entities (counted in nr_running / nr_idle / load).
-    nr_delayed: u32,
-    nr_delayed_idle: u32,
-}
-
-impl EevdfRq {
-    fn new() -> Self {
-        EevdfRq {
-            root: NIL,
-            curr: None,
-            nr_running: 0,
-            nr_idle: 0,
-            load: 0,
-            min_vruntime: 0,
-            avg_vruntime: 0,
-            avg_load: 0,
-            nr_delayed: 0,
-            nr_delayed_idle: 0,
-        }
-    }
-}
-
 /// EEVDF tunables (sysctl and features), effective values.
 #[derive(Clone, Debug)]
 pub struct EevdfTunables {
@@ -370,7 +313,7 @@ pub struct EevdfParams {
 
 impl Default for EevdfParams {
     /// The 6.6-6.9 defaults (fair.c `normalized_sysctl_sched_base_slice`, features.h);
-    /// DELAY_DEQUEUE, a 6.12 feature, off.
+    /// DELAY_DEQUEUE and PREEMPT_SHORT, 6.12 features (on there), off.
     fn default() -> Self {
         EevdfParams {
             base_slice: Scaled::normalized(NORMALIZED_BASE_SLICE),
@@ -415,8 +358,10 @@ fn tunables() -> Vec<Tunable<EevdfParams>> {
         ),
         Tunable::flag(
             "preempt_short",
-            "feature PREEMPT_SHORT (6.12): a wakee with a shorter slice cancels \
-             RUN_TO_PARITY; a no-op here (all slices are the base slice)",
+            "feature PREEMPT_SHORT (6.12, on there): an eligible wakee with a shorter slice \
+             cancels the running task's RUN_TO_PARITY protection, and a running task that \
+             lost its protection is preempted once it is no longer eligible; off in the \
+             6.6-6.9 tree modelled here",
             |p| &mut p.preempt_short,
         ),
         Tunable::flag(
@@ -441,15 +386,92 @@ fn tunables() -> Vec<Tunable<EevdfParams>> {
     rows
 }
 
+// ------------------------------------------------------------------------------ state
+
+/// Per-entity EEVDF state (`struct sched_entity`; weight, `on_rq` and `cfs_rq_of` are in
+/// the shared [`Hierarchy`]).
+#[derive(Clone, Copy, Debug)]
+struct Se {
+    vruntime: i64,
+    deadline: i64,
+    vlag: i64,
+    /// The request size r_i (ns).
+    slice: u64,
+    /// `se->custom_slice`: the slice was asked for (a task's `sched_runtime`) or is its
+    /// group's smallest (a group entity), and is not reset to the base slice.
+    custom_slice: bool,
+    in_tree: bool,
+    /// Placed at least once (a task that never was is placed as new).
+    placed: bool,
+    idle_policy: bool,
+    normal_policy: bool,
+    /// RUN_TO_PARITY stash: the deadline the entity was picked with (the kernel keeps it
+    /// in `vlag` while the entity runs).
+    protect: i64,
+    /// DELAY_DEQUEUE: blocked while not eligible, still queued here (`se->sched_delayed`).
+    delayed: bool,
+    /// When it last ran (`exec_start`), NEVER if it never ran here or just migrated.
+    exec_start: u64,
+}
+
+impl Default for Se {
+    fn default() -> Self {
+        Se {
+            vruntime: 0,
+            deadline: 0,
+            vlag: 0,
+            slice: NORMALIZED_BASE_SLICE,
+            custom_slice: false,
+            in_tree: false,
+            placed: false,
+            idle_policy: false,
+            normal_policy: true,
+            protect: NO_PROTECT,
+            delayed: false,
+            exec_start: NEVER,
+        }
+    }
+}
+
+/// Per-run-queue EEVDF state (`struct cfs_rq`; counts, load and `curr` are in the shared
+/// [`Hierarchy`]).
+#[derive(Clone, Debug)]
+struct EevdfRq {
+    root: u32,
+    min_vruntime: i64,
+    /// Σ (v_i − min_vruntime)·w_i over the tree (curr excluded).
+    avg_vruntime: i128,
+    /// Σ w_i over the tree.
+    avg_load: u64,
+}
+
+impl Default for EevdfRq {
+    fn default() -> Self {
+        EevdfRq {
+            root: NIL,
+            min_vruntime: 0,
+            avg_vruntime: 0,
+            avg_load: 0,
+        }
+    }
+}
+
 /// The EEVDF fair class (SCHED_NORMAL, SCHED_BATCH, SCHED_IDLE).
 pub struct LinuxEevdf {
+    h: Hierarchy,
     rqs: Vec<EevdfRq>,
     se: Vec<Se>,
+    /// Treap nodes, indexed by entity.
     nodes: Vec<Node>,
     seq: u64,
     nr_cpus: usize,
     params: EevdfParams,
     tun: EevdfTunables,
+    /// Per CPU: the fair task last put by `put_prev`. While it is still the CPU's current
+    /// task, the `pick_next` that follows stands for the kernel's pick with `curr` still
+    /// set on every level of its path (`pick_task_fair` runs before `put_prev_entity`),
+    /// where RUN_TO_PARITY keeps a protected entity.
+    put_task: Vec<Option<TaskId>>,
     /// Placement and load balancing (shared with CFS), with 6.1's `sd_init`.
     smp: FairSmp,
 }
@@ -459,7 +481,8 @@ impl LinuxEevdf {
     pub fn new(nr_cpus: usize) -> Self {
         let nr_cpus = nr_cpus.max(1);
         let mut s = LinuxEevdf {
-            rqs: vec![EevdfRq::new(); nr_cpus],
+            h: Hierarchy::new(nr_cpus),
+            rqs: vec![EevdfRq::default(); nr_cpus],
             se: Vec::new(),
             nodes: Vec::new(),
             seq: 0,
@@ -475,6 +498,7 @@ impl LinuxEevdf {
                 delay_zero: false,
                 wakeup_preemption: false,
             },
+            put_task: vec![None; nr_cpus],
             smp: FairSmp::new(SdEra::V6_1),
         };
         s.update_sysctl();
@@ -503,299 +527,344 @@ impl LinuxEevdf {
         &self.tun
     }
 
-    /// A task's (vruntime, deadline, vlag).
-    pub fn entity(&self, t: TaskId) -> (i64, i64, i64) {
+    /// The tree of task groups and run queues.
+    pub fn hierarchy(&self) -> &Hierarchy {
+        &self.h
+    }
+
+    /// An entity's (vruntime, deadline, vlag).
+    pub fn entity(&self, e: Ent) -> (i64, i64, i64) {
         self.se
-            .get(t.idx())
+            .get(e.idx())
             .map_or((0, 0, 0), |s| (s.vruntime, s.deadline, s.vlag))
     }
 
-    /// A task's weight as this class last saw it.
-    pub fn weight(&self, t: TaskId) -> u32 {
-        self.se.get(t.idx()).map_or(0, |s| s.weight)
+    /// An entity's request size (its slice, ns).
+    pub fn slice(&self, e: Ent) -> u64 {
+        self.se.get(e.idx()).map_or(0, |s| s.slice)
     }
 
-    /// `cfs_rq->min_vruntime` of `cpu`.
-    pub fn min_vruntime(&self, cpu: CpuId) -> i64 {
-        self.rqs[cpu.idx()].min_vruntime
+    /// Whether a task is kept queued by DELAY_DEQUEUE.
+    pub fn delayed(&self, t: TaskId) -> bool {
+        self.se.get(Ent::task(t).idx()).is_some_and(|s| s.delayed)
     }
 
-    /// The running fair task of `cpu` (`cfs_rq->curr`).
+    /// `cfs_rq->min_vruntime` of a run queue.
+    pub fn min_vruntime(&self, rq: RqId) -> i64 {
+        self.rqs[rq.idx()].min_vruntime
+    }
+
+    /// The running fair task of `cpu` (the leaf of the `cfs_rq->curr` chain).
     pub fn eevdf_curr(&self, cpu: CpuId) -> Option<TaskId> {
-        self.rqs[cpu.idx()].curr
+        self.h.curr_task(cpu)
     }
 
-    /// Queued fair tasks of `cpu`, running one included.
-    pub fn nr_running(&self, cpu: CpuId) -> u32 {
-        self.rqs[cpu.idx()].nr_running
-    }
-
-    /// Sum of queued weights of `cpu`, running one included.
-    pub fn load(&self, cpu: CpuId) -> u64 {
-        self.rqs[cpu.idx()].load
-    }
-
-    /// Queued tasks of `cpu` (the running one included if it is queued).
-    pub fn queued(&self, cpu: CpuId) -> Vec<TaskId> {
-        let rq = &self.rqs[cpu.idx()];
+    /// The entities queued on a run queue (the running one included if it is queued).
+    pub fn queued(&self, rq: RqId) -> Vec<Ent> {
         let mut v = Vec::new();
-        t_walk(&self.nodes, rq.root, &mut |i| v.push(TaskId(i)));
-        if let Some(c) = rq.curr {
-            if self.se[c.idx()].on_rq {
+        t_walk(&self.nodes, self.rqs[rq.idx()].root, &mut |i| v.push(Ent(i)));
+        if let Some(c) = self.h.rq(rq).curr {
+            if self.h.on_rq(c) && !self.se[c.idx()].in_tree {
                 v.push(c);
             }
         }
         v
     }
 
-    fn ensure(&mut self, ctx: &Ctx, t: TaskId) {
-        if self.se.len() <= t.idx() {
-            let n = (t.idx() + 1).max(ctx.nr_tasks());
-            self.se.resize(n, Se::default());
-            self.nodes.resize(n, Node::default());
-        }
-        if self.rqs.len() < ctx.nr_cpus() {
-            self.rqs.resize(ctx.nr_cpus(), EevdfRq::new());
+    fn ensure(&mut self, ctx: &Ctx, t: Option<TaskId>) {
+        debug_assert_eq!(ctx.nr_cpus(), self.nr_cpus, "a class of another machine");
+        if self.h.ensure(ctx, t) {
+            self.se.resize(self.h.nr_ents(), Se::default());
+            self.nodes.resize(self.h.nr_ents(), Node::default());
+            self.rqs.resize(self.h.nr_rqs(), EevdfRq::default());
         }
     }
 
-    /// Policy flags from the attributes (the weight is taken at enqueue).
+    /// Policy flags and the slice asked for from the attributes (the weight is taken at
+    /// enqueue): `__setscheduler_params` of Linux 6.12 keeps `sched_runtime`, clamped, as
+    /// a custom slice.
     fn refresh_policy(&mut self, ctx: &Ctx, t: TaskId) {
         let a = ctx.task(t).attrs;
-        let se = &mut self.se[t.idx()];
+        let base = self.tun.base_slice;
+        let se = &mut self.se[Ent::task(t).idx()];
         se.idle_policy = a.policy == Policy::Idle;
         se.normal_policy = a.policy == Policy::Other;
+        match a.slice_ns {
+            Some(ns) => {
+                se.custom_slice = true;
+                se.slice = custom_slice_ns(ns);
+            }
+            None if se.custom_slice => {
+                se.custom_slice = false;
+                se.slice = base;
+            }
+            None => {}
+        }
     }
 
     /// (Σ (v_i − v0)·w_i, Σ w_i) over the queued entities, curr included if queued.
     #[inline]
-    fn sums(&self, cpu: CpuId) -> (i128, i128) {
-        let rq = &self.rqs[cpu.idx()];
-        let mut avg = rq.avg_vruntime;
-        let mut load = rq.avg_load as i128;
-        if let Some(c) = rq.curr {
-            let s = &self.se[c.idx()];
-            if s.on_rq && !s.in_tree {
-                avg += (s.vruntime - rq.min_vruntime) as i128 * s.weight as i128;
-                load += s.weight as i128;
+    fn sums(&self, rq: RqId) -> (i128, i128) {
+        let r = &self.rqs[rq.idx()];
+        let mut avg = r.avg_vruntime;
+        let mut load = r.avg_load as i128;
+        if let Some(c) = self.h.rq(rq).curr {
+            if self.h.on_rq(c) && !self.se[c.idx()].in_tree {
+                let w = self.h.weight(c) as i128;
+                avg += (self.se[c.idx()].vruntime - r.min_vruntime) as i128 * w;
+                load += w;
             }
         }
         (avg, load)
     }
 
     /// `avg_vruntime`: V, the load-weighted average vruntime, rounded down.
-    pub fn avg_vruntime(&self, cpu: CpuId) -> i64 {
-        let (avg, load) = self.sums(cpu);
+    pub fn avg_vruntime(&self, rq: RqId) -> i64 {
+        let (avg, load) = self.sums(rq);
         let q = if load > 0 { avg.div_euclid(load) } else { avg };
-        self.rqs[cpu.idx()].min_vruntime + q as i64
+        self.rqs[rq.idx()].min_vruntime + q as i64
     }
 
     /// `vruntime_eligible`: V ≥ v, exactly.
-    pub fn vruntime_eligible(&self, cpu: CpuId, v: i64) -> bool {
-        let (avg, load) = self.sums(cpu);
-        avg >= (v - self.rqs[cpu.idx()].min_vruntime) as i128 * load
+    pub fn vruntime_eligible(&self, rq: RqId, v: i64) -> bool {
+        let (avg, load) = self.sums(rq);
+        avg >= (v - self.rqs[rq.idx()].min_vruntime) as i128 * load
+    }
+
+    fn eligible(&self, rq: RqId, e: Ent) -> bool {
+        self.vruntime_eligible(rq, self.se[e.idx()].vruntime)
+    }
+
+    /// `calc_delta_fair` for an entity.
+    fn delta_fair(&self, delta: u64, e: Ent) -> u64 {
+        let c = &self.h.ents[e.idx()];
+        calc_delta_fair(delta, c.weight, c.inv_weight)
     }
 
     /// `entity_lag(avruntime, se)`: V − v clamped to ±calc_delta_fair(max(2·slice, tick)).
-    fn entity_lag(&self, tick_ns: u64, avruntime: i64, t: TaskId) -> i64 {
-        let se = &self.se[t.idx()];
-        let limit = calc_delta_fair((2 * se.slice).max(tick_ns), se.weight, se.inv_weight) as i64;
+    fn entity_lag(&self, tick_ns: u64, avruntime: i64, e: Ent) -> i64 {
+        let se = &self.se[e.idx()];
+        let limit = self.delta_fair((2 * se.slice).max(tick_ns), e) as i64;
         (avruntime - se.vruntime).clamp(-limit, limit)
     }
 
-    fn tree_insert(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+    /// `__enqueue_entity`: into the tree with a new insertion sequence.
+    fn tree_insert(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent) {
         self.seq += 1;
-        let se = &mut self.se[t.idx()];
+        let seq = self.seq;
+        self.tree_insert_as(ctx, rq, e, seq, mix(seq));
+    }
+
+    fn tree_insert_as(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent, seq: u64, pri: u64) {
+        let se = &mut self.se[e.idx()];
         debug_assert!(!se.in_tree);
         se.in_tree = true;
-        let (v, w) = (se.vruntime, se.weight as u64);
-        self.nodes[t.idx()] = Node {
+        let (v, w) = (se.vruntime, self.h.ents[e.idx()].weight as u64);
+        self.nodes[e.idx()] = Node {
             dl: se.deadline,
-            seq: self.seq,
+            seq,
             v,
             minv: v,
+            slice: se.slice,
+            mins: se.slice,
             l: NIL,
             r: NIL,
-            pri: mix(self.seq),
+            pri,
         };
-        let rq = &mut self.rqs[cpu.idx()];
-        rq.avg_vruntime += (v - rq.min_vruntime) as i128 * w as i128;
-        rq.avg_load += w;
+        let r = &mut self.rqs[rq.idx()];
+        r.avg_vruntime += (v - r.min_vruntime) as i128 * w as i128;
+        r.avg_load += w;
         let mut work = 0;
-        rq.root = t_insert(&mut self.nodes, rq.root, t.0, &mut work);
+        r.root = t_insert(&mut self.nodes, r.root, e.0, &mut work);
         ctx.count_work(work);
     }
 
-    fn tree_remove(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        let se = &mut self.se[t.idx()];
+    /// `__dequeue_entity`.
+    fn tree_remove(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent) {
+        let se = &mut self.se[e.idx()];
         debug_assert!(se.in_tree);
         se.in_tree = false;
-        let (v, w) = (self.nodes[t.idx()].v, se.weight as u64);
-        let rq = &mut self.rqs[cpu.idx()];
-        rq.avg_vruntime -= (v - rq.min_vruntime) as i128 * w as i128;
-        rq.avg_load -= w;
+        let (v, w) = (self.nodes[e.idx()].v, self.h.ents[e.idx()].weight as u64);
+        let r = &mut self.rqs[rq.idx()];
+        r.avg_vruntime -= (v - r.min_vruntime) as i128 * w as i128;
+        r.avg_load -= w;
         let mut work = 0;
-        rq.root = t_remove(&mut self.nodes, rq.root, t.0, &mut work);
+        r.root = t_remove(&mut self.nodes, r.root, e.0, &mut work);
         ctx.count_work(work);
     }
 
     /// `update_min_vruntime` + `__update_min_vruntime` (never backwards; shifts the
     /// `avg_vruntime` sum with v0).
-    fn update_min_vruntime(&mut self, cpu: CpuId) {
-        let rq = &self.rqs[cpu.idx()];
-        let curr = rq
+    fn update_min_vruntime(&mut self, rq: RqId) {
+        let curr = self
+            .h
+            .rq(rq)
             .curr
-            .filter(|c| self.se[c.idx()].on_rq && !self.se[c.idx()].in_tree);
-        let mut v = rq.min_vruntime;
+            .filter(|&c| self.h.on_rq(c) && !self.se[c.idx()].in_tree);
+        let r = &self.rqs[rq.idx()];
+        let mut v = r.min_vruntime;
         if let Some(c) = curr {
             v = self.se[c.idx()].vruntime;
         }
-        if rq.root != NIL {
-            let m = self.nodes[rq.root as usize].minv;
+        if r.root != NIL {
+            let m = self.nodes[r.root as usize].minv;
             v = if curr.is_some() { v.min(m) } else { m };
         }
-        let rq = &mut self.rqs[cpu.idx()];
-        if v > rq.min_vruntime {
-            let d = (v - rq.min_vruntime) as i128;
-            rq.avg_vruntime -= rq.avg_load as i128 * d;
-            rq.min_vruntime = v;
+        let r = &mut self.rqs[rq.idx()];
+        if v > r.min_vruntime {
+            let d = (v - r.min_vruntime) as i128;
+            r.avg_vruntime -= r.avg_load as i128 * d;
+            r.min_vruntime = v;
         }
     }
 
-    /// `place_entity(cfs_rq, se, flags)`; `t` is not accounted on `cpu` yet.
-    fn place_entity(&mut self, cpu: CpuId, t: TaskId, initial: bool) {
-        let vavg = self.avg_vruntime(cpu);
-        let slice = self.tun.base_slice;
-        let rq = &self.rqs[cpu.idx()];
-        let se = self.se[t.idx()];
-        let mut vslice = calc_delta_fair(slice, se.weight, se.inv_weight) as i64;
+    /// `cfs_rq_min_slice`: the smallest slice queued on `rq`, curr included.
+    fn min_slice(&self, rq: RqId) -> Option<u64> {
+        let mut m = None;
+        if let Some(c) = self.h.rq(rq).curr {
+            if self.h.on_rq(c) && !self.se[c.idx()].in_tree {
+                m = Some(self.se[c.idx()].slice);
+            }
+        }
+        let root = self.rqs[rq.idx()].root;
+        if root != NIL {
+            let s = self.nodes[root as usize].mins;
+            m = Some(m.map_or(s, |x: u64| x.min(s)));
+        }
+        m
+    }
+
+    /// `place_entity(cfs_rq, se, flags)`; `e` is not accounted on `rq` yet. A task keeps
+    /// a custom slice; every other entity's request is the base slice.
+    fn place_entity(&mut self, rq: RqId, e: Ent, initial: bool) {
+        let vavg = self.avg_vruntime(rq);
+        if !self.se[e.idx()].custom_slice {
+            self.se[e.idx()].slice = self.tun.base_slice;
+        }
+        let se = self.se[e.idx()];
+        let w = self.h.weight(e) as u64;
+        let mut vslice = self.delta_fair(se.slice, e) as i64;
         let mut lag = 0i64;
-        if self.tun.place_lag && rq.nr_running > 0 {
-            let mut load = rq.avg_load;
-            if let Some(c) = rq.curr {
-                let cs = &self.se[c.idx()];
-                if c != t && cs.on_rq && !cs.in_tree {
-                    load += cs.weight as u64;
+        if self.tun.place_lag && self.h.rq(rq).nr_running > 0 {
+            let mut load = self.rqs[rq.idx()].avg_load;
+            if let Some(c) = self.h.rq(rq).curr {
+                if c != e && self.h.on_rq(c) && !self.se[c.idx()].in_tree {
+                    load += self.h.weight(c) as u64;
                 }
             }
-            let num = se.vlag as i128 * (load + se.weight as u64) as i128;
+            let num = se.vlag as i128 * (load + w) as i128;
             // div_s64 truncates toward zero.
             lag = (num / load.max(1) as i128) as i64;
         }
         if initial && self.tun.place_deadline_initial {
             vslice /= 2;
         }
-        let s = &mut self.se[t.idx()];
-        s.slice = slice;
+        let s = &mut self.se[e.idx()];
         s.vruntime = vavg - lag;
         s.deadline = s.vruntime + vslice;
         s.placed = true;
     }
 
-    /// `update_deadline`: a consumed request gets a new deadline (and a reschedule if
-    /// others wait, when `resched`).
-    fn update_deadline(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, resched: bool) -> bool {
+    /// `update_deadline`: a consumed request gets a new deadline; true if it did.
+    fn update_deadline(&mut self, e: Ent) -> bool {
         let base = self.tun.base_slice;
-        let se = &mut self.se[t.idx()];
-        if se.vruntime < se.deadline {
+        if self.se[e.idx()].vruntime < self.se[e.idx()].deadline {
             return false;
         }
-        se.slice = base;
-        se.deadline = se.vruntime + calc_delta_fair(se.slice, se.weight, se.inv_weight) as i64;
-        if resched && self.rqs[cpu.idx()].nr_running > 1 {
-            ctx.resched(cpu);
+        if !self.se[e.idx()].custom_slice {
+            self.se[e.idx()].slice = base;
         }
+        let vslice = self.delta_fair(self.se[e.idx()].slice, e) as i64;
+        let se = &mut self.se[e.idx()];
+        se.deadline = se.vruntime + vslice;
         true
     }
 
-    /// `pick_eevdf(cfs_rq)` with `curr` the running entity (or none, as after
+    /// `pick_eevdf(cfs_rq)` with `curr` the running entity of `rq` (or none, as after
     /// put_prev): the eligible entity with the earliest virtual deadline.
-    pub fn pick_eevdf(&self, cpu: CpuId, curr: Option<TaskId>) -> Option<TaskId> {
-        let rq = &self.rqs[cpu.idx()];
-        let curr = curr.filter(|c| {
-            let s = &self.se[c.idx()];
-            s.on_rq && !s.in_tree && s.cpu == cpu
-        });
-        if rq.nr_running == 1 {
-            return curr.or(if rq.root == NIL {
-                None
-            } else {
-                Some(TaskId(rq.root))
-            });
+    fn pick_eevdf(&self, rq: RqId, curr: Option<Ent>) -> Option<Ent> {
+        let root = self.rqs[rq.idx()].root;
+        let curr = curr.filter(|&c| self.h.on_rq(c) && !self.se[c.idx()].in_tree);
+        if self.h.rq(rq).nr_running == 1 {
+            return curr.or((root != NIL).then_some(Ent(root)));
         }
-        let curr = curr.filter(|c| self.vruntime_eligible(cpu, self.se[c.idx()].vruntime));
+        let curr = curr.filter(|&c| self.eligible(rq, c));
         if let Some(c) = curr {
             let s = &self.se[c.idx()];
             if self.tun.run_to_parity && s.protect == s.deadline {
                 return Some(c);
             }
         }
-        let mut node = rq.root;
+        let mut node = root;
         let mut best: Option<u32> = None;
         while node != NIL {
             let n = &self.nodes[node as usize];
-            if n.l != NIL && self.vruntime_eligible(cpu, self.nodes[n.l as usize].minv) {
+            if n.l != NIL && self.vruntime_eligible(rq, self.nodes[n.l as usize].minv) {
                 node = n.l;
                 continue;
             }
-            if self.vruntime_eligible(cpu, n.v) {
+            if self.vruntime_eligible(rq, n.v) {
                 best = Some(node);
                 break;
             }
             node = n.r;
         }
-        let best = best.map(TaskId);
+        let best = best.map(Ent);
         match (best, curr) {
-            (None, c) => c.or_else(|| self.leftmost(cpu)),
+            (None, c) => c.or_else(|| self.leftmost(rq)),
             (Some(b), Some(c)) if self.se[c.idx()].deadline < self.nodes[b.idx()].dl => Some(c),
             (b, _) => b,
         }
     }
 
+    /// The running task's pick on `cpu` (`pick_eevdf` of its CPU's root run queue, with
+    /// `curr`), for the tests.
+    pub fn pick_eevdf_root(&self, cpu: CpuId) -> Option<Ent> {
+        let rq = RqId::root(cpu);
+        self.pick_eevdf(rq, self.h.rq(rq).curr)
+    }
+
     /// The entity with the earliest deadline (`__pick_first_entity`).
-    fn leftmost(&self, cpu: CpuId) -> Option<TaskId> {
-        let mut i = self.rqs[cpu.idx()].root;
+    fn leftmost(&self, rq: RqId) -> Option<Ent> {
+        let mut i = self.rqs[rq.idx()].root;
         if i == NIL {
             return None;
         }
         while self.nodes[i as usize].l != NIL {
             i = self.nodes[i as usize].l;
         }
-        Some(TaskId(i))
+        Some(Ent(i))
     }
 
-    fn account_enqueue(&mut self, cpu: CpuId, t: TaskId) {
-        let se = &mut self.se[t.idx()];
-        se.on_rq = true;
-        se.cpu = cpu;
-        let rq = &mut self.rqs[cpu.idx()];
-        rq.nr_running += 1;
-        rq.load += se.weight as u64;
-        rq.nr_idle += u32::from(se.idle_policy);
+    /// `cancel_protect_slice`.
+    fn cancel_protect(&mut self, e: Ent) {
+        self.se[e.idx()].protect = NO_PROTECT;
     }
 
-    fn account_dequeue(&mut self, cpu: CpuId, t: TaskId) {
-        let se = &mut self.se[t.idx()];
-        se.on_rq = false;
-        let rq = &mut self.rqs[cpu.idx()];
-        rq.nr_running -= 1;
-        rq.load -= se.weight as u64;
-        rq.nr_idle -= u32::from(se.idle_policy);
+    /// `do_preempt_short` (6.12): the wakee has a shorter slice, is eligible, and either
+    /// its deadline is earlier or the current entity is no longer eligible.
+    fn do_preempt_short(&self, rq: RqId, pse: Ent, se: Ent) -> bool {
+        self.tun.preempt_short
+            && self.se[pse.idx()].slice < self.se[se.idx()].slice
+            && self.eligible(rq, pse)
+            && (self.se[pse.idx()].deadline < self.se[se.idx()].deadline
+                || !self.eligible(rq, se))
     }
 
-    /// `dequeue_entity` without the min_vruntime update: save the lag, leave the tree.
-    fn dequeue_entity(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        let v = self.avg_vruntime(cpu);
-        self.se[t.idx()].vlag = self.entity_lag(ctx.tick_ns(), v, t);
-        if self.se[t.idx()].in_tree {
-            self.tree_remove(ctx, cpu, t);
-        }
-        self.account_dequeue(cpu, t);
+    /// `did_preempt_short` (6.12): the current entity lost its protection and is no
+    /// longer eligible.
+    fn did_preempt_short(&self, rq: RqId, curr: Ent) -> bool {
+        let s = &self.se[curr.idx()];
+        self.tun.preempt_short && s.protect != s.deadline && !self.eligible(rq, curr)
     }
 
-    /// `check_preempt_wakeup_fair` for a fair wakee `t` on `cpu`.
+    /// `check_preempt_wakeup_fair` (6.12) for a fair wakee `t` on `cpu`: after
+    /// `find_matching_se`, a SCHED_IDLE current task is preempted by a non-idle wakee;
+    /// otherwise a SCHED_NORMAL wakee preempts iff `pick_eevdf` of the matched level
+    /// would pick its entity, PREEMPT_SHORT first cancelling the current entity's
+    /// RUN_TO_PARITY protection for a wakee with a shorter slice.
     fn check_preempt_wakeup(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        let Some(curr) = self.rqs[cpu.idx()].curr else {
+        let Some(curr) = self.h.curr_task(cpu) else {
             if ctx.curr(cpu).is_none() {
                 ctx.resched(cpu);
             }
@@ -804,67 +873,271 @@ impl LinuxEevdf {
         if curr == t || ctx.need_resched(cpu) || !self.tun.wakeup_preemption {
             return;
         }
-        let pse = self.se[t.idx()];
-        let cse = self.se[curr.idx()];
-        if cse.idle_policy && !pse.idle_policy {
+        let (se, pse) = self.h.find_matching_se(Ent::task(curr), Ent::task(t));
+        let idle = |e: Ent| e.is_task() && self.se[e.idx()].idle_policy;
+        let (cse_idle, pse_idle) = (idle(se), idle(pse));
+        if cse_idle && !pse_idle {
+            self.cancel_protect(se);
             ctx.resched(cpu);
             return;
         }
-        if cse.idle_policy != pse.idle_policy || !pse.normal_policy {
+        if cse_idle != pse_idle || !self.se[Ent::task(t).idx()].normal_policy {
             return;
         }
-        if self.tun.preempt_short && pse.slice < cse.slice {
-            // cancel_protect_slice
-            self.se[curr.idx()].protect = NO_PROTECT;
+        let rq = self.h.rq_of(se);
+        self.update_curr_rq(ctx, rq);
+        if self.do_preempt_short(rq, pse, se) {
+            self.cancel_protect(se);
         }
-        if self.pick_eevdf(cpu, Some(curr)) == Some(t) {
+        if self.pick_eevdf(rq, Some(se)) == Some(pse) {
             ctx.resched(cpu);
         }
+    }
+
+    /// `update_curr(cfs_rq)`: v += calc_delta_fair(delta), `update_deadline`,
+    /// min_vruntime; a consumed request (or, with PREEMPT_SHORT, a current entity that
+    /// lost its protection and its eligibility) reschedules when others are queued here.
+    fn update_curr_rq(&mut self, ctx: &mut Ctx, rq: RqId) {
+        let delta = std::mem::take(&mut self.h.rq_mut(rq).pending_ns);
+        let Some(e) = self.h.rq(rq).curr else { return };
+        if delta == 0 {
+            return;
+        }
+        let dv = self.delta_fair(delta, e) as i64;
+        self.se[e.idx()].vruntime += dv;
+        self.se[e.idx()].exec_start = ctx.now();
+        let resched = self.update_deadline(e);
+        self.update_min_vruntime(rq);
+        if self.h.rq(rq).nr_running == 1 {
+            return;
+        }
+        if resched || self.did_preempt_short(rq, e) {
+            ctx.resched(self.h.cpu_of(rq));
+        }
+    }
+
+    /// A task that is not the current entity of its run queue (it was put by an attribute
+    /// change and not picked yet) still ran: charge its own entity.
+    fn charge_alone(&mut self, ctx: &mut Ctx, t: TaskId, delta: u64) {
+        let e = Ent::task(t);
+        let rq = self.h.rq_of(e);
+        let in_tree = self.se[e.idx()].in_tree;
+        if in_tree {
+            self.tree_remove(ctx, rq, e);
+        }
+        let dv = self.delta_fair(delta, e) as i64;
+        self.se[e.idx()].vruntime += dv;
+        self.se[e.idx()].exec_start = ctx.now();
+        self.update_deadline(e);
+        if in_tree {
+            self.tree_insert(ctx, rq, e);
+        }
+        self.update_min_vruntime(rq);
     }
 
     /// Runnable (not delayed) fair tasks of `cpu`.
     pub fn nr_runnable(&self, cpu: CpuId) -> u32 {
-        let rq = &self.rqs[cpu.idx()];
-        rq.nr_running - rq.nr_delayed
+        self.h.h_nr_runnable(cpu)
     }
 
-    fn set_delayed(&mut self, cpu: CpuId, t: TaskId, on: bool) {
-        let se = &mut self.se[t.idx()];
+    /// DELAY_DEQUEUE (`set_delayed`): a non-eligible sleeper stays queued; the counts of
+    /// its path say so.
+    fn set_delayed(&mut self, rq: RqId, e: Ent, on: bool) {
+        let se = &mut self.se[e.idx()];
         debug_assert_ne!(se.delayed, on);
         se.delayed = on;
-        let idle = u32::from(se.idle_policy);
-        let rq = &mut self.rqs[cpu.idx()];
-        if on {
-            rq.nr_delayed += 1;
-            rq.nr_delayed_idle += idle;
-        } else {
-            rq.nr_delayed -= 1;
-            rq.nr_delayed_idle -= idle;
-        }
+        let idle = i32::from(se.idle_policy);
+        let n = if on { 1 } else { -1 };
+        self.h.add_h_delayed(rq, n, n * idle);
     }
 
-    /// `dequeue_entities(DEQUEUE_SLEEP | DEQUEUE_DELAYED)` →
-    /// `finish_delayed_dequeue_entity`: the delayed entity finally leaves; DELAY_ZERO
-    /// clips a positive lag to 0.
+    /// `dequeue_entities(DEQUEUE_SLEEP | DEQUEUE_DELAYED)`: the delayed task finally
+    /// leaves, and so does each ancestor whose run queue it leaves empty.
     fn finish_delayed_dequeue(&mut self, ctx: &mut Ctx, t: TaskId) {
-        let cpu = self.se[t.idx()].cpu;
-        self.set_delayed(cpu, t, false);
-        self.dequeue_entity(ctx, cpu, t);
-        self.update_min_vruntime(cpu);
-        if self.tun.delay_zero && self.se[t.idx()].vlag > 0 {
-            self.se[t.idx()].vlag = 0;
+        let idle = self.se[Ent::task(t).idx()].idle_policy;
+        group::dequeue_task(self, ctx, t, Deq::Delayed, idle);
+    }
+
+    /// detach_task + attach_task: the lag is saved on the source and restored on the
+    /// destination.
+    fn move_task(&mut self, ctx: &mut Ctx, t: TaskId, dst: CpuId) {
+        let idle = self.se[Ent::task(t).idx()].idle_policy;
+        group::dequeue_task(self, ctx, t, Deq::Migrate, idle);
+        ctx.set_task_cpu(t, dst);
+        group::enqueue_task(self, ctx, dst, t, Enq::Migrate, idle);
+    }
+
+    /// The entity the previous fair task of `rq`'s CPU ran under at `rq`'s level, while
+    /// the pick that follows its `put_prev` stands for the kernel's (`curr` still set).
+    fn prev_on(&self, ctx: &Ctx, rq: RqId) -> Option<Ent> {
+        let cpu = self.h.cpu_of(rq);
+        let p = self.put_task[cpu.idx()]?;
+        if ctx.curr(cpu) != Some(p) {
+            return None;
+        }
+        self.h.ancestor_on(Ent::task(p), rq)
+    }
+}
+
+impl GroupClass for LinuxEevdf {
+    fn h(&self) -> &Hierarchy {
+        &self.h
+    }
+
+    fn h_mut(&mut self) -> &mut Hierarchy {
+        &mut self.h
+    }
+
+    /// `enqueue_entity`: `place_entity` (before `update_curr` for the current entity,
+    /// after it otherwise) with the group weight updated first, then the accounting and
+    /// the tree unless it is the running entity.
+    fn enqueue_entity(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent, how: Enq) {
+        let curr = self.h.rq(rq).curr == Some(e);
+        let initial = how == Enq::New || (e.is_task() && !self.se[e.idx()].placed);
+        self.h.ents[e.idx()].rq = rq;
+        if curr {
+            self.place_entity(rq, e, initial);
+        }
+        self.update_curr_rq(ctx, rq);
+        group::update_cfs_group(self, ctx, e);
+        if !curr {
+            self.place_entity(rq, e, initial);
+        }
+        self.h.account_enqueue(rq, e);
+        if how == Enq::Migrate {
+            self.se[e.idx()].exec_start = NEVER;
+        }
+        if !curr {
+            self.tree_insert(ctx, rq, e);
         }
     }
 
-    /// detach_task + attach_task: the lag is saved on `src` and restored on `dst`.
-    fn move_task(&mut self, ctx: &mut Ctx, t: TaskId, src: CpuId, dst: CpuId) {
-        self.dequeue_entity(ctx, src, t);
-        self.update_min_vruntime(src);
-        ctx.set_task_cpu(t, dst);
-        self.se[t.idx()].exec_start = NEVER;
-        self.place_entity(dst, t, false);
-        self.account_enqueue(dst, t);
-        self.tree_insert(ctx, dst, t);
+    /// `dequeue_entity`: `update_entity_lag`, leave the tree, min_vruntime moves on except
+    /// for DEQUEUE_SAVE; with DELAY_DEQUEUE a sleeping task that is not eligible stays.
+    fn dequeue_entity(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent, how: Deq) -> bool {
+        self.update_curr_rq(ctx, rq);
+        if how == Deq::Sleep
+            && e.is_task()
+            && self.tun.delay_dequeue
+            && !self.eligible(rq, e)
+        {
+            self.set_delayed(rq, e, true);
+            return false;
+        }
+        let v = self.avg_vruntime(rq);
+        self.se[e.idx()].vlag = self.entity_lag(ctx.tick_ns(), v, e);
+        if self.se[e.idx()].in_tree {
+            self.tree_remove(ctx, rq, e);
+        }
+        self.h.account_dequeue(rq, e);
+        group::update_cfs_group(self, ctx, e);
+        if how == Deq::Delayed {
+            self.set_delayed(rq, e, false);
+            if self.tun.delay_zero && self.se[e.idx()].vlag > 0 {
+                self.se[e.idx()].vlag = 0;
+            }
+        }
+        if how != Deq::Save {
+            self.update_min_vruntime(rq);
+        }
+        true
+    }
+
+    fn update_curr(&mut self, ctx: &mut Ctx, rq: RqId) {
+        self.update_curr_rq(ctx, rq);
+    }
+
+    /// `reweight_entity` (6.7+ `reweight_eevdf`): a queued entity keeps its lag
+    /// (`v' = V − vl·w/w'`) and its deadline's distance from V scales the same way; a
+    /// dequeued one's saved lag is scaled by `w/w'`.
+    fn reweight_entity(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent, weight: u32) {
+        let old = self.h.weight(e) as i128;
+        if self.h.on_rq(e) {
+            self.update_curr_rq(ctx, rq);
+            let avr = self.avg_vruntime(rq);
+            let in_tree = self.se[e.idx()].in_tree;
+            if in_tree {
+                self.tree_remove(ctx, rq, e);
+            }
+            let se = self.se[e.idx()];
+            if avr != se.vruntime {
+                let vlag = self.entity_lag(ctx.tick_ns(), avr, e) as i128;
+                self.se[e.idx()].vruntime = avr - (vlag * old / weight as i128) as i64;
+            }
+            let vslice = (se.deadline - avr) as i128;
+            self.se[e.idx()].deadline = avr + (vslice * old / weight as i128) as i64;
+            self.h.set_weight(e, weight, 0);
+            if in_tree {
+                self.tree_insert(ctx, rq, e);
+            }
+        } else {
+            let se = &mut self.se[e.idx()];
+            se.vlag = (se.vlag as i128 * old / weight as i128) as i64;
+            self.h.set_weight(e, weight, 0);
+        }
+    }
+
+    /// `put_prev_entity`: a still-queued entity goes back into the tree.
+    fn put_prev_entity(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent) {
+        if self.h.on_rq(e) {
+            self.update_curr_rq(ctx, rq);
+            if !self.se[e.idx()].in_tree {
+                self.tree_insert(ctx, rq, e);
+            }
+        }
+        self.h.rq_mut(rq).curr = None;
+        self.h.rq_mut(rq).pending_ns = 0;
+        self.se[e.idx()].exec_start = ctx.now();
+    }
+
+    /// `pick_next_entity` + `set_next_entity`: the previous task's entity at this level
+    /// if RUN_TO_PARITY still protects it, else `pick_eevdf`; a delayed task picked
+    /// completes its dequeue instead. The picked entity's deadline is stashed for
+    /// RUN_TO_PARITY.
+    fn pick_entity(&mut self, ctx: &mut Ctx, rq: RqId) -> Option<Ent> {
+        let protected = self.prev_on(ctx, rq).filter(|&p| {
+            let s = &self.se[p.idx()];
+            self.tun.run_to_parity
+                && self.h.on_rq(p)
+                && s.in_tree
+                && !s.delayed
+                && s.protect == s.deadline
+                && self.eligible(rq, p)
+        });
+        let pick = match protected {
+            Some(p) => p,
+            None => self.pick_eevdf(rq, None)?,
+        };
+        if self.se[pick.idx()].delayed {
+            let t = pick.task_id().expect("only tasks are delayed");
+            self.finish_delayed_dequeue(ctx, t);
+            return None;
+        }
+        self.tree_remove(ctx, rq, pick);
+        self.h.rq_mut(rq).curr = Some(pick);
+        self.h.rq_mut(rq).pending_ns = 0;
+        let se = &mut self.se[pick.idx()];
+        se.protect = se.deadline;
+        se.exec_start = ctx.now();
+        Some(pick)
+    }
+
+    /// 6.12 (`enqueue_task_fair`/`dequeue_entities`): a group entity's slice is the
+    /// smallest slice of the run queue it owns.
+    fn group_slice_changed(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent) {
+        let Some(q) = self.h.my_q(e) else { return };
+        let Some(slice) = self.min_slice(q) else { return };
+        let se = &mut self.se[e.idx()];
+        se.custom_slice = true;
+        if se.slice == slice {
+            return;
+        }
+        se.slice = slice;
+        if se.in_tree {
+            let (seq, pri) = (self.nodes[e.idx()].seq, self.nodes[e.idx()].pri);
+            self.tree_remove(ctx, rq, e);
+            self.tree_insert_as(ctx, rq, e, seq, pri);
+        }
     }
 }
 
@@ -873,10 +1146,13 @@ impl Scheduler for LinuxEevdf {
         PolicyInfo {
             name: "linux-eevdf-fair",
             summary: "Linux EEVDF fair class (6.6+): weighted average vruntime, lag, eligibility, \
-                      virtual deadlines, PLACE_LAG, RUN_TO_PARITY, pull load balancing",
+                      virtual deadlines, PLACE_LAG, RUN_TO_PARITY, custom slices, group \
+                      scheduling, pull load balancing",
             source: "torvalds/linux kernel/sched/fair.c (6.6-6.9 tree, reference index file \
                      2155571): avg_vruntime, entity_lag, vruntime_eligible, pick_eevdf, \
-                     update_deadline, place_entity; Stoica & Abdel-Wahab TR-95-22 (1995)",
+                     update_deadline, place_entity; Linux 6.12.117 fair.c custom slices, \
+                     PREEMPT_SHORT, reweight_eevdf, calc_group_shares; Stoica & \
+                     Abdel-Wahab TR-95-22 (1995)",
             params: tunables::listing(&tunables()),
         }
     }
@@ -894,42 +1170,44 @@ impl Scheduler for LinuxEevdf {
         Ok(())
     }
 
+    /// Both: custom slices as Linux 6.12 has them, and fair group scheduling.
+    fn models(&self, _feature: Feature) -> Result<(), String> {
+        Ok(())
+    }
+
     /// `task_fork_fair`/`__sched_fork`: zero lag; placed (with ENQUEUE_INITIAL) on the CPU
     /// `wake_up_new_task` enqueues it on.
     fn task_new(&mut self, ctx: &mut Ctx, t: TaskId, _parent: Option<TaskId>) {
-        self.ensure(ctx, t);
+        self.ensure(ctx, Some(t));
+        let e = Ent::task(t);
+        self.se[e.idx()] = Se::default();
         self.refresh_policy(ctx, t);
         let (w, inv) = weight_of(&ctx.task(t).attrs);
-        let se = &mut self.se[t.idx()];
-        *se = Se {
-            weight: w,
-            inv_weight: inv,
-            cpu: ctx.task(t).cpu,
-            idle_policy: se.idle_policy,
-            normal_policy: se.normal_policy,
-            ..Se::default()
-        };
+        self.h.set_weight(e, w, inv);
+        self.h.ents[e.idx()].rq = self.h.rq_of_group(ctx.task(t).group, ctx.task(t).cpu);
     }
 
     fn task_exit(&mut self, ctx: &mut Ctx, t: TaskId) {
-        self.ensure(ctx, t);
-        if self.se[t.idx()].delayed {
+        self.ensure(ctx, Some(t));
+        if self.se[Ent::task(t).idx()].delayed {
             self.finish_delayed_dequeue(ctx, t);
         }
-        for rq in &mut self.rqs {
-            if rq.curr == Some(t) {
-                rq.curr = None;
-            }
+        let cpu = self.h.cpu_of(self.h.rq_of(Ent::task(t)));
+        if self.h.curr_task(cpu) == Some(t) {
+            group::put_prev_task(self, ctx, t);
         }
     }
 
     /// `select_task_rq_fair` (cpu/fair/placement.rs); a delayed task is still queued:
     /// `ttwu_runnable` requeues it where it is.
     fn select_cpu(&mut self, ctx: &mut Ctx, t: TaskId, prev: CpuId, kind: WakeKind) -> CpuId {
-        self.ensure(ctx, t);
-        let se = self.se[t.idx()];
-        if se.delayed && ctx.task(t).affinity.contains(se.cpu) {
-            return se.cpu;
+        self.ensure(ctx, Some(t));
+        let e = Ent::task(t);
+        if self.se[e.idx()].delayed {
+            let cpu = self.h.cpu_of(self.h.rq_of(e));
+            if ctx.task(t).affinity.contains(cpu) {
+                return cpu;
+            }
         }
         let mut smp = std::mem::take(&mut self.smp);
         let cpu = smp.select_task_rq(ctx, self, t, prev, kind);
@@ -937,173 +1215,147 @@ impl Scheduler for LinuxEevdf {
         cpu
     }
 
-    /// `enqueue_task_fair` → `enqueue_entity`: a weight change while off the queue scales
-    /// the saved lag (`reweight_entity`), `place_entity` sets v and vd from V and the lag,
-    /// then the entity is accounted and inserted unless it is the running one.
+    /// `enqueue_task_fair` (cpu/fair/group.rs): a delayed task woken where it waits is
+    /// requeued (`requeue_delayed_entity`); otherwise a weight change while off the queue
+    /// scales the saved lag (`reweight_entity`) and the entity is placed and queued up the
+    /// hierarchy.
     fn enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
-        self.ensure(ctx, t);
+        self.ensure(ctx, Some(t));
+        let e = Ent::task(t);
         let (w, inv) = weight_of(&ctx.task(t).attrs);
-        if self.se[t.idx()].delayed {
-            let se = self.se[t.idx()];
-            let same_policy = se.idle_policy == (ctx.task(t).attrs.policy == Policy::Idle);
-            if se.cpu == cpu && se.weight == w && same_policy {
-                // requeue_delayed_entity: v and vd are kept unless DELAY_ZERO finds a positive
-                // lag, which is dropped (the entity is re-placed at V).
-                let v = self.avg_vruntime(cpu);
-                let lag = self.entity_lag(ctx.tick_ns(), v, t);
+        if self.se[e.idx()].delayed {
+            let rq = self.h.rq_of(e);
+            let leaf = self.h.rq_of_group(ctx.task(t).group, cpu);
+            let same_policy =
+                self.se[e.idx()].idle_policy == (ctx.task(t).attrs.policy == Policy::Idle);
+            let same_slice = self.se[e.idx()].custom_slice == ctx.task(t).attrs.slice_ns.is_some();
+            if rq == leaf && self.h.weight(e) == w && same_policy && same_slice {
+                // requeue_delayed_entity: v and vd are kept unless DELAY_ZERO finds a
+                // positive lag, which is dropped (the entity is re-placed at V).
+                let v = self.avg_vruntime(rq);
+                let lag = self.entity_lag(ctx.tick_ns(), v, e);
                 if !(self.tun.delay_zero && lag > 0) {
-                    self.set_delayed(cpu, t, false);
+                    self.set_delayed(rq, e, false);
                     return;
                 }
             }
             // Woken elsewhere, reweighted or re-placed: finish the delayed dequeue first.
             self.finish_delayed_dequeue(ctx, t);
         }
+        debug_assert!(!self.h.on_rq(e), "eevdf enqueue of queued {t:?}");
         self.refresh_policy(ctx, t);
-        debug_assert!(!self.se[t.idx()].on_rq, "eevdf enqueue of queued {t:?}");
-        let se = &mut self.se[t.idx()];
-        if se.placed && w != se.weight {
-            se.vlag = (se.vlag as i128 * se.weight as i128 / w as i128) as i64;
+        let old = self.h.weight(e);
+        if self.se[e.idx()].placed && w != old {
+            let se = &mut self.se[e.idx()];
+            se.vlag = (se.vlag as i128 * old as i128 / w as i128) as i64;
         }
-        se.weight = w;
-        se.inv_weight = inv;
-        let initial = kind == EnqueueKind::New || !se.placed;
-        self.place_entity(cpu, t, initial);
-        self.account_enqueue(cpu, t);
-        if self.rqs[cpu.idx()].curr != Some(t) {
-            self.tree_insert(ctx, cpu, t);
-        }
+        self.h.set_weight(e, w, inv);
+        let how = match kind {
+            EnqueueKind::Wakeup => Enq::Wakeup,
+            EnqueueKind::New => Enq::New,
+            EnqueueKind::Restore => Enq::Restore,
+        };
+        let idle = self.se[e.idx()].idle_policy;
+        group::enqueue_task(self, ctx, cpu, t, how, idle);
     }
 
-    /// `dequeue_task_fair` → `dequeue_entity`: `update_entity_lag`, leave the tree,
-    /// min_vruntime moves on except for DEQUEUE_SAVE.
-    fn dequeue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: DequeueKind) {
-        self.ensure(ctx, t);
-        if !self.se[t.idx()].on_rq {
+    /// `dequeue_task_fair` → `dequeue_entities` (cpu/fair/group.rs); a delayed task
+    /// finishes its delayed dequeue.
+    fn dequeue(&mut self, ctx: &mut Ctx, _cpu: CpuId, t: TaskId, kind: DequeueKind) {
+        self.ensure(ctx, Some(t));
+        let e = Ent::task(t);
+        if !self.h.on_rq(e) {
             return;
         }
-        if self.se[t.idx()].delayed {
+        if self.se[e.idx()].delayed {
             self.finish_delayed_dequeue(ctx, t);
             return;
         }
-        debug_assert_eq!(self.se[t.idx()].cpu, cpu);
-        let cpu = self.se[t.idx()].cpu;
-        if kind == DequeueKind::Sleep
-            && self.tun.delay_dequeue
-            && !self.vruntime_eligible(cpu, self.se[t.idx()].vruntime)
-        {
-            // DELAY_DEQUEUE: a non-eligible sleeper stays queued to burn off its negative
-            // lag; it leaves when picked (or woken elsewhere).
-            self.set_delayed(cpu, t, true);
-            return;
-        }
-        self.dequeue_entity(ctx, cpu, t);
-        if kind != DequeueKind::Save {
-            self.update_min_vruntime(cpu);
-        }
+        let how = match kind {
+            DequeueKind::Sleep => Deq::Sleep,
+            DequeueKind::Exit => Deq::Exit,
+            DequeueKind::Save => Deq::Save,
+        };
+        let idle = self.se[e.idx()].idle_policy;
+        group::dequeue_task(self, ctx, t, how, idle);
     }
 
     fn wakeup_preempt(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        self.ensure(ctx, t);
+        self.ensure(ctx, Some(t));
         self.check_preempt_wakeup(ctx, cpu, t);
     }
 
-    /// `put_prev_entity`: a still-queued entity goes back into the tree.
+    /// `put_prev_task_fair`.
     fn put_prev(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        self.ensure(ctx, t);
-        if self.rqs[cpu.idx()].curr == Some(t) {
-            self.rqs[cpu.idx()].curr = None;
-            let s = self.se[t.idx()];
-            if s.on_rq && !s.in_tree {
-                self.tree_insert(ctx, cpu, t);
-            }
+        self.ensure(ctx, Some(t));
+        if self.h.curr_task(cpu) == Some(t) {
+            group::put_prev_task(self, ctx, t);
         }
-        self.se[t.idx()].exec_start = ctx.now();
+        self.put_task[cpu.idx()] = Some(t);
+        self.se[Ent::task(t).idx()].exec_start = ctx.now();
     }
 
-    /// `pick_next_task_fair` (simple path: prev already put) → `pick_eevdf` +
-    /// `set_next_entity` (stash the deadline for RUN_TO_PARITY).
+    /// `pick_next_task_fair`: descend from the root run queue (cpu/fair/group.rs).
     fn pick_next(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
-        if cpu.idx() >= self.rqs.len() {
-            return None;
+        self.ensure(ctx, None);
+        if let Some(c) = self.h.curr_task(cpu) {
+            // Not put back by put_prev (e.g. it changed class while running).
+            group::put_prev_task(self, ctx, c);
         }
-        if let Some(c) = self.rqs[cpu.idx()].curr.take() {
-            let s = self.se[c.idx()];
-            if s.on_rq && !s.in_tree {
-                self.tree_insert(ctx, cpu, c);
-            }
-        }
-        let pick = loop {
-            if self.rqs[cpu.idx()].root == NIL {
-                return None;
-            }
-            let p = self.pick_eevdf(cpu, None)?;
-            if !self.se[p.idx()].delayed {
-                break p;
-            }
-            // pick_next_entity of a delayed entity: finish its dequeue and pick again.
-            self.finish_delayed_dequeue(ctx, p);
-        };
-        self.tree_remove(ctx, cpu, pick);
-        self.rqs[cpu.idx()].curr = Some(pick);
-        let se = &mut self.se[pick.idx()];
-        se.protect = se.deadline;
-        se.exec_start = ctx.now();
-        Some(pick)
+        let next = group::pick_next_task(self, ctx, cpu);
+        self.put_task[cpu.idx()] = None;
+        next
     }
 
-    /// `update_curr`: v += calc_delta_fair(delta), `update_deadline`, min_vruntime.
-    fn update_curr(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, delta_ns: u64) {
-        self.ensure(ctx, t);
-        let s = self.se[t.idx()];
-        let tree_cpu = s.cpu;
-        if s.in_tree {
-            self.tree_remove(ctx, tree_cpu, t);
+    /// `update_curr`, owed to every level of the task's path (cpu/fair/group.rs).
+    fn update_curr(&mut self, ctx: &mut Ctx, _cpu: CpuId, t: TaskId, delta_ns: u64) {
+        self.ensure(ctx, Some(t));
+        if !group::update_curr_task(self, ctx, t, delta_ns) {
+            self.charge_alone(ctx, t, delta_ns);
         }
-        let se = &mut self.se[t.idx()];
-        se.vruntime += calc_delta_fair(delta_ns, se.weight, se.inv_weight) as i64;
-        se.exec_start = ctx.now();
-        let is_curr = self.rqs[cpu.idx()].curr == Some(t);
-        self.update_deadline(ctx, cpu, t, is_curr);
-        if s.in_tree {
-            self.tree_insert(ctx, tree_cpu, t);
-        }
-        self.update_min_vruntime(cpu);
     }
 
-    /// `task_tick_fair` → `entity_tick`: only `update_curr` (done by the engine); EEVDF
-    /// has no tick preemption besides `update_deadline`.
-    fn tick(&mut self, _ctx: &mut Ctx, _cpu: CpuId, _t: TaskId) {}
+    /// `task_tick_fair` → `entity_tick` on every level: `update_curr` (EEVDF has no
+    /// tick preemption besides `update_deadline`) and the group weights.
+    fn tick(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+        if self.h.curr_task(cpu) == Some(t) {
+            group::tick_task(self, ctx, t);
+        }
+    }
 
-    /// `yield_task_fair`: the current request counts as done (`deadline += r/w`).
+    /// `yield_task_fair` (6.6): the current request counts as done
+    /// (`deadline += r/w`).
     fn yield_task(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        self.ensure(ctx, t);
-        if self.rqs[cpu.idx()].nr_running <= 1 {
+        self.ensure(ctx, Some(t));
+        if self.h.rq(RqId::root(cpu)).h_nr_running <= 1 {
             return;
         }
-        let s = self.se[t.idx()];
-        if s.in_tree {
-            self.tree_remove(ctx, s.cpu, t);
+        let e = Ent::task(t);
+        let rq = self.h.rq_of(e);
+        self.update_curr_rq(ctx, rq);
+        let in_tree = self.se[e.idx()].in_tree;
+        if in_tree {
+            self.tree_remove(ctx, rq, e);
         }
-        let se = &mut self.se[t.idx()];
-        se.deadline += calc_delta_fair(se.slice, se.weight, se.inv_weight) as i64;
-        if s.in_tree {
-            self.tree_insert(ctx, s.cpu, t);
+        let d = self.delta_fair(self.se[e.idx()].slice, e) as i64;
+        self.se[e.idx()].deadline += d;
+        if in_tree {
+            self.tree_insert(ctx, rq, e);
         }
     }
 
     /// `prio_changed_fair` (the new weight was applied at the ENQUEUE_RESTORE).
     fn prio_changed(&mut self, ctx: &mut Ctx, t: TaskId, old: SchedAttrs) {
-        self.ensure(ctx, t);
-        let se = self.se[t.idx()];
-        if !se.on_rq || se.delayed {
+        self.ensure(ctx, Some(t));
+        let e = Ent::task(t);
+        if !self.h.on_rq(e) || self.se[e.idx()].delayed {
             return;
         }
-        let cpu = se.cpu;
-        if self.rqs[cpu.idx()].nr_running == 1 {
+        let cpu = self.h.cpu_of(self.h.rq_of(e));
+        if self.h.rq(RqId::root(cpu)).h_nr_running == 1 {
             return;
         }
-        if self.rqs[cpu.idx()].curr == Some(t) {
+        if ctx.curr(cpu) == Some(t) {
             if ctx.task(t).attrs.prio() > old.prio() {
                 ctx.resched(cpu);
             }
@@ -1112,28 +1364,43 @@ impl Scheduler for LinuxEevdf {
         }
     }
 
+    /// `task_change_group_fair`: the entity belongs to the new group's run queue of its
+    /// CPU from now on; its saved lag goes with it (a queued task's was saved by its
+    /// DEQUEUE_SAVE and is restored by `place_entity` at its ENQUEUE_RESTORE). A delayed
+    /// task completes its dequeue first.
+    fn task_change_group(&mut self, ctx: &mut Ctx, t: TaskId, _from: GroupId) {
+        self.ensure(ctx, Some(t));
+        let e = Ent::task(t);
+        if self.se[e.idx()].delayed {
+            self.finish_delayed_dequeue(ctx, t);
+        }
+        let cpu = self.h.cpu_of(self.h.rq_of(e));
+        self.h.ents[e.idx()].rq = self.h.rq_of_group(ctx.task(t).group, cpu);
+    }
+
     /// Periodic, NO_HZ idle and newidle load balancing over the scheduling domains
     /// (cpu/fair/balance.rs).
     fn balance(&mut self, ctx: &mut Ctx, cpu: CpuId, kind: BalanceKind) {
-        if cpu.idx() >= self.rqs.len() {
-            return;
-        }
+        self.ensure(ctx, None);
         let mut smp = std::mem::take(&mut self.smp);
         smp.balance(ctx, self, cpu, kind);
         self.smp = smp;
     }
 
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
-        let se = self.se.get(t.idx())?;
+        let se = self.se.get(Ent::task(t).idx())?;
         se.placed.then_some(("deadline", se.deadline))
     }
 
     fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
         for (i, rq) in self.rqs.iter().enumerate() {
+            let cpu = self.h.cpu_of(RqId(i as u32));
             t_walk(&self.nodes, rq.root, &mut |n| {
                 // A delayed entity is blocked as far as the engine is concerned.
-                if !self.se[n as usize].delayed {
-                    f(CpuId(i as u32), TaskId(n))
+                if let Some(t) = Ent(n).task_id() {
+                    if !self.se[n as usize].delayed {
+                        f(cpu, t);
+                    }
                 }
             });
         }
@@ -1146,73 +1413,72 @@ impl SchedClass for LinuxEevdf {
     }
 
     fn has_queued(&self, cpu: CpuId) -> bool {
-        self.rqs
-            .get(cpu.idx())
-            .is_some_and(|rq| rq.nr_running > rq.nr_delayed)
+        self.h.h_nr_runnable(cpu) > 0
     }
 
     /// `switched_from_fair`: the task keeps its saved lag (a delayed entity is dequeued
     /// first).
     fn switched_from(&mut self, ctx: &mut Ctx, t: TaskId) {
-        self.ensure(ctx, t);
-        if self.se[t.idx()].delayed {
+        self.ensure(ctx, Some(t));
+        if self.se[Ent::task(t).idx()].delayed {
             self.finish_delayed_dequeue(ctx, t);
         }
-        for rq in &mut self.rqs {
-            if rq.curr == Some(t) {
-                rq.curr = None;
-            }
+        let cpu = self.h.cpu_of(self.h.rq_of(Ent::task(t)));
+        if self.h.curr_task(cpu) == Some(t) {
+            group::put_prev_task(self, ctx, t);
         }
     }
 
     /// `switched_to_fair`: placed with its lag at the next enqueue.
     fn switched_to(&mut self, ctx: &mut Ctx, t: TaskId) {
-        self.ensure(ctx, t);
+        self.ensure(ctx, Some(t));
         self.refresh_policy(ctx, t);
     }
 }
 
 impl FairRq for LinuxEevdf {
     fn h_nr_running(&self, cpu: CpuId) -> u32 {
-        self.rqs.get(cpu.idx()).map_or(0, |rq| rq.nr_running - rq.nr_delayed)
+        self.h.h_nr_runnable(cpu)
     }
 
     fn idle_h_nr_running(&self, cpu: CpuId) -> u32 {
-        self.rqs
-            .get(cpu.idx())
-            .map_or(0, |rq| rq.nr_idle - rq.nr_delayed_idle)
+        self.h.h_nr_idle_runnable(cpu)
     }
 
     fn cpu_load(&self, cpu: CpuId) -> u64 {
-        self.rqs.get(cpu.idx()).map_or(0, |rq| rq.load)
+        self.h.cpu_load(cpu)
     }
 
     fn task_load(&self, t: TaskId) -> u64 {
-        self.se.get(t.idx()).map_or(1024, |se| se.weight as u64)
+        self.h.task_h_load(t)
     }
 
-    /// The tree in deadline order from its end (standing in for `cfs_tasks` from its
-    /// least-recently-run tail).
+    /// The tasks of each of the CPU's run queues, root first, each tree in deadline
+    /// order from its end (standing in for `cfs_tasks` from its least-recently-run tail).
     fn migration_candidates(&self, cpu: CpuId, out: &mut Vec<TaskId>) {
-        let start = out.len();
-        t_walk(&self.nodes, self.rqs[cpu.idx()].root, &mut |i| {
-            out.push(TaskId(i))
-        });
-        out[start..].reverse();
+        for rq in self.h.rqs_of(cpu) {
+            let start = out.len();
+            t_walk(&self.nodes, self.rqs[rq.idx()].root, &mut |i| {
+                if let Some(t) = Ent(i).task_id() {
+                    out.push(t);
+                }
+            });
+            out[start..].reverse();
+        }
     }
 
     /// A delayed entity is blocked: it is not migrated.
     fn can_detach(&self, t: TaskId) -> bool {
-        !self.se[t.idx()].delayed
+        !self.se[Ent::task(t).idx()].delayed
     }
 
     fn exec_start(&self, t: TaskId) -> Option<u64> {
-        let s = self.se[t.idx()].exec_start;
+        let s = self.se[Ent::task(t).idx()].exec_start;
         (s != NEVER).then_some(s)
     }
 
-    fn move_queued(&mut self, ctx: &mut Ctx, t: TaskId, src: CpuId, dst: CpuId) {
-        self.move_task(ctx, t, src, dst);
+    fn move_queued(&mut self, ctx: &mut Ctx, t: TaskId, _src: CpuId, dst: CpuId) {
+        self.move_task(ctx, t, dst);
     }
 
     /// `check_preempt_curr`: an idle CPU reschedules; a fair current task is checked with
@@ -1220,11 +1486,12 @@ impl FairRq for LinuxEevdf {
     fn attach_preempt(&mut self, ctx: &mut Ctx, dst: CpuId, t: TaskId) {
         if ctx.curr(dst).is_none() {
             ctx.resched(dst);
-        } else if self.rqs[dst.idx()].curr.is_some() {
+        } else if self.h.curr_task(dst).is_some() {
             self.check_preempt_wakeup(ctx, dst, t);
         }
     }
 }
+
 
 // ------------------------------------------------------------------------------ policy
 
@@ -1260,43 +1527,61 @@ mod tests {
     use super::*;
     use crate::protocol::testing::{mask_of_bits, Driver, Hook, Observed, Observer, Op};
     use crate::protocol::SchedCore;
+    use crate::trace::writer::PrevState;
     use crate::types::fair;
     use crate::types::CpuMask;
     use proptest::prelude::*;
+    use schedlab_spec::model::{Cgroup, CpuCgroup};
 
     const MS: u64 = 1_000_000;
+    const C0: CpuId = CpuId(0);
+    const ROOT0: RqId = RqId(0);
 
-    fn one_cpu() -> (Ctx, LinuxEevdf, CpuId, CpuMask) {
-        (
-            Ctx::for_test(1, 1000),
-            LinuxEevdf::new(1),
-            CpuId(0),
-            CpuMask::first_n(1),
-        )
+    /// EEVDF on one CPU at HZ=1000 behind the scheduler core, with these tunables.
+    fn one_cpu(params: &[(&str, &str)]) -> SchedCore<LinuxEevdf> {
+        let mut s = LinuxEevdf::new(1);
+        for (k, v) in params {
+            s.set_param(k, v).unwrap();
+        }
+        SchedCore::bare(s, 1, 1000)
     }
 
-    fn add(ctx: &mut Ctx, s: &mut LinuxEevdf, nice: i32, aff: CpuMask) -> TaskId {
-        let t = ctx.add_task_for_test(fair(Policy::Other, nice), aff);
-        s.task_new(ctx, t, None);
+    fn start(core: &mut SchedCore<LinuxEevdf>, attrs: SchedAttrs) -> TaskId {
+        let t = core.spawn(attrs, CpuMask::first_n(1), None);
+        core.wake_up_new_task(t, None).unwrap();
         t
     }
 
-    /// Make the picked task current in the context too.
-    fn pick(s: &mut LinuxEevdf, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
-        if let Some(p) = ctx.curr(cpu) {
-            s.put_prev(ctx, cpu, p);
-        }
-        let n = s.pick_next(ctx, cpu);
-        ctx.set_curr_for_test(cpu, n);
-        n
+    fn nice(n: i32) -> SchedAttrs {
+        fair(Policy::Other, n)
     }
 
-    fn run(s: &mut LinuxEevdf, ctx: &mut Ctx, cpu: CpuId, dt: u64) {
-        let t = ctx.curr(cpu).unwrap();
-        let now = ctx.now() + dt;
-        ctx.set_now_for_test(now);
-        ctx.tasks[t.idx()].sum_exec_ns += dt;
-        s.update_curr(ctx, cpu, t, dt);
+    fn ent(core: &SchedCore<LinuxEevdf>, t: TaskId) -> (i64, i64, i64) {
+        core.policy.entity(Ent::task(t))
+    }
+
+    fn v_avg(core: &SchedCore<LinuxEevdf>) -> i64 {
+        core.policy.avg_vruntime(ROOT0)
+    }
+
+    /// Reschedule CPU 0 now; returns what runs.
+    fn resched(core: &mut SchedCore<LinuxEevdf>) -> Option<TaskId> {
+        core.ctx.resched(C0);
+        core.process_resched();
+        core.ctx.curr(C0)
+    }
+
+    /// The current task blocks; CPU 0 reschedules.
+    fn block(core: &mut SchedCore<LinuxEevdf>) -> Option<TaskId> {
+        core.block(C0, PrevState::Sleeping);
+        core.process_resched();
+        core.ctx.curr(C0)
+    }
+
+    /// Let the current task run until `t` and charge it (no tick).
+    fn run_to(core: &mut SchedCore<LinuxEevdf>, t: u64) {
+        core.set_now(t);
+        core.account(C0);
     }
 
     #[test]
@@ -1313,282 +1598,301 @@ mod tests {
 
     #[test]
     fn a_new_task_starts_at_v_with_half_a_slice() {
-        let (mut ctx, mut s, c0, one) = one_cpu();
-        let a = add(&mut ctx, &mut s, 0, one);
-        let b = add(&mut ctx, &mut s, 0, one);
-        s.enqueue(&mut ctx, c0, a, EnqueueKind::New);
-        s.enqueue(&mut ctx, c0, b, EnqueueKind::New);
-        assert_eq!(pick(&mut s, &mut ctx, c0), Some(a));
-        run(&mut s, &mut ctx, c0, 1_234_567);
-        for nice in [0, 5, -3] {
-            let v = s.avg_vruntime(c0);
-            let n = add(&mut ctx, &mut s, nice, one);
-            s.enqueue(&mut ctx, c0, n, EnqueueKind::New);
-            let (vr, dl, _) = s.entity(n);
-            assert_eq!(vr, v, "nice {nice}: placed at V");
-            let (w, inv) = weight_of(&fair(Policy::Other, nice));
+        let mut core = one_cpu(&[]);
+        let a = start(&mut core, nice(0));
+        let _b = start(&mut core, nice(0));
+        assert_eq!(resched(&mut core), Some(a));
+        run_to(&mut core, 1_234_567);
+        for n in [0, 5, -3] {
+            let v = v_avg(&core);
+            let t = start(&mut core, nice(n));
+            let (vr, dl, _) = ent(&core, t);
+            assert_eq!(vr, v, "nice {n}: placed at V");
+            let (w, inv) = weight_of(&nice(n));
             assert_eq!(dl - vr, calc_delta_fair(750_000, w, inv) as i64 / 2);
             // A zero-lag entity does not move V (up to the floor).
-            assert!((s.avg_vruntime(c0) - v).abs() <= 1);
+            assert!((v_avg(&core) - v).abs() <= 1);
         }
         // PLACE_DEADLINE_INITIAL off: a whole slice.
-        s.set_param("place_deadline_initial", "0").unwrap();
-        let n = add(&mut ctx, &mut s, 0, one);
-        s.enqueue(&mut ctx, c0, n, EnqueueKind::New);
-        let (vr, dl, _) = s.entity(n);
+        let mut core = one_cpu(&[("place_deadline_initial", "0")]);
+        let t = start(&mut core, nice(0));
+        let (vr, dl, _) = ent(&core, t);
         assert_eq!(dl - vr, 750_000);
     }
 
     #[test]
     fn place_entity_with_lag_keeps_the_saved_lag() {
-        let (mut ctx, mut s, c0, one) = one_cpu();
-        let a = add(&mut ctx, &mut s, 0, one);
-        let b = add(&mut ctx, &mut s, 0, one);
-        let c = add(&mut ctx, &mut s, 0, one);
-        for t in [a, b, c] {
-            s.enqueue(&mut ctx, c0, t, EnqueueKind::New);
-        }
-        assert_eq!(pick(&mut s, &mut ctx, c0), Some(a));
-        run(&mut s, &mut ctx, c0, 900_000);
-        // V = (900000 + 0 + 0) / 3; b's lag is V - 0.
-        assert_eq!(s.avg_vruntime(c0), 300_000);
-        s.dequeue(&mut ctx, c0, b, DequeueKind::Sleep);
-        assert_eq!(s.entity(b).2, 300_000, "update_entity_lag");
-        assert_eq!(s.avg_vruntime(c0), 450_000);
-        s.enqueue(&mut ctx, c0, b, EnqueueKind::Wakeup);
+        // a runs 900 us; then b (v 0) runs and blocks at once, with lag V − 0.
+        let mut core = one_cpu(&[]);
+        let a = start(&mut core, nice(0));
+        let b = start(&mut core, nice(0));
+        let c = start(&mut core, nice(0));
+        assert_eq!(resched(&mut core), Some(a));
+        run_to(&mut core, 900_000);
+        // V = (900000 + 0 + 0) / 3.
+        assert_eq!(v_avg(&core), 300_000);
+        assert_eq!(resched(&mut core), Some(b), "a consumed its request");
+        assert_eq!(block(&mut core), Some(c));
+        assert_eq!(ent(&core, b).2, 300_000, "update_entity_lag");
+        assert_eq!(v_avg(&core), 450_000);
+        core.try_to_wake_up(b, None, false).unwrap();
         // Inflated by (W + w) / W = 3/2: v = 450000 - 450000 = 0, and V is back at 300000.
-        assert_eq!(s.entity(b).0, 0);
-        assert_eq!(s.avg_vruntime(c0) - s.entity(b).0, 300_000);
-        // The running task has negative lag; sleeping and waking keeps it.
-        let lag_a = s.avg_vruntime(c0) - s.entity(a).0;
-        assert_eq!(lag_a, -600_000);
-        s.dequeue(&mut ctx, c0, a, DequeueKind::Sleep);
-        assert_eq!(s.entity(a).2, -600_000);
-        s.put_prev(&mut ctx, c0, a);
-        ctx.set_curr_for_test(c0, None);
-        s.enqueue(&mut ctx, c0, a, EnqueueKind::Wakeup);
-        let lag = s.avg_vruntime(c0) - s.entity(a).0;
-        assert!((lag + 600_000).abs() <= 1, "lag {lag}");
+        assert_eq!(ent(&core, b).0, 0);
+        assert_eq!(v_avg(&core) - ent(&core, b).0, 300_000);
+
+        // A task that ran ahead sleeps with negative lag and wakes with it: a runs 1 ms
+        // beside b (V = 500 us), blocks with lag −500 us, b runs 2 ms alone, a wakes.
+        let mut core = one_cpu(&[]);
+        let a = start(&mut core, nice(0));
+        let b = start(&mut core, nice(0));
+        assert_eq!(resched(&mut core), Some(a));
+        run_to(&mut core, MS);
+        assert_eq!(block(&mut core), Some(b));
+        assert_eq!(ent(&core, a).2, -500_000);
+        run_to(&mut core, 3 * MS);
+        core.try_to_wake_up(a, None, false).unwrap();
+        let lag = v_avg(&core) - ent(&core, a).0;
+        assert!((lag + 500_000).abs() <= 1, "lag {lag}");
+
         // PLACE_LAG off: placed at V.
-        s.set_param("place_lag", "0").unwrap();
-        s.dequeue(&mut ctx, c0, a, DequeueKind::Sleep);
-        let v = s.avg_vruntime(c0);
-        s.enqueue(&mut ctx, c0, a, EnqueueKind::Wakeup);
-        assert_eq!(s.entity(a).0, v);
+        let mut core = one_cpu(&[("place_lag", "0")]);
+        let a = start(&mut core, nice(0));
+        let b = start(&mut core, nice(0));
+        assert_eq!(resched(&mut core), Some(a));
+        run_to(&mut core, MS);
+        assert_eq!(block(&mut core), Some(b));
+        run_to(&mut core, 3 * MS);
+        let v = v_avg(&core);
+        core.try_to_wake_up(a, None, false).unwrap();
+        assert_eq!(ent(&core, a).0, v);
     }
 
     #[test]
     fn entity_lag_is_clamped() {
-        let (mut ctx, mut s, c0, one) = one_cpu();
-        let a = add(&mut ctx, &mut s, 0, one);
-        let b = add(&mut ctx, &mut s, 0, one);
-        s.enqueue(&mut ctx, c0, a, EnqueueKind::New);
-        s.enqueue(&mut ctx, c0, b, EnqueueKind::New);
-        assert_eq!(pick(&mut s, &mut ctx, c0), Some(a));
-        run(&mut s, &mut ctx, c0, 20 * MS);
-        // limit = calc_delta_fair(max(2 * 750 us, 1 ms tick)) = 1.5 ms.
-        s.dequeue(&mut ctx, c0, b, DequeueKind::Sleep);
-        assert_eq!(s.entity(b).2, 1_500_000);
-        s.dequeue(&mut ctx, c0, a, DequeueKind::Sleep);
-        assert_eq!(s.entity(a).2, 0, "alone: V = v");
+        let mut core = one_cpu(&[]);
+        let a = start(&mut core, nice(0));
+        let b = start(&mut core, nice(0));
+        assert_eq!(resched(&mut core), Some(a));
+        run_to(&mut core, 20 * MS);
+        // a's lag is V − v = 10 ms − 20 ms; limit = calc_delta_fair(max(2 · 750 us, 1 ms
+        // tick)) = 1.5 ms.
+        assert_eq!(block(&mut core), Some(b));
+        assert_eq!(ent(&core, a).2, -1_500_000);
+        run_to(&mut core, 21 * MS);
+        assert_eq!(block(&mut core), None);
+        assert_eq!(ent(&core, b).2, 0, "alone: V = v");
     }
 
     #[test]
     fn update_deadline_renews_a_consumed_request_and_reschedules() {
-        let (mut ctx, mut s, c0, one) = one_cpu();
-        let a = add(&mut ctx, &mut s, 0, one);
-        s.enqueue(&mut ctx, c0, a, EnqueueKind::New);
-        assert_eq!(pick(&mut s, &mut ctx, c0), Some(a));
+        let mut core = one_cpu(&[]);
+        let a = start(&mut core, nice(0));
+        assert_eq!(resched(&mut core), Some(a));
         // First request: half a slice (375 us).
-        run(&mut s, &mut ctx, c0, 374_999);
-        assert_eq!(s.entity(a).1, 375_000);
-        run(&mut s, &mut ctx, c0, 1);
-        assert_eq!(s.entity(a).1, 375_000 + 750_000);
-        assert!(!ctx.need_resched(c0), "alone: no resched");
-        let b = add(&mut ctx, &mut s, 0, one);
-        s.enqueue(&mut ctx, c0, b, EnqueueKind::New);
-        ctx.resched_mask = CpuMask::empty();
-        run(&mut s, &mut ctx, c0, 749_999);
-        assert!(!ctx.need_resched(c0));
-        run(&mut s, &mut ctx, c0, 1);
-        assert!(ctx.need_resched(c0), "request consumed with others queued");
-        assert_eq!(s.entity(a).1, 1_125_000 + 750_000);
+        run_to(&mut core, 374_999);
+        assert_eq!(ent(&core, a).1, 375_000);
+        run_to(&mut core, 375_000);
+        assert_eq!(ent(&core, a).1, 375_000 + 750_000);
+        assert!(!core.ctx.need_resched(C0), "alone: no resched");
+        let _b = start(&mut core, nice(0));
+        core.clear_resched();
+        run_to(&mut core, 375_000 + 749_999);
+        assert!(!core.ctx.need_resched(C0));
+        run_to(&mut core, 375_000 + 750_000);
+        assert!(core.ctx.need_resched(C0), "request consumed with others queued");
+        assert_eq!(ent(&core, a).1, 1_125_000 + 750_000);
         // A nice-5 entity's request is calc_delta_fair(slice) of virtual time.
-        s.set_param("place_deadline_initial", "0").unwrap();
-        let c = ctx.add_task_for_test(fair(Policy::Other, 5), one);
-        s.task_new(&mut ctx, c, None);
-        s.enqueue(&mut ctx, c0, c, EnqueueKind::Wakeup);
-        let (v, d, _) = s.entity(c);
+        let mut core = one_cpu(&[("place_deadline_initial", "0")]);
+        let c = start(&mut core, nice(5));
+        let (v, d, _) = ent(&core, c);
         assert_eq!(d - v, calc_delta_fair(750_000, 335, 12_820_798) as i64);
     }
 
     #[test]
     fn yield_pushes_the_deadline_by_one_request() {
-        let (mut ctx, mut s, c0, one) = one_cpu();
-        let a = add(&mut ctx, &mut s, 0, one);
-        let b = add(&mut ctx, &mut s, 0, one);
-        s.enqueue(&mut ctx, c0, a, EnqueueKind::New);
-        s.enqueue(&mut ctx, c0, b, EnqueueKind::New);
-        assert_eq!(pick(&mut s, &mut ctx, c0), Some(a));
-        let d = s.entity(a).1;
-        s.yield_task(&mut ctx, c0, a);
-        assert_eq!(s.entity(a).1, d + 750_000);
-        assert_eq!(pick(&mut s, &mut ctx, c0), Some(b));
+        let mut core = one_cpu(&[]);
+        let a = start(&mut core, nice(0));
+        let b = start(&mut core, nice(0));
+        assert_eq!(resched(&mut core), Some(a));
+        let d = ent(&core, a).1;
+        core.yield_current(C0);
+        assert_eq!(ent(&core, a).1, d + 750_000);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(b));
     }
 
     #[test]
     fn reweight_keeps_the_real_lag() {
-        let (mut ctx, mut s, c0, one) = one_cpu();
-        let a = add(&mut ctx, &mut s, 0, one);
-        let b = add(&mut ctx, &mut s, 0, one);
-        s.enqueue(&mut ctx, c0, a, EnqueueKind::New);
-        s.enqueue(&mut ctx, c0, b, EnqueueKind::New);
-        assert_eq!(pick(&mut s, &mut ctx, c0), Some(a));
-        run(&mut s, &mut ctx, c0, 1_000_000);
-        // b waits with lag +500 us (V = 500 us); renice it to -5 (w 3121).
-        s.dequeue(&mut ctx, c0, b, DequeueKind::Save);
-        assert_eq!(s.entity(b).2, 500_000);
-        let old = ctx.task(b).attrs;
-        ctx.tasks[b.idx()].attrs.nice = -5;
-        s.enqueue(&mut ctx, c0, b, EnqueueKind::Restore);
-        s.prio_changed(&mut ctx, b, old);
-        assert_eq!(s.entity(b).2, 500_000 * 1024 / 3121);
-        let lag = s.avg_vruntime(c0) - s.entity(b).0;
+        let mut core = one_cpu(&[]);
+        let a = start(&mut core, nice(0));
+        let b = start(&mut core, nice(0));
+        assert_eq!(resched(&mut core), Some(a));
+        run_to(&mut core, MS);
+        // b waits with lag +500 us (V = 500 us); renice it to -5 (w 3121): its saved lag
+        // scales by 1024/3121 and is kept as the lag it has after placement.
+        core.setattr(b, Some(nice(-5)), None).unwrap();
+        assert_eq!(ent(&core, b).2, 500_000 * 1024 / 3121);
+        let lag = v_avg(&core) - ent(&core, b).0;
         assert!((lag - 500_000 * 1024 / 3121).abs() <= 1, "lag {lag}");
+    }
+
+    /// a runs alone for 400 us (its first, half request renewed at 375 us: deadline
+    /// 400 + 750 us) and is picked again, which stashes that deadline for RUN_TO_PARITY;
+    /// then `b` starts at V = 400 us with deadline 775 us.
+    fn a_protected_then(params: &[(&str, &str)], b: SchedAttrs) -> SchedCore<LinuxEevdf> {
+        let mut core = one_cpu(params);
+        let a = start(&mut core, nice(0));
+        assert_eq!(resched(&mut core), Some(a));
+        run_to(&mut core, 400_000);
+        assert_eq!(ent(&core, a).1, 1_150_000);
+        assert_eq!(resched(&mut core), Some(a));
+        start(&mut core, b);
+        core
     }
 
     #[test]
     fn wakeup_preempts_iff_pick_eevdf_picks_the_wakee() {
-        let (mut ctx, mut s, c0, one) = one_cpu();
-        let a = add(&mut ctx, &mut s, 0, one);
-        let b = add(&mut ctx, &mut s, 0, one);
-        s.enqueue(&mut ctx, c0, a, EnqueueKind::New);
-        assert_eq!(pick(&mut s, &mut ctx, c0), Some(a));
-        // a consumes its first (half) request alone: new deadline 400 + 750 us, no resched.
-        run(&mut s, &mut ctx, c0, 400_000);
-        assert_eq!(s.entity(a).1, 1_150_000);
-        assert_eq!(pick(&mut s, &mut ctx, c0), Some(a));
-        // b wakes at V = 400 us with deadline 775 us, earlier than a's, but a is eligible
-        // and protected by RUN_TO_PARITY: no preemption.
-        s.enqueue(&mut ctx, c0, b, EnqueueKind::New);
-        assert_eq!(s.entity(b), (400_000, 775_000, 0));
-        ctx.resched_mask = CpuMask::empty();
-        s.wakeup_preempt(&mut ctx, c0, b);
-        assert!(!ctx.need_resched(c0), "RUN_TO_PARITY protects curr");
-        assert_eq!(s.pick_eevdf(c0, Some(a)), Some(a));
+        // b is eligible with an earlier deadline, but a is eligible and protected by
+        // RUN_TO_PARITY: no preemption.
+        let core = a_protected_then(&[], nice(0));
+        assert_eq!(ent(&core, TaskId(1)), (400_000, 775_000, 0));
+        assert!(!core.ctx.need_resched(C0), "RUN_TO_PARITY protects curr");
         // Without RUN_TO_PARITY pick_eevdf picks b (eligible, earlier deadline): preempt.
-        s.set_param("run_to_parity", "0").unwrap();
-        assert_eq!(s.pick_eevdf(c0, Some(a)), Some(b));
-        s.wakeup_preempt(&mut ctx, c0, b);
-        assert!(ctx.need_resched(c0));
-        // A curr that is no longer eligible loses its protection.
-        s.set_param("run_to_parity", "1").unwrap();
-        ctx.resched_mask = CpuMask::empty();
-        run(&mut s, &mut ctx, c0, 100_000); // v_a = 500 us > V = 450 us
-        assert!(!s.vruntime_eligible(c0, s.entity(a).0));
-        s.wakeup_preempt(&mut ctx, c0, b);
-        assert!(ctx.need_resched(c0));
+        let core = a_protected_then(&[("run_to_parity", "0")], nice(0));
+        assert!(core.ctx.need_resched(C0));
         // SCHED_BATCH wakees never preempt.
-        let (mut ctx, mut s, c0, one) = one_cpu();
-        let a = add(&mut ctx, &mut s, 0, one);
-        let b = ctx.add_task_for_test(fair(Policy::Batch, 0), one);
-        s.task_new(&mut ctx, b, None);
-        s.set_param("run_to_parity", "0").unwrap();
-        s.enqueue(&mut ctx, c0, a, EnqueueKind::New);
-        assert_eq!(pick(&mut s, &mut ctx, c0), Some(a));
-        run(&mut s, &mut ctx, c0, 300_000);
-        s.enqueue(&mut ctx, c0, b, EnqueueKind::New);
-        ctx.resched_mask = CpuMask::empty();
-        s.wakeup_preempt(&mut ctx, c0, b);
-        assert!(!ctx.need_resched(c0));
+        let core = a_protected_then(&[("run_to_parity", "0")], fair(Policy::Batch, 0));
+        assert!(!core.ctx.need_resched(C0));
+        // A curr that is no longer eligible loses its protection: b ran 0 ns beside a
+        // (after a's 100 us, V = 50 us) and slept with lag +50 us; a runs alone to 1 ms
+        // and is picked again; b wakes 2 · 50 us behind it (the lag inflated by
+        // (W + w)/W), which leaves a right of the new V.
+        let mut core = one_cpu(&[]);
+        let a = start(&mut core, nice(0));
+        let b = start(&mut core, nice(0));
+        assert_eq!(resched(&mut core), Some(a));
+        run_to(&mut core, 100_000);
+        assert_eq!(resched(&mut core), Some(b));
+        assert_eq!(block(&mut core), Some(a));
+        assert_eq!(ent(&core, b).2, 50_000);
+        run_to(&mut core, MS);
+        assert_eq!(resched(&mut core), Some(a));
+        core.try_to_wake_up(b, None, false).unwrap();
+        assert_eq!(ent(&core, b).0, ent(&core, a).0 - 100_000);
+        assert!(!core.policy.vruntime_eligible(ROOT0, ent(&core, a).0));
+        assert!(core.ctx.need_resched(C0));
     }
 
     #[test]
     fn delay_dequeue_keeps_a_non_eligible_sleeper_until_it_is_picked() {
-        let (mut ctx, mut s, c0, one) = one_cpu();
-        s.set_param("delay_dequeue", "1").unwrap();
-        let a = add(&mut ctx, &mut s, 0, one);
-        let b = add(&mut ctx, &mut s, 0, one);
-        s.enqueue(&mut ctx, c0, a, EnqueueKind::New);
-        s.enqueue(&mut ctx, c0, b, EnqueueKind::New);
-        assert_eq!(pick(&mut s, &mut ctx, c0), Some(a));
-        run(&mut s, &mut ctx, c0, 300_000);
+        let mut core = one_cpu(&[("delay_dequeue", "1")]);
+        let a = start(&mut core, nice(0));
+        let b = start(&mut core, nice(0));
+        assert_eq!(resched(&mut core), Some(a));
+        run_to(&mut core, 300_000);
         // a (v 300 us) is not eligible (V = 150 us): it blocks but stays queued.
-        s.dequeue(&mut ctx, c0, a, DequeueKind::Sleep);
-        assert!(s.se[a.idx()].delayed);
-        assert_eq!(s.avg_vruntime(c0), 150_000, "still counted in V");
-        assert_eq!((s.nr_running(c0), s.nr_runnable(c0)), (2, 1));
+        assert_eq!(block(&mut core), Some(b));
+        assert!(core.policy.delayed(a));
+        assert_eq!(v_avg(&core), 150_000, "still counted in V");
+        let h = core.policy.hierarchy();
+        assert_eq!((h.rq(ROOT0).nr_running, core.policy.nr_runnable(C0)), (2, 1));
         let mut seen = Vec::new();
-        s.put_prev(&mut ctx, c0, a);
-        ctx.set_curr_for_test(c0, None);
-        s.for_each_queued(&mut |_, t| seen.push(t));
-        assert_eq!(seen, vec![b], "the engine sees only b queued");
-        // b runs; a becomes eligible and is picked → its dequeue completes (lag clipped
-        // to 0 by DELAY_ZERO) and b is picked instead.
-        assert_eq!(pick(&mut s, &mut ctx, c0), Some(b));
-        run(&mut s, &mut ctx, c0, 400_000);
-        s.put_prev(&mut ctx, c0, b);
-        ctx.set_curr_for_test(c0, None);
-        assert_eq!(s.pick_next(&mut ctx, c0), Some(b));
-        assert!(!s.se[a.idx()].delayed && !s.se[a.idx()].on_rq);
-        assert_eq!(s.entity(a).2, 0, "DELAY_ZERO");
+        core.policy.for_each_queued(&mut |_, t| seen.push(t));
+        assert!(seen.is_empty(), "the engine sees no task queued (b runs)");
+        // b runs 400 us; a (v 300 us, deadline 375 us) is eligible and earliest, is
+        // picked, its dequeue completes (lag V − v = 50 us > 0 clipped by DELAY_ZERO),
+        // and b is picked instead.
+        run_to(&mut core, 700_000);
+        assert_eq!(resched(&mut core), Some(b));
+        assert!(!core.policy.delayed(a) && !core.policy.hierarchy().on_rq(Ent::task(a)));
+        assert_eq!(ent(&core, a).2, 0, "DELAY_ZERO");
         // Off (the 6.6 default): the sleeper leaves at once with its negative lag.
-        let (mut ctx, mut s, c0, one) = one_cpu();
-        let a = add(&mut ctx, &mut s, 0, one);
-        let b = add(&mut ctx, &mut s, 0, one);
-        s.enqueue(&mut ctx, c0, a, EnqueueKind::New);
-        s.enqueue(&mut ctx, c0, b, EnqueueKind::New);
-        assert_eq!(pick(&mut s, &mut ctx, c0), Some(a));
-        run(&mut s, &mut ctx, c0, 300_000);
-        s.dequeue(&mut ctx, c0, a, DequeueKind::Sleep);
-        assert!(!s.se[a.idx()].on_rq);
-        assert_eq!(s.entity(a).2, -150_000);
+        let mut core = one_cpu(&[]);
+        let a = start(&mut core, nice(0));
+        let _b = start(&mut core, nice(0));
+        assert_eq!(resched(&mut core), Some(a));
+        run_to(&mut core, 300_000);
+        block(&mut core);
+        assert!(!core.policy.hierarchy().on_rq(Ent::task(a)));
+        assert_eq!(ent(&core, a).2, -150_000);
+    }
+
+    #[test]
+    fn a_custom_slice_sets_the_request_and_preempt_short_the_wakeup() {
+        // A task with sched_runtime 100 us (Linux 6.12): its requests are 100 us, and its
+        // lag bound calc_delta_fair(max(2 · 100 us, 1 ms tick)) = 1 ms.
+        let short = SchedAttrs {
+            slice_ns: Some(100_000),
+            ..nice(0)
+        };
+        let mut core = one_cpu(&[("place_deadline_initial", "0")]);
+        let s = start(&mut core, short);
+        let (v, d, _) = ent(&core, s);
+        assert_eq!(d - v, 100_000);
+        assert_eq!(core.policy.slice(Ent::task(s)), 100_000);
+        // Clamped as __setscheduler_params does: 0.1 ms ..= 100 ms.
+        let tiny = start(&mut core, SchedAttrs { slice_ns: Some(1), ..nice(0) });
+        assert_eq!(core.policy.slice(Ent::task(tiny)), 100_000);
+        // PREEMPT_SHORT: the protected hog (picked with deadline 1150 us at 400 us) is
+        // preempted by a short-slice wakee placed at V (deadline 400 + 50 us, half of its
+        // first request), which is eligible and earlier; without PREEMPT_SHORT the
+        // protection holds.
+        let core = a_protected_then(&[("preempt_short", "1")], short);
+        assert_eq!(ent(&core, TaskId(1)), (400_000, 450_000, 0));
+        assert!(core.ctx.need_resched(C0), "PREEMPT_SHORT");
+        let core = a_protected_then(&[], short);
+        assert!(!core.ctx.need_resched(C0), "RUN_TO_PARITY without PREEMPT_SHORT");
     }
 
     #[test]
     fn treap_picks_match_a_linear_scan_on_many_entities() {
-        let (mut ctx, mut s, c0, one) = one_cpu();
-        let n = 200;
-        for i in 0..n {
-            let t = add(&mut ctx, &mut s, (i % 40) - 20, one);
-            s.enqueue(&mut ctx, c0, t, EnqueueKind::New);
+        let mut core = one_cpu(&[("run_to_parity", "0")]);
+        for i in 0..200 {
+            start(&mut core, nice((i % 40) - 20));
         }
-        for _ in 0..2000 {
-            let p = pick(&mut s, &mut ctx, c0).unwrap();
-            check_pick(&s, c0, p);
-            check_tree(&s, c0);
-            run(&mut s, &mut ctx, c0, 97_000);
+        for k in 1..=2000u64 {
+            let p = resched(&mut core).unwrap();
+            check_pick(&core.policy, ROOT0, Ent::task(p), None);
+            check_tree(&core.policy, ROOT0);
+            run_to(&mut core, k * 97_000);
         }
     }
 
     // --------------------------------------------------------------- reference checks
 
-    /// The queued entities of `cpu` as (task, v, vd, w), curr included.
-    fn queued(s: &LinuxEevdf, cpu: CpuId) -> Vec<(TaskId, i64, i64, i128)> {
-        s.queued(cpu)
+    /// The queued entities of `rq` as (entity, v, vd, w), curr included.
+    fn queued(s: &LinuxEevdf, rq: RqId) -> Vec<(Ent, i64, i64, i128)> {
+        s.queued(rq)
             .into_iter()
-            .map(|t| {
-                let e = &s.se[t.idx()];
-                (t, e.vruntime, e.deadline, e.weight as i128)
+            .map(|e| {
+                let x = &s.se[e.idx()];
+                (e, x.vruntime, x.deadline, s.h.weight(e) as i128)
             })
             .collect()
     }
 
     /// Brute-force EEVDF: `p` is eligible (v ≤ Σ w v / Σ w, exactly) and no eligible entity
-    /// has an earlier deadline.
-    fn check_pick(s: &LinuxEevdf, cpu: CpuId, p: TaskId) {
-        let q = queued(s, cpu);
+    /// has an earlier deadline — unless `p` is `protected`, the previous task's entity kept
+    /// by RUN_TO_PARITY.
+    fn check_pick(s: &LinuxEevdf, rq: RqId, p: Ent, protected: Option<Ent>) {
+        let q = queued(s, rq);
         let sw: i128 = q.iter().map(|e| e.3).sum();
         let swv: i128 = q.iter().map(|e| e.3 * e.1 as i128).sum();
         let elig = |v: i64| v as i128 * sw <= swv;
+        let pe = q.iter().find(|e| e.0 == p).expect("picked a queued entity");
+        if q.len() == 1 {
+            return;
+        }
+        assert!(elig(pe.1), "picked non-eligible {p:?}");
+        if protected == Some(p) {
+            return;
+        }
         let best = q
             .iter()
             .filter(|e| elig(e.1))
             .map(|e| e.2)
             .min()
             .expect("some entity is always eligible");
-        let pe = q.iter().find(|e| e.0 == p).expect("picked a queued task");
-        assert!(elig(pe.1), "picked non-eligible {p:?}");
         assert_eq!(
             pe.2, best,
             "picked {p:?} is not the earliest eligible deadline"
@@ -1596,8 +1900,8 @@ mod tests {
     }
 
     /// Treap order, heap priorities, subtree minima and the incremental sums.
-    fn check_tree(s: &LinuxEevdf, cpu: CpuId) {
-        fn walk(s: &LinuxEevdf, i: u32, lo: Option<(i64, u64)>, hi: Option<(i64, u64)>) -> i64 {
+    fn check_tree(s: &LinuxEevdf, rq: RqId) {
+        fn walk(s: &LinuxEevdf, i: u32, lo: Option<(i64, u64)>, hi: Option<(i64, u64)>) -> (i64, u64) {
             let n = &s.nodes[i as usize];
             let k = (n.dl, n.seq);
             assert!(
@@ -1606,42 +1910,45 @@ mod tests {
             );
             assert_eq!(n.dl, s.se[i as usize].deadline);
             assert_eq!(n.v, s.se[i as usize].vruntime);
-            let mut m = n.v;
+            assert_eq!(n.slice, s.se[i as usize].slice);
+            let (mut m, mut ms) = (n.v, n.slice);
             for c in [n.l, n.r] {
                 if c != NIL {
                     assert!(s.nodes[c as usize].pri <= n.pri, "heap");
                 }
             }
             if n.l != NIL {
-                m = m.min(walk(s, n.l, lo, Some(k)));
+                let (a, b) = walk(s, n.l, lo, Some(k));
+                (m, ms) = (m.min(a), ms.min(b));
             }
             if n.r != NIL {
-                m = m.min(walk(s, n.r, Some(k), hi));
+                let (a, b) = walk(s, n.r, Some(k), hi);
+                (m, ms) = (m.min(a), ms.min(b));
             }
-            assert_eq!(n.minv, m, "augmented min_vruntime");
-            m
+            assert_eq!((n.minv, n.mins), (m, ms), "augmented minima");
+            (m, ms)
         }
-        let rq = &s.rqs[cpu.idx()];
-        if rq.root != NIL {
-            walk(s, rq.root, None, None);
+        let r = &s.rqs[rq.idx()];
+        if r.root != NIL {
+            walk(s, r.root, None, None);
         }
         let (mut avg, mut load) = (0i128, 0u64);
-        t_walk(&s.nodes, rq.root, &mut |i| {
+        t_walk(&s.nodes, r.root, &mut |i| {
             let e = &s.se[i as usize];
-            avg += (e.vruntime - rq.min_vruntime) as i128 * e.weight as i128;
-            load += e.weight as u64;
+            avg += (e.vruntime - r.min_vruntime) as i128 * s.h.weight(Ent(i)) as i128;
+            load += s.h.weight(Ent(i)) as u64;
         });
-        assert_eq!(rq.avg_vruntime, avg, "avg_vruntime bookkeeping");
-        assert_eq!(rq.avg_load, load, "avg_load bookkeeping");
+        assert_eq!(r.avg_vruntime, avg, "avg_vruntime bookkeeping");
+        assert_eq!(r.avg_load, load, "avg_load bookkeeping");
     }
 
     /// Σ w_i·(V − v_i) over the queued entities is 0 up to the floor of V: in (−W, 0].
-    fn check_lag_sum(s: &LinuxEevdf, cpu: CpuId) {
-        let q = queued(s, cpu);
+    fn check_lag_sum(s: &LinuxEevdf, rq: RqId) {
+        let q = queued(s, rq);
         if q.is_empty() {
             return;
         }
-        let v = s.avg_vruntime(cpu) as i128;
+        let v = s.avg_vruntime(rq) as i128;
         let sw: i128 = q.iter().map(|e| e.3).sum();
         let sum: i128 = q.iter().map(|e| e.3 * (v - e.1 as i128)).sum();
         assert!(-sw < sum && sum <= 0, "Σ w·lag = {sum}, W = {sw}");
@@ -1650,32 +1957,46 @@ mod tests {
     // --------------------------------------------------------------- random operations
 
     /// Checks made inside an operation, at the hook where they hold: PLACE_LAG (right after
-    /// a wake-up's enqueue the entity's lag is its saved lag — zero for a new task or onto
-    /// an empty queue; a delayed entity requeued keeps a lag ≤ 0 or is re-placed at zero)
-    /// and every pick is the brute-force earliest eligible deadline.
+    /// a wake-up's enqueue the task's lag in its run queue is its saved lag — zero for a
+    /// new task or onto an empty queue; a delayed entity requeued keeps a lag ≤ 0 or is
+    /// re-placed at zero) and every level of every pick is the brute-force earliest
+    /// eligible deadline, or the previous task's entity kept by RUN_TO_PARITY.
     #[derive(Default)]
     struct InHookChecks {
-        /// The wake-up being enqueued: (task, CPU, saved vlag, nr_running, delayed, new).
-        pending: Option<(TaskId, CpuId, i64, u32, bool, bool)>,
+        /// The wake-up being enqueued: (task, run queue, saved vlag, nr_running, delayed,
+        /// new).
+        pending: Option<(TaskId, RqId, i64, u32, bool, bool)>,
+        /// The pick in progress: the CPU's current task and, per level, the entity of it
+        /// RUN_TO_PARITY may keep.
+        prev: Option<TaskId>,
     }
 
     impl Observer<LinuxEevdf> for InHookChecks {
-        fn before(&mut self, hook: Hook, s: &LinuxEevdf, _ctx: &Ctx) {
-            if let Hook::Enqueue(cpu, t, kind @ (EnqueueKind::Wakeup | EnqueueKind::New)) = hook {
-                let se = &s.se[t.idx()];
-                // place_entity counts delayed entities too (cfs_rq->nr_running).
-                let nr = s.nr_running(cpu);
-                self.pending = Some((t, cpu, se.vlag, nr, se.delayed, kind == EnqueueKind::New));
+        fn before(&mut self, hook: Hook, s: &LinuxEevdf, ctx: &Ctx) {
+            match hook {
+                Hook::Enqueue(cpu, t, kind @ (EnqueueKind::Wakeup | EnqueueKind::New)) => {
+                    let e = Ent::task(t);
+                    let se = &s.se[e.idx()];
+                    let rq = s.h.rq_of_group(ctx.task(t).group, cpu);
+                    // place_entity counts delayed entities too (cfs_rq->nr_running).
+                    let nr = s.h.rq(rq).nr_running;
+                    self.pending =
+                        Some((t, rq, se.vlag, nr, se.delayed, kind == EnqueueKind::New));
+                }
+                Hook::PickNext(cpu) => {
+                    self.prev = ctx.curr(cpu).filter(|&p| s.put_task[cpu.idx()] == Some(p));
+                }
+                _ => {}
             }
         }
 
         fn after(&mut self, hook: Hook, s: &LinuxEevdf, _ctx: &Ctx) {
             match hook {
                 Hook::Enqueue(..) => {
-                    let Some((t, cpu, vlag, nr, delayed, new)) = self.pending.take() else {
+                    let Some((t, rq, vlag, nr, delayed, new)) = self.pending.take() else {
                         return;
                     };
-                    let lag = s.avg_vruntime(cpu) - s.se[t.idx()].vruntime;
+                    let lag = s.avg_vruntime(rq) - s.se[Ent::task(t).idx()].vruntime;
                     if delayed {
                         assert!(lag <= 2, "{t:?}: requeued delayed entity with lag {lag}");
                     } else {
@@ -1687,8 +2008,14 @@ mod tests {
                     }
                 }
                 Hook::PickNext(cpu) => {
-                    if let Some(p) = s.eevdf_curr(cpu) {
-                        check_pick(s, cpu, p);
+                    let Some(p) = s.eevdf_curr(cpu) else { return };
+                    let prev = self.prev.take();
+                    for (rq, e) in s.h.levels(Ent::task(p)) {
+                        let kept = prev.and_then(|q| s.h.ancestor_on(Ent::task(q), rq));
+                        let kept = kept.filter(|&k| {
+                            s.tun.run_to_parity && s.se[k.idx()].protect == s.se[k.idx()].deadline
+                        });
+                        check_pick(s, rq, e, kept);
                     }
                 }
                 _ => {}
@@ -1699,50 +2026,57 @@ mod tests {
     type Checked = Observed<LinuxEevdf, InHookChecks>;
 
     /// What EEVDF keeps true after every operation, beyond what every policy must
-    /// (`Driver::check`): monotonic min_vruntime, counts and load (delayed entities
-    /// counted in the load only), the treap and its sums, Σ w·lag = 0, no idle CPU with
-    /// fair work queued.
-    fn check_rqs(core: &SchedCore<Checked>, last_min: &mut [i64]) {
+    /// (`Driver::check`): the hierarchy's counts and weights, monotonic min_vruntime, the
+    /// treaps and their sums, Σ w·lag = 0 on every run queue, and delayed tasks counted
+    /// only where they wait.
+    fn check_rqs(core: &SchedCore<Checked>, last_min: &mut Vec<i64>) {
         let ctx = &core.ctx;
         let s = &core.policy.inner;
-        for (c, last) in last_min.iter_mut().enumerate() {
-            let cpu = CpuId(c as u32);
-            let mv = s.min_vruntime(cpu);
-            assert!(mv >= *last, "min_vruntime went backwards");
+        s.h.check(ctx).unwrap();
+        last_min.resize(s.rqs.len(), i64::MIN);
+        for (i, last) in last_min.iter_mut().enumerate() {
+            let rq = RqId(i as u32);
+            let mv = s.min_vruntime(rq);
+            assert!(mv >= *last, "min_vruntime of {rq:?} went backwards");
             *last = mv;
-            let (mut nr, mut load) = (0u32, 0u64);
+            check_tree(s, rq);
+            check_lag_sum(s, rq);
+        }
+        for c in 0..ctx.nr_cpus() {
+            let cpu = CpuId(c as u32);
+            let mut nr = 0;
             for i in 0..ctx.nr_tasks() {
                 let t = TaskId(i as u32);
-                let se = &s.se[i];
                 if ctx.task(t).on_rq && ctx.task(t).cpu == cpu {
-                    assert!(!se.delayed, "{t:?} queued and delayed");
+                    assert!(!s.delayed(t), "{t:?} queued and delayed");
                     nr += 1;
-                    load += weight_of(&ctx.task(t).attrs).0 as u64;
-                } else if se.delayed && se.cpu == cpu {
-                    assert!(!ctx.task(t).on_rq && se.on_rq);
-                    load += se.weight as u64;
                 }
             }
             assert_eq!(s.nr_runnable(cpu), nr);
-            assert_eq!(s.load(cpu), load);
-            check_tree(s, cpu);
-            check_lag_sum(s, cpu);
             if nr > 0 {
                 assert!(ctx.curr(cpu).is_some(), "queued work on an idle CPU");
             }
         }
     }
 
-    fn op() -> impl Strategy<Value = Op> {
+    /// A random operation, or a task moved to another group (`sched_move_task`).
+    #[derive(Clone, Copy, Debug)]
+    enum GOp {
+        Op(Op),
+        Move(usize, u32),
+    }
+
+    fn op() -> impl Strategy<Value = GOp> {
         prop_oneof![
-            4 => (0usize..12).prop_map(Op::Wake),
-            5 => (1u64..3_000_000).prop_map(Op::Advance),
-            2 => (0usize..4).prop_map(Op::Block),
-            1 => (0usize..4).prop_map(Op::Bounce),
-            1 => (0usize..4).prop_map(Op::Yield),
-            3 => Just(Op::Tick),
-            1 => ((0usize..4), 0u8..3, -20i32..20)
-                .prop_map(|(c, p, v)| Op::Change(c, attrs_for(p, v))),
+            4 => (0usize..12).prop_map(|i| GOp::Op(Op::Wake(i))),
+            5 => (1u64..3_000_000).prop_map(|d| GOp::Op(Op::Advance(d))),
+            2 => (0usize..4).prop_map(|c| GOp::Op(Op::Block(c))),
+            1 => (0usize..4).prop_map(|c| GOp::Op(Op::Bounce(c))),
+            1 => (0usize..4).prop_map(|c| GOp::Op(Op::Yield(c))),
+            3 => Just(GOp::Op(Op::Tick)),
+            1 => ((0usize..4), 0u8..4, -20i32..20)
+                .prop_map(|(c, p, v)| GOp::Op(Op::Change(c, attrs_for(p, v)))),
+            1 => ((0usize..12), 0u32..4).prop_map(|(t, g)| GOp::Move(t, g)),
         ]
     }
 
@@ -1750,37 +2084,74 @@ mod tests {
         match kind {
             0 => fair(Policy::Other, v),
             1 => fair(Policy::Batch, v),
+            2 => SchedAttrs {
+                slice_ns: Some(50_000 * v.unsigned_abs() as u64),
+                ..fair(Policy::Other, v)
+            },
             _ => fair(Policy::Idle, 0),
         }
     }
 
+    /// The cgroups of the property tests: /g0 (shares 2048) with /g0/g1 (100) inside,
+    /// and /g2 (1024); group ids 1..=3.
+    fn tree() -> Vec<Cgroup> {
+        let group = |path: &str, parent, shares| Cgroup {
+            path: path.into(),
+            parent: Some(parent),
+            cpu: CpuCgroup {
+                shares: Some(shares),
+                ..CpuCgroup::default()
+            },
+            cpuset_cpus: None,
+        };
+        vec![
+            Cgroup::root(),
+            group("/g0", 0, 2048),
+            group("/g0/g1", 1, 100),
+            group("/g2", 0, 1024),
+        ]
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(std::env::var("SCHEDLAB_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(96)))]
-        /// After every operation: Σ w·lag = 0 (up to rounding), the tree and the incremental
-        /// sums are consistent, min_vruntime is monotonic, and every pick is the earliest
-        /// eligible virtual deadline of a brute-force reference; a woken entity's lag after
-        /// placement equals its saved lag.
+        /// After every operation, on tasks spread over the root and three nested groups
+        /// (some with custom slices) and moved between them at random: Σ w·lag = 0 (up to
+        /// rounding) on every run queue, the trees and the incremental sums are consistent,
+        /// min_vruntime is monotonic, and every pick is the earliest eligible virtual
+        /// deadline of a brute-force reference on every level (or the entity RUN_TO_PARITY
+        /// keeps); a woken task's lag after placement equals its saved lag.
         #[test]
         fn lag_is_conserved_and_only_eligible_tasks_are_picked(
             ncpu in 1usize..4,
-            tasks in proptest::collection::vec((0u8..3, -20i32..20, 1u32..16), 1..12),
+            tasks in proptest::collection::vec((0u8..4, -20i32..20, 1u32..16, 0u32..4), 1..12),
             ops in proptest::collection::vec(op(), 1..250),
-            features in 0u8..8,
+            features in 0u8..16,
         ) {
             let mut s = LinuxEevdf::new(ncpu);
-            s.set_param("run_to_parity", if features & 1 != 0 { "1" } else { "0" }).unwrap();
-            s.set_param("place_deadline_initial", if features & 2 != 0 { "1" } else { "0" })
-                .unwrap();
-            s.set_param("delay_dequeue", if features & 4 != 0 { "1" } else { "0" }).unwrap();
+            let flag = |b: u8| if features & b != 0 { "1" } else { "0" };
+            s.set_param("run_to_parity", flag(1)).unwrap();
+            s.set_param("place_deadline_initial", flag(2)).unwrap();
+            s.set_param("delay_dequeue", flag(4)).unwrap();
+            s.set_param("preempt_short", flag(8)).unwrap();
             let specs: Vec<(SchedAttrs, CpuMask)> = tasks
                 .iter()
-                .map(|&(k, v, m)| (attrs_for(k, v), mask_of_bits(m)))
+                .map(|&(k, v, m, _)| (attrs_for(k, v), mask_of_bits(m)))
                 .collect();
             let checked = Observed::new(s, InHookChecks::default());
             let mut d = Driver::new(checked, ncpu, 250, &specs);
-            let mut last_min = vec![i64::MIN; ncpu];
+            d.core.ctx.set_groups(&tree());
+            for (i, &(.., g)) in tasks.iter().enumerate() {
+                d.core.move_group(TaskId(i as u32), g);
+            }
+            let mut last_min = Vec::new();
             for o in ops {
-                d.apply(o);
+                match o {
+                    GOp::Op(op) => d.apply(op),
+                    GOp::Move(t, g) => {
+                        d.core.move_group(TaskId((t % tasks.len()) as u32), g);
+                        d.core.process_resched();
+                    }
+                }
                 d.check();
                 check_rqs(&d.core, &mut last_min);
             }

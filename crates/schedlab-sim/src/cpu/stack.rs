@@ -36,15 +36,18 @@
 //!   highest class 0, then down the stack; nested stacks count on), so timers a class arms
 //!   and balance callbacks it queues come back to that class alone: `timer` and
 //!   `balance_callback` are routed by that index (each class has its own timer namespace);
-//! - tunables are the union of both classes' tunables (names must not collide).
+//! - tunables are the union of both classes' tunables (names must not collide);
+//! - `models` (custom slices, fair group scheduling) is answered by the class that runs
+//!   fair-class tasks.
 //!
 //! Cost: routing is O(1) per hook (one byte per task records the class holding it).
 
 use crate::ctx::Ctx;
 use crate::sched::{
-    BalanceKind, ClassSet, DequeueKind, EnqueueKind, FiredTimer, PolicyInfo, Scheduler, WakeKind,
+    BalanceKind, ClassSet, DequeueKind, EnqueueKind, Feature, FiredTimer, PolicyInfo, Scheduler,
+    WakeKind,
 };
-use crate::types::{CpuId, GroupId, SchedAttrs, TaskId};
+use crate::types::{fair, CpuId, GroupId, Policy, SchedAttrs, TaskId};
 
 /// A scheduling class that can sit in a [`Stacked`] (the kernel's `struct sched_class`
 /// seen as one layer of the class list).
@@ -206,6 +209,15 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
                 attrs.policy.as_str(),
                 self.meta.name
             )),
+        }
+    }
+
+    /// Asked of the class that runs fair-class tasks: both features concern them.
+    fn models(&self, feature: Feature) -> Result<(), String> {
+        match self.owner(&fair(Policy::Other, 0)) {
+            HI => self.hi.models(feature),
+            LO => self.lo.models(feature),
+            _ => Err(feature.not_modelled_by(self.meta.name)),
         }
     }
 

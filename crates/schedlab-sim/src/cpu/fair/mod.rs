@@ -4,6 +4,8 @@
 //! - `weights.rs`: load weights and the kernel's fixed-point `calc_delta`;
 //! - `placement.rs`: `select_task_rq_fair` (wake_affine, select_idle_sibling with the
 //!   idle-core search on SMT, find_idlest_cpu for forks);
+//! - `group.rs`: group scheduling — the tree of task groups and run queues, and the
+//!   hierarchical enqueue, dequeue, pick, put, tick and `update_curr` walks;
 //! - `balance.rs`: load balancing over the scheduling domains (`rebalance_domains`,
 //!   `load_balance`, newidle balance, the NO_HZ idle balance);
 //! - this file: the trait, the tunables both classes share and [`FairSmp`], the SMP state
@@ -20,13 +22,16 @@
 //! runnable and nothing otherwise, its runnable average is its number of runnable tasks
 //! (× SCHED_CAPACITY_SCALE); there is no blocked load. All CPUs have the same capacity.
 //!
-//! Group scheduling will plug in here: a task group gets per-CPU group entities queued
-//! in the parent's run queue; `FairRq::cpu_load` becomes the root cfs_rq's load and
-//! `FairRq::task_load` `task_h_load` (the task's weight scaled down the hierarchy by each
-//! level's `group_entity.weight / cfs_rq.load`), which is all the balancer and placement
-//! read, so neither changes.
+//! Group scheduling (`group.rs`): a task group has per-CPU group entities queued in its
+//! parent's run queues, so each class's per-CPU run queue is a tree of run queues. The
+//! balancer and placement read only the trait's loads: `FairRq::cpu_load` is the root
+//! run queue's load and `FairRq::task_load` the hierarchical `task_h_load` (the task's
+//! weight scaled down the hierarchy by each level's `group_entity.weight / cfs_rq.load`),
+//! and `FairRq::move_queued` detaches a task from its leaf run queue and enqueues it up
+//! the hierarchy of the destination.
 
 pub mod balance;
+pub mod group;
 pub mod placement;
 pub mod weights;
 
