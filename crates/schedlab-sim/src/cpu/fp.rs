@@ -303,3 +303,154 @@ impl Scheduler for Fp {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::testing::{mask_of_bits, Driver, Op};
+    use crate::protocol::SchedCore;
+    use crate::trace::writer::PrevState;
+    use crate::types::{fair, rt, CpuMask};
+    use proptest::prelude::*;
+
+    const C0: CpuId = CpuId(0);
+
+    /// fp on `cpus` CPUs at HZ 1000, driven by the scheduler core (the engine's protocol).
+    fn machine(cpus: usize) -> SchedCore<Fp> {
+        SchedCore::bare(Fp::new(cpus), cpus, 1000)
+    }
+
+    /// Create a task of SCHED_FIFO priority `prio` on CPU 0 and wake it; the CPU
+    /// reschedules only when the test says so.
+    fn start(core: &mut SchedCore<Fp>, prio: i32) -> TaskId {
+        let t = core.spawn(rt(Policy::Fifo, prio), CpuMask::first_n(1), None);
+        core.wake_up_new_task(t, None).unwrap();
+        t
+    }
+
+    /// The current task of CPU 0 blocks, then each task that runs in turn does; returns
+    /// the order in which they ran.
+    fn drain(core: &mut SchedCore<Fp>) -> Vec<TaskId> {
+        let mut order = Vec::new();
+        while core.ctx.curr(C0).is_some() {
+            core.block(C0, PrevState::Sleeping);
+            core.process_resched();
+            order.extend(core.ctx.curr(C0));
+        }
+        order
+    }
+
+    /// make_runnable puts a task at the tail of its priority and an equal priority never
+    /// preempts; a strictly higher one preempts at once; the preempted task keeps the head
+    /// of its priority (precedence) and resumes before its peers; rot_rdq(TPRI_SELF) moves
+    /// the running task behind its peers.
+    #[test]
+    fn preempted_task_resumes_first_and_yield_rotates() {
+        let mut core = machine(1);
+        let a = start(&mut core, 10);
+        core.process_resched();
+        let b = start(&mut core, 10);
+        assert!(!core.ctx.need_resched(C0), "equal priority never preempts");
+        let hi = start(&mut core, 50);
+        assert!(core.ctx.need_resched(C0));
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(hi));
+        core.block(C0, PrevState::Sleeping);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(a), "precedence: a resumes before b");
+        core.yield_current(C0);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(b));
+        assert_eq!(drain(&mut core), vec![a]);
+    }
+
+    /// chg_pri: the task goes to the tail of its new priority, lowered or raised (unlike
+    /// Linux's RT class, which puts a lowered task at the head).
+    #[test]
+    fn priority_change_goes_to_the_tail_of_the_new_priority() {
+        let mut core = machine(1);
+        start(&mut core, 90);
+        core.process_resched();
+        let [a, b] = [20, 20].map(|p| start(&mut core, p));
+        let c = start(&mut core, 10);
+        core.process_resched();
+        // b is lowered into the priority that holds c: behind c.
+        core.setattr(b, Some(rt(Policy::Fifo, 10)), None).unwrap();
+        core.process_resched();
+        assert_eq!(drain(&mut core), vec![a, c, b]);
+    }
+
+    /// Partitioned: a new task goes to the allowed CPU with the fewest tasks assigned so
+    /// far and stays there; a CPU never takes another CPU's waiting task.
+    #[test]
+    fn tasks_are_partitioned_at_creation_and_never_migrate() {
+        let mut core = machine(2);
+        let all = CpuMask::first_n(2);
+        let ts: Vec<TaskId> = (0..4)
+            .map(|_| core.spawn(rt(Policy::Fifo, 10), all, None))
+            .collect();
+        let cpus: Vec<CpuId> = ts
+            .iter()
+            .map(|&t| core.wake_up_new_task(t, None).unwrap())
+            .collect();
+        assert_eq!(cpus, [C0, CpuId(1), C0, CpuId(1)]);
+        core.process_resched();
+        // CPU 1's tasks block: it idles although CPU 0 has a task waiting.
+        for _ in 0..2 {
+            core.block(CpuId(1), PrevState::Sleeping);
+            core.process_resched();
+        }
+        assert_eq!(core.ctx.curr(CpuId(1)), None);
+        assert_eq!(core.ctx.curr(C0), Some(ts[0]));
+        assert_eq!(core.ctx.task(ts[2]).cpu, C0);
+    }
+
+    fn random_attrs(kind: u8, v: i32) -> SchedAttrs {
+        match kind {
+            0 => fair(Policy::Other, v.clamp(-20, 19)),
+            1 => rt(Policy::Fifo, v.rem_euclid(99) + 1),
+            _ => rt(Policy::Rr, v.rem_euclid(99) + 1),
+        }
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (0usize..10).prop_map(Op::Wake),
+            3 => (1u64..20_000_000).prop_map(Op::Advance),
+            2 => (0usize..4).prop_map(Op::Block),
+            1 => (0usize..4).prop_map(Op::Bounce),
+            1 => (0usize..4).prop_map(Op::Yield),
+            3 => Just(Op::Tick),
+            1 => ((0usize..4), 0u8..3, -20i32..20).prop_map(|(c, k, v)| Op::Change(c, random_attrs(k, v))),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Random operations through the scheduler core keep the invariants every policy
+        /// must keep (`Driver::check`), with and without the emulated rot_rdq handler, on
+        /// every ready-queue back end.
+        #[test]
+        fn random_operations_keep_the_invariants(
+            cpus in 1usize..4,
+            timeslice_ticks in 0u32..4,
+            readyq in 0usize..Kind::ALL.len(),
+            tasks in proptest::collection::vec((0u8..3, -20i32..20, 1u32..16), 1..10),
+            ops in proptest::collection::vec(op(), 1..200),
+        ) {
+            let specs: Vec<_> = tasks
+                .iter()
+                .map(|&(k, v, m)| (random_attrs(k, v), mask_of_bits(m)))
+                .collect();
+            let mut policy = Fp::new(cpus);
+            policy.set_param("timeslice_ticks", &timeslice_ticks.to_string()).unwrap();
+            policy.set_param("readyq", Kind::ALL[readyq].name()).unwrap();
+            let mut d = Driver::new(policy, cpus, 1000, &specs);
+            for o in ops {
+                d.apply(o);
+                d.check();
+            }
+        }
+    }
+}

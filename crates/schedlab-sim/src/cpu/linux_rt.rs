@@ -779,61 +779,59 @@ impl SchedClass for LinuxRt {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::testing::{mask_of_bits, Driver, Op};
+    use crate::protocol::SchedCore;
+    use crate::trace::writer::PrevState;
     use crate::types::rt;
     use crate::types::CpuMask;
+    use proptest::prelude::*;
 
-    fn order(s: &LinuxRt, cpu: CpuId) -> Vec<u32> {
+    const C0: CpuId = CpuId(0);
+    const C1: CpuId = CpuId(1);
+    const C2: CpuId = CpuId(2);
+
+    /// The tasks of `cpu`'s RT queue in pick order (the running one included).
+    fn order(s: &LinuxRt, cpu: CpuId) -> Vec<TaskId> {
         let mut v = Vec::new();
         s.rqs[cpu.idx()].active.for_each(|t, _| {
-            v.push(t);
+            v.push(TaskId(t));
             true
         });
         v
     }
 
-    #[test]
-    fn fifo_preempted_stays_at_head_wakeup_goes_to_tail() {
-        let mut ctx = Ctx::for_test(1, 1000);
-        let mut s = LinuxRt::new(1);
-        let c0 = CpuId(0);
-        let one = CpuMask::first_n(1);
-        let a = ctx.add_task_for_test(rt(Policy::Fifo, 10), one);
-        let b = ctx.add_task_for_test(rt(Policy::Fifo, 10), one);
-        let hi = ctx.add_task_for_test(rt(Policy::Fifo, 50), one);
-        for t in [a, b, hi] {
-            s.task_new(&mut ctx, t, None);
-        }
-        s.enqueue(&mut ctx, c0, a, EnqueueKind::Wakeup);
-        assert_eq!(s.pick_next(&mut ctx, c0), Some(a));
-        ctx.set_curr_for_test(c0, Some(a));
-        s.enqueue(&mut ctx, c0, b, EnqueueKind::Wakeup);
-        s.wakeup_preempt(&mut ctx, c0, b);
-        assert!(
-            !ctx.resched_mask.contains(c0),
-            "equal prio must not preempt"
-        );
-        assert_eq!(order(&s, c0), vec![a.0, b.0]);
-        s.enqueue(&mut ctx, c0, hi, EnqueueKind::Wakeup);
-        s.wakeup_preempt(&mut ctx, c0, hi);
-        assert!(ctx.resched_mask.contains(c0), "higher prio preempts");
-        s.put_prev(&mut ctx, c0, a);
-        assert_eq!(s.pick_next(&mut ctx, c0), Some(hi));
-        ctx.set_curr_for_test(c0, Some(hi));
-        // hi blocks: a (preempted) is still at the head of prio list 89, before b.
-        s.dequeue(&mut ctx, c0, hi, DequeueKind::Sleep);
-        s.put_prev(&mut ctx, c0, hi);
-        assert_eq!(s.pick_next(&mut ctx, c0), Some(a));
-        assert_eq!(order(&s, c0), vec![a.0, b.0]);
+    /// The RT class alone on `cpus` CPUs at HZ 1000, driven by the scheduler core.
+    fn machine(cpus: usize) -> SchedCore<LinuxRt> {
+        SchedCore::bare(LinuxRt::new(cpus), cpus, 1000)
     }
 
-    /// put_prev + pick_next, as the engine's schedule() does.
-    fn resched(ctx: &mut Ctx, s: &mut LinuxRt, cpu: CpuId) -> Option<TaskId> {
-        if let Some(p) = ctx.curr(cpu) {
-            s.put_prev(ctx, cpu, p);
-        }
-        let n = s.pick_next(ctx, cpu);
-        ctx.set_curr_for_test(cpu, n);
-        n
+    /// Create a task and wake it (`wake_up_new_task`); the CPUs reschedule only when the
+    /// test says so.
+    fn start(core: &mut SchedCore<LinuxRt>, attrs: SchedAttrs, affinity: CpuMask) -> TaskId {
+        let t = core.spawn(attrs, affinity, None);
+        core.wake_up_new_task(t, None).unwrap();
+        t
+    }
+
+    #[test]
+    fn fifo_preempted_stays_at_head_wakeup_goes_to_tail() {
+        let mut core = machine(1);
+        let one = CpuMask::first_n(1);
+        let a = start(&mut core, rt(Policy::Fifo, 10), one);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(a));
+        let b = start(&mut core, rt(Policy::Fifo, 10), one);
+        assert!(!core.ctx.need_resched(C0), "equal prio must not preempt");
+        assert_eq!(order(&core.policy, C0), vec![a, b]);
+        let hi = start(&mut core, rt(Policy::Fifo, 50), one);
+        assert!(core.ctx.need_resched(C0), "higher prio preempts");
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(hi));
+        // hi blocks: a (preempted) is still at the head of prio list 89, before b.
+        core.block(C0, PrevState::Sleeping);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(a));
+        assert_eq!(order(&core.policy, C0), vec![a, b]);
     }
 
     #[test]
@@ -845,95 +843,137 @@ mod tests {
     }
 
     fn priority_change_rules(readyq: &str) {
-        let c0 = CpuId(0);
-        // Four queued user-prio-10 tasks [a b c d].
+        let one = CpuMask::first_n(1);
+        // Four user-prio-10 tasks [a b c d] queued behind a running prio-90 task.
         let setup = || {
-            let mut ctx = Ctx::for_test(1, 1000);
-            let mut s = LinuxRt::new(1);
-            s.set_param("readyq", readyq).unwrap();
+            let mut core = machine(1);
+            core.policy.set_param("readyq", readyq).unwrap();
+            start(&mut core, rt(Policy::Fifo, 90), one);
+            core.process_resched();
             let ts: Vec<TaskId> = (0..4)
-                .map(|_| {
-                    let t = ctx.add_task_for_test(rt(Policy::Fifo, 10), CpuMask::first_n(1));
-                    s.task_new(&mut ctx, t, None);
-                    s.enqueue(&mut ctx, c0, t, EnqueueKind::Wakeup);
-                    t
-                })
+                .map(|_| start(&mut core, rt(Policy::Fifo, 10), one))
                 .collect();
-            (ctx, s, ts)
+            core.process_resched();
+            (core, ts)
         };
-        // engine.rs change_attrs order: DEQUEUE_SAVE, new attrs, prio_changed, RESTORE.
-        let change = |ctx: &mut Ctx, s: &mut LinuxRt, t: TaskId, prio: i32| {
-            s.dequeue(ctx, c0, t, DequeueKind::Save);
-            let old = ctx.task(t).attrs;
-            ctx.tasks[t.idx()].attrs.rt_priority = prio;
-            s.prio_changed(ctx, t, old);
-            s.enqueue(ctx, c0, t, EnqueueKind::Restore);
+        // sched_setattr (`__sched_setscheduler`): DEQUEUE_SAVE, new attributes,
+        // ENQUEUE_RESTORE, prio_changed.
+        let change = |core: &mut SchedCore<LinuxRt>, t: TaskId, attrs: SchedAttrs| {
+            core.setattr(t, Some(attrs), None).unwrap();
+            core.process_resched();
         };
-        let drain = |ctx: &mut Ctx, s: &mut LinuxRt| {
+        // The prio-90 task blocks, then each task in turn runs and blocks.
+        let drain = |core: &mut SchedCore<LinuxRt>| {
             let mut v = Vec::new();
-            while let Some(t) = resched(ctx, s, c0) {
+            core.block(C0, PrevState::Sleeping);
+            core.process_resched();
+            while let Some(t) = core.ctx.curr(C0) {
                 v.push(t);
-                s.dequeue(ctx, c0, t, DequeueKind::Sleep);
+                core.block(C0, PrevState::Sleeping);
+                core.process_resched();
             }
             v
         };
-        // Unchanged: b keeps its place (DEQUEUE_SAVE without DEQUEUE_MOVE).
-        let (mut ctx, mut s, ts) = setup();
-        change(&mut ctx, &mut s, ts[1], 10);
-        assert_eq!(drain(&mut ctx, &mut s), ts, "{readyq}");
+        // Unchanged: b switches from SCHED_FIFO to SCHED_RR at the same priority and
+        // keeps its place (oldprio == newprio: DEQUEUE_SAVE without DEQUEUE_MOVE).
+        let (mut core, ts) = setup();
+        change(&mut core, ts[1], rt(Policy::Rr, 10));
+        assert_eq!(drain(&mut core), ts, "{readyq}");
         // Lowered (user 10 → 5) into a list that already holds d: head (ENQUEUE_HEAD).
-        let (mut ctx, mut s, ts) = setup();
-        change(&mut ctx, &mut s, ts[3], 5);
-        change(&mut ctx, &mut s, ts[1], 5);
+        let (mut core, ts) = setup();
+        change(&mut core, ts[3], rt(Policy::Fifo, 5));
+        change(&mut core, ts[1], rt(Policy::Fifo, 5));
         assert_eq!(
-            drain(&mut ctx, &mut s),
+            drain(&mut core),
             vec![ts[0], ts[2], ts[1], ts[3]],
             "{readyq}"
         );
         // Raised (10 → 20) into a list that already holds c: tail.
-        let (mut ctx, mut s, ts) = setup();
-        change(&mut ctx, &mut s, ts[2], 20);
-        change(&mut ctx, &mut s, ts[0], 20);
+        let (mut core, ts) = setup();
+        change(&mut core, ts[2], rt(Policy::Fifo, 20));
+        change(&mut core, ts[0], rt(Policy::Fifo, 20));
         assert_eq!(
-            drain(&mut ctx, &mut s),
+            drain(&mut core),
             vec![ts[2], ts[0], ts[1], ts[3]],
             "{readyq}"
         );
     }
 
+    /// `busy` (FIFO 50) runs on CPU 0, `other` (FIFO 30) on CPU 1, CPU 2 is idle.
+    fn three_cpus() -> (SchedCore<LinuxRt>, TaskId, TaskId) {
+        let mut core = machine(3);
+        let all = CpuMask::first_n(3);
+        let busy = start(&mut core, rt(Policy::Fifo, 50), all);
+        core.process_resched();
+        let other = start(&mut core, rt(Policy::Fifo, 30), all);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(busy));
+        assert_eq!(core.ctx.curr(C1), Some(other));
+        (core, busy, other)
+    }
+
     #[test]
     fn wakeup_goes_to_a_cpu_running_lower_priority_work() {
-        let mut ctx = Ctx::for_test(3, 1000);
-        let mut s = LinuxRt::new(3);
         let all = CpuMask::first_n(3);
-        let busy = ctx.add_task_for_test(rt(Policy::Fifo, 50), all);
-        let other = ctx.add_task_for_test(rt(Policy::Fifo, 30), all);
-        let w = ctx.add_task_for_test(rt(Policy::Fifo, 40), all);
-        for t in [busy, other, w] {
-            s.task_new(&mut ctx, t, None);
+        // Forked by `busy`, w (FIFO 40) starts from CPU 0, which runs a higher RT prio: it
+        // goes to the lowest CPU, idle CPU 2 (below CPU 1's lower RT prio).
+        let (mut core, busy, _) = three_cpus();
+        let w = core.spawn(rt(Policy::Fifo, 40), all, Some(busy));
+        assert_eq!(core.ctx.task(w).cpu, C0);
+        assert_eq!(core.wake_up_new_task(w, Some(C0)), Ok(C2));
+        // Forked by `other`, w starts from CPU 1, which runs a lower RT prio: it stays and
+        // preempts (strictly higher).
+        let (mut core, _, other) = three_cpus();
+        let w = core.spawn(rt(Policy::Fifo, 40), all, Some(other));
+        assert_eq!(core.wake_up_new_task(w, Some(C1)), Ok(C1));
+        assert!(core.ctx.need_resched(C1));
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C1), Some(w));
+        // `other` (preempted, migratable) is pushed to the idle CPU 2 after the switch
+        // (the push queued by set_next_task_rt, run as a balance callback).
+        assert_eq!(core.ctx.task(other).cpu, C2);
+        assert_eq!(core.ctx.curr(C2), Some(other));
+    }
+
+    fn random_rt(rr: bool, prio: i32) -> SchedAttrs {
+        rt(if rr { Policy::Rr } else { Policy::Fifo }, prio)
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (0usize..10).prop_map(Op::Wake),
+            3 => (1u64..20_000_000).prop_map(Op::Advance),
+            2 => (0usize..4).prop_map(Op::Block),
+            1 => (0usize..4).prop_map(Op::Bounce),
+            1 => (0usize..4).prop_map(Op::Yield),
+            3 => Just(Op::Tick),
+            1 => ((0usize..4), any::<bool>(), 1i32..100).prop_map(|(c, rr, p)| Op::Change(c, random_rt(rr, p))),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Random operations through the scheduler core keep the invariants every policy
+        /// must keep (`Driver::check`), on every ready-queue back end.
+        #[test]
+        fn random_operations_keep_the_invariants(
+            cpus in 1usize..4,
+            readyq in 0usize..Kind::ALL.len(),
+            tasks in proptest::collection::vec((any::<bool>(), 1i32..100, 1u32..16), 1..10),
+            ops in proptest::collection::vec(op(), 1..200),
+        ) {
+            let specs: Vec<_> = tasks
+                .iter()
+                .map(|&(rr, p, m)| (random_rt(rr, p), mask_of_bits(m)))
+                .collect();
+            let mut policy = LinuxRt::new(cpus);
+            policy.set_param("readyq", Kind::ALL[readyq].name()).unwrap();
+            let mut d = Driver::new(policy, cpus, 1000, &specs);
+            for o in ops {
+                d.apply(o);
+                d.check();
+            }
         }
-        let (c0, c1, c2) = (CpuId(0), CpuId(1), CpuId(2));
-        s.enqueue(&mut ctx, c0, busy, EnqueueKind::Wakeup);
-        assert_eq!(resched(&mut ctx, &mut s, c0), Some(busy));
-        s.enqueue(&mut ctx, c1, other, EnqueueKind::Wakeup);
-        ctx.tasks[other.idx()].cpu = c1;
-        assert_eq!(resched(&mut ctx, &mut s, c1), Some(other));
-        // prev = 0 runs a higher RT prio: go to the lowest CPU, idle CPU 2 (below CPU 1's
-        // lower RT prio).
-        assert_eq!(s.select_cpu(&mut ctx, w, c0, WakeKind::Wakeup), c2);
-        // prev = 1 runs a lower RT prio: stay and preempt.
-        assert_eq!(s.select_cpu(&mut ctx, w, c1, WakeKind::Wakeup), c1);
-        // Strictly higher preempts, equal does not.
-        ctx.tasks[w.idx()].cpu = c1;
-        s.enqueue(&mut ctx, c1, w, EnqueueKind::Wakeup);
-        s.wakeup_preempt(&mut ctx, c1, w);
-        assert!(ctx.resched_mask.contains(c1));
-        assert_eq!(resched(&mut ctx, &mut s, c1), Some(w));
-        // `other` (preempted, migratable) is pushed to the idle CPU 2 after the switch.
-        let classes = std::mem::take(&mut ctx.cpus[c1.idx()].callbacks);
-        s.balance_callback(&mut ctx, c1, classes);
-        assert_eq!(ctx.task(other).cpu, c2);
-        assert!(ctx.resched_mask.contains(c2));
-        assert_eq!(resched(&mut ctx, &mut s, c2), Some(other));
     }
 }
