@@ -291,8 +291,21 @@ impl Scheduler for Fp {
         self.rotate(ctx, t);
     }
 
-    /// chg_pri: the task goes to the tail of its new priority (the engine re-enqueues it).
-    fn prio_changed(&mut self, _ctx: &mut Ctx, _t: TaskId, _old: SchedAttrs) {}
+    /// chg_pri: the task goes to the tail of its new priority (the core re-enqueued it);
+    /// a ready task raised above the running one dispatches at once, as `chg_pri`'s
+    /// `change_priority` → `dispatch` does (a running task lowered below a ready one is
+    /// rescheduled by the core already).
+    fn prio_changed(&mut self, ctx: &mut Ctx, t: TaskId, _old: SchedAttrs) {
+        let v = ctx.task(t);
+        if v.on_rq && !v.running {
+            let beats_curr = ctx
+                .curr(v.cpu)
+                .is_none_or(|c| v.attrs.prio() < ctx.task(c).attrs.prio());
+            if beats_curr {
+                ctx.resched(v.cpu);
+            }
+        }
+    }
 
     fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
         for (c, q) in self.rq.iter().enumerate() {
@@ -378,6 +391,20 @@ mod tests {
         core.setattr(b, Some(rt(Policy::Fifo, 10)), None).unwrap();
         core.process_resched();
         assert_eq!(drain(&mut core), vec![a, c, b]);
+    }
+
+    /// chg_pri of a ready task above the running one: it runs at once.
+    #[test]
+    fn a_ready_task_raised_above_the_running_one_preempts_it() {
+        let mut core = machine(1);
+        let a = start(&mut core, 20);
+        core.process_resched();
+        let b = start(&mut core, 10);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(a));
+        core.setattr(b, Some(rt(Policy::Fifo, 30)), None).unwrap();
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(b));
     }
 
     /// Partitioned: a new task goes to the allowed CPU with the fewest tasks assigned so
