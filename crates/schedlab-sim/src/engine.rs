@@ -80,8 +80,9 @@ pub(crate) struct TaskRt {
     pub xfer_left: u64,
     /// Generation of the pending Wake event (sleep/timer); others are stale.
     pub wake_gen: u64,
-    /// Next expiry of each rt-app "unique" timer (one copy per task; u64::MAX = unused).
-    pub timers: Vec<Time>,
+    /// Next expiry of each rt-app "unique" timer its program uses (one copy per task, in
+    /// the order of its template's `Engine::unique_timers`; u64::MAX = unused so far).
+    pub timers: Box<[Time]>,
     /// When the task started (rt-app anchors timers at the instance's start).
     pub started_at: Time,
     /// Period of the timer that released the current activation (for deadlines).
@@ -131,9 +132,11 @@ pub(crate) struct Engine<S: Scheduler> {
     pub channels: Vec<Channel>,
     /// Block devices with their I/O schedulers.
     pub blk: BlockLayer,
-    pub nr_timers: usize,
     /// Per timer: rt-app "unique" (per task) or shared by every task that names it.
     timer_unique: Vec<bool>,
+    /// Per template: the unique timers its program uses, sorted (a task keeps an expiry
+    /// for each of these only, so memory grows with tasks, not tasks × timers).
+    unique_timers: Vec<Box<[u32]>>,
     /// Next expiry of each shared timer (u64::MAX = unused so far).
     shared_timers: Vec<Time>,
     pub metrics: Metrics,
@@ -167,6 +170,13 @@ impl<S: Scheduler> Engine<S> {
         let templates = crate::program::compile(spec);
         let nr_cpus = ctx.nr_cpus();
         let r = &spec.resources;
+        let timer_unique: Vec<bool> = (0..r.timers.len())
+            .map(|i| r.timer_unique.get(i).copied().unwrap_or(true))
+            .collect();
+        let unique_timers = templates
+            .iter()
+            .map(|t| unique_timers_of(t, &timer_unique))
+            .collect();
         Engine {
             core: SchedCore::new(policy, ctx, cfg.costs),
             instances: vec![Vec::new(); templates.len()],
@@ -193,10 +203,8 @@ impl<S: Scheduler> Engine<S> {
                 })
                 .collect(),
             blk,
-            nr_timers: r.timers.len(),
-            timer_unique: (0..r.timers.len())
-                .map(|i| r.timer_unique.get(i).copied().unwrap_or(true))
-                .collect(),
+            timer_unique,
+            unique_timers,
             shared_timers: vec![u64::MAX; r.timers.len()],
             sample_mode: samples.name(),
             metrics: Metrics::new(r.marks.len(), samples),
@@ -297,7 +305,7 @@ impl<S: Scheduler> Engine<S> {
             burst_end: 0,
             xfer_left: 0,
             wake_gen: 0,
-            timers: vec![u64::MAX; self.nr_timers],
+            timers: vec![u64::MAX; self.unique_timers[tmpl as usize].len()].into(),
             started_at: now,
             since: now,
             phase_pending: false,
@@ -807,11 +815,10 @@ impl<S: Scheduler> Engine<S> {
     /// + period (absolute), or, when that is already past, restarts from now (relative).
     fn timer(&mut self, cpu: CpuId, t: TaskId, slot: usize, period: u64, mode: TimerMode) {
         let now = self.core.ctx.now;
-        let unique = self.timer_unique[slot];
-        let prev = if unique {
-            self.rt[t.idx()].timers[slot]
-        } else {
-            self.shared_timers[slot]
+        let unique = self.timer_unique[slot].then(|| self.unique_timer_index(t, slot));
+        let prev = match unique {
+            Some(i) => self.rt[t.idx()].timers[i],
+            None => self.shared_timers[slot],
         };
         let base = if prev == u64::MAX {
             self.rt[t.idx()].started_at
@@ -822,10 +829,9 @@ impl<S: Scheduler> Engine<S> {
         if next <= now && mode == TimerMode::Relative {
             next = now;
         }
-        if unique {
-            self.rt[t.idx()].timers[slot] = next;
-        } else {
-            self.shared_timers[slot] = next;
+        match unique {
+            Some(i) => self.rt[t.idx()].timers[i] = next,
+            None => self.shared_timers[slot] = next,
         }
         let rel = self.core.ctx.tasks[t.idx()]
             .attrs
@@ -846,6 +852,20 @@ impl<S: Scheduler> Engine<S> {
             self.metrics.runnable(t, now);
             self.metrics.started(t, now);
         }
+    }
+
+    /// Where task `t` keeps the expiry of unique timer `slot` (one its program uses).
+    #[inline]
+    fn unique_timer_index(&self, t: TaskId, slot: usize) -> usize {
+        let used = &self.unique_timers[self.rt[t.idx()].tmpl as usize];
+        let slot = slot as u32;
+        // A program uses one timer or a few: scan them, search a long list.
+        let found = if used.len() <= 8 {
+            used.iter().position(|&s| s == slot)
+        } else {
+            used.binary_search(&slot).ok()
+        };
+        found.expect("a template's timer ops are among its unique timers")
     }
 
     /// Take `mutex` if it is free; else queue on it and block (the op is retried when
@@ -1086,6 +1106,22 @@ impl<S: Scheduler> Engine<S> {
             self.set_state(t, s);
         }
     }
+}
+
+/// The unique timers a template's program uses, sorted and without repeats.
+fn unique_timers_of(t: &Template, timer_unique: &[bool]) -> Box<[u32]> {
+    let mut used: Vec<u32> = t
+        .phases
+        .iter()
+        .flat_map(|p| p.ops.iter())
+        .filter_map(|op| match op {
+            Op::Timer { timer, .. } if timer_unique[*timer as usize] => Some(*timer),
+            _ => None,
+        })
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    used.into()
 }
 
 /// Engine attributes from spec attributes.
