@@ -5,6 +5,7 @@
 //! entry to [`NAMES`].
 
 pub mod bfs;
+mod cpu_queues;
 pub mod example_fifo;
 pub mod family;
 pub mod fp;
