@@ -88,11 +88,47 @@ pub struct TaskMetrics {
     pub rel_deadline: Option<u64>,
     pub activations: u64,
     pub deadline_misses: u64,
-    /// Wake-up latencies, response times, and the wake-up latencies of timer releases
-    /// only (cyclictest's metric); empty when the samples are kept in memory.
+    /// Wake-up latencies and response times; empty when the samples are kept in memory.
     pub latency: Histogram,
     pub response: Histogram,
-    pub timer_latency: Histogram,
+    /// The wake-up latencies of timer releases only (cyclictest's metric): see
+    /// [`TaskMetrics::timer_latency`].
+    timer_latency: TimerLatency,
+}
+
+/// The timer-release latencies of a task. While every latency recorded was a timer
+/// release's (a periodic task's, or none yet), they are the task's latency histogram
+/// itself, sample for sample, and take no memory of their own; the first other latency
+/// splits them off as a copy.
+#[derive(Clone, Debug)]
+enum TimerLatency {
+    SameAsLatency,
+    Own(Histogram),
+}
+
+impl TaskMetrics {
+    /// The wake-up latencies of the timer-released activations.
+    pub fn timer_latency(&self) -> &Histogram {
+        match &self.timer_latency {
+            TimerLatency::SameAsLatency => &self.latency,
+            TimerLatency::Own(h) => h,
+        }
+    }
+
+    /// Record a wake-up latency (of a timer release or not).
+    #[inline]
+    fn record_latency(&mut self, lat: u64, timer: bool) {
+        match (&mut self.timer_latency, timer) {
+            (TimerLatency::Own(h), true) => h.record(lat),
+            (TimerLatency::Own(_), false) | (TimerLatency::SameAsLatency, true) => {}
+            (TimerLatency::SameAsLatency, false) => {
+                // The timer latencies so far are all the latencies so far: a copy (taken
+                // once per task) before this one joins only the latencies.
+                self.timer_latency = TimerLatency::Own(self.latency.clone());
+            }
+        }
+        self.latency.record(lat);
+    }
 }
 
 /// Columnar per-activation samples (for DataFrames / Parquet).
@@ -176,7 +212,7 @@ impl Metrics {
             deadline_misses: 0,
             latency: Histogram::new(),
             response: Histogram::new(),
-            timer_latency: Histogram::new(),
+            timer_latency: TimerLatency::SameAsLatency,
         });
     }
 
@@ -216,10 +252,7 @@ impl Metrics {
             m.cur.start = at;
             if histograms {
                 let lat = at.saturating_sub(m.cur.release);
-                m.latency.record(lat);
-                if m.cur.kind == ActKind::Timer {
-                    m.timer_latency.record(lat);
-                }
+                m.record_latency(lat, m.cur.kind == ActKind::Timer);
             }
         }
     }
@@ -461,6 +494,46 @@ mod tests {
             0,
             "no histograms beside the samples"
         );
+    }
+
+    /// The timer latencies are the latencies while every activation is a timer release,
+    /// and only the timer releases' once others come.
+    #[test]
+    fn timer_latencies_follow_the_timer_releases_only() {
+        let mut m = Metrics::new(0, SampleMode::Summary);
+        m.add_task();
+        let t = TaskId(0);
+        let mut timer_only = Histogram::new();
+        for i in 0..50u64 {
+            activation(&mut m, t, 1000 * i, 1000 * i + i % 7, 1000 * i + 500);
+            timer_only.record(i % 7);
+        }
+        assert_eq!(m.tasks[0].timer_latency(), &m.tasks[0].latency);
+        for i in 50..80u64 {
+            let kind = if i % 3 == 0 {
+                ActKind::Wakeup
+            } else {
+                ActKind::Timer
+            };
+            m.release(t, 1000 * i, kind);
+            m.started(t, 1000 * i + 3 * (i % 5));
+            m.end(t, 1000 * i + 900);
+            if kind == ActKind::Timer {
+                timer_only.record(3 * (i % 5));
+            }
+        }
+        let tm = &m.tasks[0];
+        assert_eq!(tm.timer_latency(), &timer_only);
+        assert_eq!(tm.latency.count(), 80);
+        // A task woken only by others has no timer latencies.
+        m.add_task();
+        for i in 0..5u64 {
+            m.release(TaskId(1), i * 10, ActKind::Wakeup);
+            m.started(TaskId(1), i * 10 + 1);
+            m.end(TaskId(1), i * 10 + 2);
+        }
+        assert_eq!(m.tasks[1].timer_latency().count(), 0);
+        assert_eq!(m.tasks[1].latency.count(), 5);
     }
 
     #[test]

@@ -49,7 +49,7 @@ impl Source {
         match series {
             Series::Latency => &m.latency,
             Series::Response => &m.response,
-            Series::TimerLatency => &m.timer_latency,
+            Series::TimerLatency => m.timer_latency(),
         }
     }
 
