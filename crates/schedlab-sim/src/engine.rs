@@ -13,13 +13,13 @@
 //! that only grows to the workload's steady-state size; stale events (a completion whose
 //! task was preempted) are skipped by generation number instead of being removed.
 
-use schedlab_spec::model::{Event as Op, Policy, Spec, TimerMode};
+use schedlab_spec::model::{Event as Op, Phase, Policy, Spec, TimerMode};
 
 use crate::ctx::Ctx;
 use crate::event::EventKind;
 use crate::io::BlockLayer;
 use crate::metrics::{ActKind, Metrics, SampleMode};
-use crate::program::{mask_of, Advance, Cursor, Template};
+use crate::program::{mask_of, phase_changes_task, Advance, Cursor, Programs};
 use crate::protocol::{CoreCosts, SchedCore};
 use crate::sched::Scheduler;
 use crate::sync::{Barrier, Channel, Cond, Mutex};
@@ -69,10 +69,13 @@ pub(crate) enum Stage {
 
 /// Per-task engine state beside the policy-visible [`TaskView`].
 #[derive(Clone, Debug)]
-pub(crate) struct TaskRt {
+pub(crate) struct TaskRt<'a> {
     pub tmpl: u32,
     pub name: String,
     pub cursor: Cursor,
+    /// The events of the cursor's phase (`Programs::phase_events`), kept at hand: the op
+    /// under the cursor is `ops[cursor.op]`.
+    pub ops: &'a [Op],
     pub state: TState,
     pub stage: Stage,
     /// The task's CPU time (`sum_exec_ns`) at which the current burst is done.
@@ -121,11 +124,12 @@ pub(crate) struct RunError(pub String);
 /// (e.g. a loop of only `signal` events): the run stops with an error instead of hanging.
 const MAX_ZERO_TIME_STEPS: u32 = 1_000_000;
 
-pub(crate) struct Engine<S: Scheduler> {
+pub(crate) struct Engine<'a, S: Scheduler> {
     /// The policy and the kernel's side of the machine.
     pub core: SchedCore<S>,
-    pub templates: Vec<Template>,
-    pub rt: Vec<TaskRt>,
+    /// The spec's task programs (template `i` is the spec's task `i`).
+    pub programs: Programs<'a>,
+    pub rt: Vec<TaskRt<'a>>,
     pub mutexes: Vec<Mutex>,
     pub conds: Vec<Cond>,
     pub barriers: Vec<Barrier>,
@@ -158,29 +162,28 @@ pub(crate) struct Engine<S: Scheduler> {
     pub error: Option<RunError>,
 }
 
-impl<S: Scheduler> Engine<S> {
+impl<'a, S: Scheduler> Engine<'a, S> {
     pub fn new(
-        spec: &Spec,
+        spec: &'a Spec,
         ctx: Ctx,
         policy: S,
         cfg: RunCfg,
         samples: SampleMode,
         blk: BlockLayer,
     ) -> Self {
-        let templates = crate::program::compile(spec);
+        let programs = Programs::compile(spec);
         let nr_cpus = ctx.nr_cpus();
         let r = &spec.resources;
         let timer_unique: Vec<bool> = (0..r.timers.len())
             .map(|i| r.timer_unique.get(i).copied().unwrap_or(true))
             .collect();
-        let unique_timers = templates
-            .iter()
-            .map(|t| unique_timers_of(t, &timer_unique))
+        let unique_timers = (0..programs.len() as u32)
+            .map(|t| unique_timers_of(programs.phases(t), &timer_unique))
             .collect();
         Engine {
             core: SchedCore::new(policy, ctx, cfg.costs),
-            instances: vec![Vec::new(); templates.len()],
-            templates,
+            instances: vec![Vec::new(); programs.len()],
+            programs,
             rt: Vec::new(),
             mutexes: vec![Mutex::default(); r.mutexes.len()],
             conds: vec![Cond::default(); r.conds.len()],
@@ -249,7 +252,7 @@ impl<S: Scheduler> Engine<S> {
     }
 
     fn instance_name(&self, tmpl: u32) -> String {
-        let base = &self.templates[tmpl as usize].name;
+        let base = &self.programs.task(tmpl).name;
         let n = self.instances[tmpl as usize].len();
         if n == 0 {
             base.clone()
@@ -259,7 +262,7 @@ impl<S: Scheduler> Engine<S> {
     }
 
     fn tgid_for(&mut self, tmpl: u32, pid: u32) -> u32 {
-        match &self.templates[tmpl as usize].process {
+        match &self.programs.task(tmpl).process {
             None => pid,
             Some(p) => {
                 if let Some((_, g)) = self.process_tgid.iter().find(|(n, _)| n == p) {
@@ -286,7 +289,7 @@ impl<S: Scheduler> Engine<S> {
                 crate::event::MAX_EVENT_ID
             )));
         }
-        let group = self.templates[tmpl as usize].group;
+        let group = self.programs.task(tmpl).group;
         let id = self
             .core
             .create_task(attrs, self.effective_cpus(affinity, group), parent);
@@ -300,6 +303,7 @@ impl<S: Scheduler> Engine<S> {
             tmpl,
             name,
             cursor: Cursor::default(),
+            ops: self.programs.phase_events(tmpl, 0),
             state: TState::Blocked(Block::NotStarted),
             stage: Stage::Fresh,
             burst_end: 0,
@@ -327,11 +331,12 @@ impl<S: Scheduler> Engine<S> {
     /// The attributes, CPUs and group of a task's first phase, set before it first runs
     /// (no protocol operation: it is not known to the policy yet).
     fn apply_first_phase(&mut self, t: TaskId) {
-        let tmpl = self.rt[t.idx()].tmpl as usize;
-        let Some(first) = self.templates[tmpl].phases.first() else {
+        let tmpl = self.rt[t.idx()].tmpl;
+        let Some(first) = self.programs.phases(tmpl).first() else {
             return;
         };
-        let (attr, cpus, group) = (first.attr.as_ref().map(attrs_of), first.cpus, first.group);
+        let cpus = first.cpus.as_deref().map(mask_of);
+        let (attr, group) = (first.attr.as_ref().map(attrs_of), first.group);
         let machine = CpuMask::first_n(self.core.ctx.nr_cpus());
         if let Some(m) = cpus.map(|m| m.and(&machine)).filter(|m| !m.is_empty()) {
             self.rt[t.idx()].want_cpus = m;
@@ -649,9 +654,11 @@ impl<S: Scheduler> Engine<S> {
             .saturating_sub(self.core.ctx.tasks[t.idx()].sum_exec_ns)
     }
 
-    fn current_op(&self, t: TaskId) -> Option<Op> {
+    /// The op under `t`'s cursor (`None` once its program is over).
+    #[inline]
+    fn current_op(&self, t: TaskId) -> Option<&'a Op> {
         let rt = &self.rt[t.idx()];
-        self.templates[rt.tmpl as usize].op(&rt.cursor).cloned()
+        rt.ops.get(rt.cursor.op as usize)
     }
 
     /// Start the op under the cursor: ops that cost CPU time enter `Stage::Burst` first.
@@ -668,12 +675,13 @@ impl<S: Scheduler> Engine<S> {
         };
         if std::mem::replace(&mut self.rt[t.idx()].phase_pending, false) {
             let rt = &self.rt[t.idx()];
-            let p = &self.templates[rt.tmpl as usize].phases[rt.cursor.phase as usize];
-            let (attr, cpus, group) = (p.attr.as_ref().map(attrs_of), p.cpus, p.group);
+            let p = self.programs.phases(rt.tmpl)[rt.cursor.phase as usize];
+            let cpus = p.cpus.as_deref().map(mask_of);
+            let (attr, group) = (p.attr.as_ref().map(attrs_of), p.group);
             self.change_attrs(cpu, t, attr, cpus, group);
             return;
         }
-        let cost = match op {
+        let cost = match *op {
             Op::Run { ns } => ns,
             Op::Runtime { ns } => {
                 self.rt[t.idx()].stage = Stage::Until(self.core.ctx.now + ns);
@@ -704,10 +712,14 @@ impl<S: Scheduler> Engine<S> {
     fn next_op(&mut self, cpu: CpuId, t: TaskId) {
         let rt = &mut self.rt[t.idx()];
         rt.stage = Stage::Fresh;
-        let tmpl = &self.templates[rt.tmpl as usize];
-        if tmpl.advance(&mut rt.cursor) == Advance::NewPhase {
-            let p = &tmpl.phases[rt.cursor.phase as usize];
-            rt.phase_pending = p.changes_task();
+        match self.programs.advance(rt.tmpl, &mut rt.cursor) {
+            Advance::Same => {}
+            Advance::NewPhase => {
+                let p = self.programs.phases(rt.tmpl)[rt.cursor.phase as usize];
+                rt.phase_pending = phase_changes_task(p);
+                rt.ops = &p.events;
+            }
+            Advance::Done => rt.ops = &[],
         }
         let _ = cpu;
     }
@@ -718,7 +730,7 @@ impl<S: Scheduler> Engine<S> {
             return self.exit(cpu, t);
         };
         let now = self.core.ctx.now;
-        match op {
+        match *op {
             Op::Run { .. } | Op::Runtime { .. } => self.next_op(cpu, t),
             Op::Sleep { ns } => {
                 self.next_op(cpu, t);
@@ -1031,10 +1043,10 @@ impl<S: Scheduler> Engine<S> {
     }
 
     fn fork(&mut self, cpu: CpuId, parent: TaskId, tmpl: u32) {
-        let tp = &self.templates[tmpl as usize];
+        let tp = self.programs.task(tmpl);
         let attrs = attrs_of(&tp.attr);
-        let aff = match tp.cpus.clone() {
-            Some(c) => self.affinity_of(Some(&c)),
+        let aff = match tp.cpus.as_deref() {
+            Some(c) => self.affinity_of(Some(c)),
             None => self.core.ctx.tasks[parent.idx()].affinity,
         };
         let child = self.create_task(tmpl, attrs, aff, Some(parent));
@@ -1109,11 +1121,10 @@ impl<S: Scheduler> Engine<S> {
 }
 
 /// The unique timers a template's program uses, sorted and without repeats.
-fn unique_timers_of(t: &Template, timer_unique: &[bool]) -> Box<[u32]> {
-    let mut used: Vec<u32> = t
-        .phases
+fn unique_timers_of(phases: &[&Phase], timer_unique: &[bool]) -> Box<[u32]> {
+    let mut used: Vec<u32> = phases
         .iter()
-        .flat_map(|p| p.ops.iter())
+        .flat_map(|p| p.events.iter())
         .filter_map(|op| match op {
             Op::Timer { timer, .. } if timer_unique[*timer as usize] => Some(*timer),
             _ => None,
