@@ -103,7 +103,8 @@ pub struct TaskMetrics {
 #[derive(Clone, Debug)]
 enum TimerLatency {
     SameAsLatency,
-    Own(Histogram),
+    /// Boxed: most tasks never need it, and the enum stays one word.
+    Own(Box<Histogram>),
 }
 
 impl TaskMetrics {
@@ -124,7 +125,7 @@ impl TaskMetrics {
             (TimerLatency::SameAsLatency, false) => {
                 // The timer latencies so far are all the latencies so far: a copy (taken
                 // once per task) before this one joins only the latencies.
-                self.timer_latency = TimerLatency::Own(self.latency.clone());
+                self.timer_latency = TimerLatency::Own(Box::new(self.latency.clone()));
             }
         }
         self.latency.record(lat);
@@ -196,6 +197,12 @@ impl Metrics {
             Store::Memory(s) => std::mem::take(s),
             _ => Samples::default(),
         }
+    }
+
+    /// Room for `n` more tasks (a run reserves its start-up tasks at once, so that the
+    /// per-task table is not left up to twice as large as needed by doubling).
+    pub fn reserve_tasks(&mut self, n: usize) {
+        self.tasks.reserve_exact(n);
     }
 
     pub fn add_task(&mut self) {

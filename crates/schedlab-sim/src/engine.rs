@@ -227,6 +227,10 @@ impl<'a, S: Scheduler> Engine<'a, S> {
 
     /// Create the start-up instances of every template (at time 0 or after their delay).
     pub fn start(&mut self, spec: &Spec) {
+        let n: usize = spec.tasks.iter().map(|t| t.instances as usize).sum();
+        self.rt.reserve_exact(n);
+        self.metrics.reserve_tasks(n);
+        self.core.reserve_tasks(n);
         for (ti, t) in spec.tasks.iter().enumerate() {
             for _ in 0..t.instances {
                 let attrs = attrs_of(&t.attr);

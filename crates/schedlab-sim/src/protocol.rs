@@ -64,7 +64,7 @@ pub struct SchedCore<S: Scheduler> {
     /// Per CPU: a task that exited on it and awaits `task_exit` after the switch
     /// (`finish_task_switch` → `put_task_struct` → `task_dead`).
     dead: Vec<Option<TaskId>>,
-    /// Per task: the dynamic priority last traced as a counter.
+    /// Per task: the dynamic priority last traced as a counter (empty when not tracing).
     traced_dprio: Vec<Option<i64>>,
     /// Scheduling decisions taken (`pick_next` calls).
     pub decisions: u64,
@@ -125,8 +125,20 @@ impl<S: Scheduler> SchedCore<S> {
             sleep_state: PrevState::Sleeping,
         });
         self.ctx.counters.push(TaskCounters::default());
-        self.traced_dprio.push(None);
+        if self.ctx.tracer.enabled() {
+            self.traced_dprio.push(None);
+        }
         id
+    }
+
+    /// Room for `n` more tasks in the per-task tables (a run reserves its start-up tasks at
+    /// once, so that the tables are not left up to twice as large as needed by doubling).
+    pub fn reserve_tasks(&mut self, n: usize) {
+        self.ctx.tasks.reserve_exact(n);
+        self.ctx.counters.reserve_exact(n);
+        if self.ctx.tracer.enabled() {
+            self.traced_dprio.reserve_exact(n);
+        }
     }
 
     /// The policy's `task_new` for a task just created (`sched_fork` →
