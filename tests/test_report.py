@@ -57,7 +57,9 @@ def _json(scheduler: str, tasks: list[dict], headline: dict | None) -> dict:
                 "hz": 1000, "decisions": 1, "work_units": 1, "version": "0.1.0"},
         "tasks": tasks,
         "cpus": [{"cpu": 0, "busy_ns": 0, "idle_ns": 0, "overhead_ns": 0}],
-        "summary": {"makespan_ns": None, "headline": headline, "marks": {}},
+        "summary": {"makespan_ns": None, "headline": headline, "marks": {},
+                    "totals": {"switches": 0, "migrations": 0, "deadline_misses": 0,
+                               "activations": 0}},
     }
 
 

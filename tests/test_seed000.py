@@ -135,7 +135,9 @@ def test_pair_agreement_and_ranking() -> None:
 def _result(headline: dict | None, tasks: list[dict] | None = None,
             cols: dict | None = None) -> Result:
     return Result({"run": {"sim_ns": 3_000_000_000}, "tasks": tasks or [],
-                   "summary": {"headline": headline, "makespan_ns": None, "marks": {}}}, cols)
+                   "summary": {"headline": headline, "makespan_ns": None, "marks": {},
+                               "totals": {"switches": 0, "migrations": 0,
+                                          "deadline_misses": 0, "activations": 0}}}, cols)
 
 
 def test_hackbench_seconds_from_the_headline() -> None:

@@ -116,19 +116,9 @@ class Result:
 
     @property
     def totals(self) -> dict[str, int]:
-        """Counters summed over the tasks: ``switches`` (voluntary + involuntary),
-        ``migrations``, ``deadline_misses`` and ``activations``."""
-        tasks = self._json.get("tasks", [])
-
-        def total(*keys: str) -> int:
-            return sum(int(t.get(k, 0)) for t in tasks for k in keys)
-
-        return {
-            "switches": total("switches_voluntary", "switches_involuntary"),
-            "migrations": total("migrations"),
-            "deadline_misses": total("deadline_misses"),
-            "activations": total("activations"),
-        }
+        """Counters summed over the tasks (the core's ``summary.totals``): ``switches``
+        (voluntary + involuntary), ``migrations``, ``deadline_misses`` and ``activations``."""
+        return dict(self.summary.get("totals", {}))
 
     def read_samples_from(self, path: str | os.PathLike[str]) -> None:
         """Read the streamed samples from ``path`` rather than the file the result names

@@ -143,6 +143,30 @@ pub struct RunSummary {
     pub marks: Vec<(String, u64)>,
     /// Tasks still blocked when the run stopped.
     pub blocked_at_end: usize,
+    /// Per-task counters summed over every task.
+    pub totals: Totals,
+}
+
+/// Per-task counters summed over the tasks of a run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Totals {
+    /// Voluntary + involuntary context switches.
+    pub switches: u64,
+    pub migrations: u64,
+    pub deadline_misses: u64,
+    pub activations: u64,
+}
+
+impl Totals {
+    /// The sums over `tasks`.
+    pub fn of(tasks: &[TaskResult]) -> Totals {
+        tasks.iter().fold(Totals::default(), |t, r| Totals {
+            switches: t.switches + r.switches_voluntary + r.switches_involuntary,
+            migrations: t.migrations + r.migrations,
+            deadline_misses: t.deadline_misses + r.deadline_misses,
+            activations: t.activations + r.activations,
+        })
+    }
 }
 
 /// The workload's own headline metric.

@@ -198,7 +198,7 @@ fn schedulers() -> PyResult<String> {
                 .collect();
             json!({
                 "name": s.info.name,
-                "family": schedlab_sim::cpu::family::family_of(s.info.name),
+                "family": s.family,
                 "summary": s.info.summary,
                 "source": s.info.source,
                 "available": s.available,

@@ -1,8 +1,7 @@
 //! The scenarios: which queue state each measured operation starts from.
 //!
 //! Seed 002 measured `act_tsk`, `chg_pri` and `rot_rdq` "against the number of tasks and
-//! the priority involved" on TOPPERS/JSP (16 priority levels, `TNUM_TPRI`; scheduler-specs
-//! §7.1). We rebuild that as follows (docs/readyq.md states the same):
+//! the priority involved" on TOPPERS/JSP (16 priority levels, `TNUM_TPRI`). We rebuild that as follows (docs/readyq.md states the same):
 //!
 //! * Levels: [`LEVELS`] = 16, priority 0 highest.
 //! * Population for N ready tasks: task `i` (0..N) is made ready, in index order, at

@@ -1,5 +1,5 @@
 //! Scenario construction, the measured entry points' effect on the queue (μITRON 4.0
-//! rules, scheduler-specs.md §7.1), aggregation, and callgrind dump parsing.
+//! rules), aggregation, and callgrind dump parsing.
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! `BitmapLists`: one FIFO doubly linked list per priority plus a bitmap of the non-empty
 //! priorities; the best priority is found with find-first-set over the bitmap words.
 //!
-//! Sources (scheduler-specs.md §7):
+//! Sources:
 //! - TOPPERS/JSP and TOPPERS/ASP 1.x `kernel/task.c`: `QUEUE ready_queue[TNUM_TPRI]` and
 //!   `ready_primap` (l.127-132), `bitmap_search` (l.191-209), `search_schedtsk` (l.256),
 //!   `make_runnable` (l.275: append at the tail, set the bit), `make_non_runnable` (l.302:

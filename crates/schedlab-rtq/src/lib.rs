@@ -11,7 +11,7 @@
 //! | [`TwoLevelBitmap`] | the same lists, a summary word over the bitmap words (P up to 4096) | two-level find-first-set as used for large priority ranges |
 //! | [`Tree`] | AVL tree keyed by (priority, arrival sequence) in a node arena | Zephyr `CONFIG_SCHED_SCALABLE` (`z_priq_rb_*`, red-black there) |
 //!
-//! Semantics (scheduler-specs.md §7.1): priority 0 is the highest; a task made ready goes
+//! Semantics (μITRON 4.0, as TOPPERS/JSP implements them): priority 0 is the highest; a task made ready goes
 //! to the TAIL of its priority (FIFO within a priority); `push_head` lets a preempted
 //! running task keep its precedence; `change_priority` (chg_pri) moves a ready task to the
 //! tail of its new priority; `rotate` (rot_rdq) moves the head of a priority to its tail

@@ -7,7 +7,7 @@
 //! Zephyr `kernel/include/priority_q.h` (revision 0202bd86) `z_priq_dumb_add` (l.231-245:
 //! walk from the head and insert before the first thread the new one beats, else append:
 //! FIFO among equals), `z_priq_dumb_remove` (l.67-72) and `z_priq_dumb_best` (l.74-83: the
-//! head), `CONFIG_SCHED_DUMB`/`CONFIG_SCHED_SIMPLE` (scheduler-specs.md §7.3). Own code.
+//! head), `CONFIG_SCHED_DUMB`/`CONFIG_SCHED_SIMPLE`. Own code.
 //!
 //! Simplifications: tail insertion walks from the head like Zephyr's (a kernel could
 //! also search from the tail); `rotate` finds the priority's first and last task by walking.

@@ -8,7 +8,7 @@
 //! `z_priq_rb_remove` (l.117-124: the counter restarts when the tree empties),
 //! `z_priq_rb_best` (l.126-135: `rb_get_min`); the order is `z_priq_rb_lessthan`
 //! (`kernel/priority_queues.c`; `kernel/sched.c` before 2024); `CONFIG_SCHED_SCALABLE`;
-//! doc `doc/kernel/services/scheduling/index.rst` (scheduler-specs.md §7.3). Own code.
+//! doc `doc/kernel/services/scheduling/index.rst`. Own code.
 //!
 //! Differences: an AVL tree instead of Zephyr's red-black tree (same O(log N) bounds,
 //! simpler to verify); head insertion (`push_head`) and `insert_after` need keys before the

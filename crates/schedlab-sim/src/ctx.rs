@@ -7,6 +7,7 @@
 use crate::event::{Event, EventKind, EventQueue};
 use crate::sched::WakeFlags;
 use crate::timer::{ClassSet, TimerId, TimerTable};
+use crate::topology::{SchedDomain, SchedDomains, SdEra, Topology, TopologyMasks};
 use crate::trace::writer::PrevState;
 use crate::trace::Tracer;
 use crate::types::{CpuId, CpuMask, GroupId, SchedAttrs, TaskId, Time, ROOT_GROUP};
@@ -114,6 +115,10 @@ pub struct Ctx {
     /// stack); see [`Ctx::class_index`].
     pub(crate) class: u8,
     pub(crate) tracer: Tracer,
+    /// The machine's shape and its Linux scheduling domains (flat unless the engine was
+    /// given a topology).
+    pub(crate) topology: Topology,
+    pub(crate) domains: SchedDomains,
 }
 
 impl Ctx {
@@ -157,7 +162,27 @@ impl Ctx {
             }],
             class: 0,
             tracer,
+            topology: Topology::flat(nr_cpus as u32),
+            domains: Topology::flat(nr_cpus as u32).build_domains(SdEra::V6_1),
         }
+    }
+
+    /// Give the machine a shape (the engine calls it before the run starts): the
+    /// scheduling domains are rebuilt from it. Its CPU count must be the machine's.
+    pub(crate) fn set_topology(&mut self, t: Topology) {
+        debug_assert_eq!(
+            t.nr_cpus() as usize,
+            self.cpus.len(),
+            "topology of another machine"
+        );
+        self.domains = t.build_domains(SdEra::V6_1);
+        self.topology = t;
+    }
+
+    /// Give a test context a topology (see [`Ctx::set_topology`]).
+    #[doc(hidden)]
+    pub fn set_topology_for_test(&mut self, t: Topology) {
+        self.set_topology(t);
     }
 
     /// A bare context for policy unit tests: `nr_cpus` CPUs, no tasks, no trace.
@@ -418,6 +443,38 @@ impl Ctx {
     #[inline]
     pub fn random(&mut self) -> u64 {
         self.rng.next_u64()
+    }
+
+    /// The machine's shape (packages, cores, threads, caches).
+    #[inline]
+    pub fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
+    /// `cpu`'s scheduling domains, bottom-up (`for_each_domain`), as Linux 6.1 builds them
+    /// (`sd_init` constants of that kernel; a policy modelling another era derives its own
+    /// with [`crate::topology::sd_init`]). Empty on a one-CPU machine.
+    #[inline]
+    pub fn sched_domains(&self, cpu: CpuId) -> &[SchedDomain] {
+        self.domains.of(cpu)
+    }
+
+    /// The whole hierarchy with its per-CPU shortcuts (`sd_llc`, SMT masks).
+    #[inline]
+    pub fn domains(&self) -> &SchedDomains {
+        &self.domains
+    }
+
+    /// The CPUs sharing `cpu`'s last-level cache (`sd_llc`'s span).
+    #[inline]
+    pub fn llc_span(&self, cpu: CpuId) -> &CpuMask {
+        self.domains.llc_span(cpu)
+    }
+
+    /// The hardware threads of `cpu`'s core, `cpu` included (`cpu_smt_mask`).
+    #[inline]
+    pub fn smt_siblings(&self, cpu: CpuId) -> &CpuMask {
+        self.domains.smt_siblings(cpu)
     }
 
     /// The pid shown as the current task of `cpu` in trace lines (0 = idle).

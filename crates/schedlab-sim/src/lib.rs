@@ -21,6 +21,7 @@ pub mod protocol;
 mod result;
 pub mod sched;
 pub mod timer;
+pub mod topology;
 pub mod trace;
 
 pub use schedlab_core::{metrics, program, stats, sync, types};
@@ -247,9 +248,6 @@ fn unsimulated(spec: &Spec) -> Option<String> {
                 .into(),
         );
     }
-    if !spec.machine.topology.is_flat() {
-        return Some("a machine topology (packages, SMT threads, LLC domains) is".into());
-    }
     let sliced = spec.tasks.iter().any(|t| {
         let phases = t.phases.iter().filter_map(|p| p.attr.as_ref());
         std::iter::once(&t.attr)
@@ -257,6 +255,22 @@ fn unsimulated(spec: &Spec) -> Option<String> {
             .any(|a| a.slice_ns.is_some())
     });
     sliced.then(|| "custom slices (dl-runtime on a fair-class task) are".into())
+}
+
+/// The machine's topology: the spec's, or a flat one of `cpus` CPUs when the caller
+/// resized a flat machine. A topology cannot be resized.
+fn topology_of(spec: &Spec, cpus: usize) -> Result<topology::Topology, SimError> {
+    let t = spec.machine.topology;
+    if t.nr_cpus() as usize == cpus {
+        Ok(t)
+    } else if t.is_flat() {
+        Ok(topology::Topology::flat(cpus as u32))
+    } else {
+        Err(SimError::input(format!(
+            "cpus: the spec's topology has {} CPUs; a machine of {cpus} needs its own topology",
+            t.nr_cpus()
+        )))
+    }
 }
 
 /// Would the fair class divide the CPU between cgroups? Only if fair tasks can be in more
@@ -358,6 +372,7 @@ impl<'a> Run<'a> {
         started: Instant,
     ) -> Result<Self, SimError> {
         let (cpus, hz) = machine_of(spec, cfg)?;
+        let topology = topology_of(spec, cpus)?;
         if let Some(what) = unsimulated(spec) {
             return Err(SimError::input(format!(
                 "{what} not simulated by this engine yet"
@@ -382,6 +397,7 @@ impl<'a> Run<'a> {
             name,
             cpus,
             hz,
+            topology,
             params,
         })
     }
@@ -397,6 +413,7 @@ struct Run<'a> {
     name: &'a str,
     cpus: usize,
     hz: u32,
+    topology: topology::Topology,
     params: &'a [(String, String)],
 }
 
@@ -446,6 +463,7 @@ impl cpu::PolicyVisitor for Run<'_> {
         let seed = self.cfg.seed.or(self.spec.seed).unwrap_or(DEFAULT_SEED);
         let mut ctx = Ctx::new(self.cpus, self.hz, seed, tracer);
         ctx.set_groups(&self.spec.cgroups);
+        ctx.set_topology(self.topology);
         let rcfg = engine::RunCfg {
             end,
             costs: protocol::CoreCosts {

@@ -48,6 +48,13 @@ impl Switch {
     }
 }
 
+/// Where a task was when a change to it began ([`SchedCore::change_begin`]).
+struct Change {
+    cpu: CpuId,
+    queued: bool,
+    running: bool,
+}
+
 /// A reason the core refuses an operation (a policy broke the protocol, or an attribute
 /// change the policy does not accept).
 pub type ProtocolError = String;
@@ -334,32 +341,16 @@ impl<S: Scheduler> SchedCore<S> {
             return Ok(());
         }
         self.policy.accepts(&new_attrs)?;
-        let cpu = v.cpu;
-        let (queued, running) = (v.on_rq, v.running);
-        self.ctx.charge_cpu = cpu.idx();
-        if running {
-            self.account(cpu);
-        }
-        if queued {
-            self.ctx.tasks[t.idx()].on_rq = false;
-            self.policy
-                .dequeue(&mut self.ctx, cpu, t, DequeueKind::Save);
-        }
-        if running {
-            self.ctx.tasks[t.idx()].running = false;
-            self.policy.put_prev(&mut self.ctx, cpu, t);
-            self.prev_put[cpu.idx()] = true;
-        }
+        let Change {
+            cpu,
+            queued,
+            running,
+        } = self.change_begin(t);
         let v = &mut self.ctx.tasks[t.idx()];
         v.attrs = new_attrs;
         v.affinity = new_mask;
         if new_mask.contains(cpu) {
-            if queued {
-                self.ctx.tasks[t.idx()].on_rq = true;
-                self.policy
-                    .enqueue(&mut self.ctx, cpu, t, EnqueueKind::Restore);
-            }
-            self.ctx.tasks[t.idx()].running = running;
+            self.change_restore(t, cpu, queued, running);
             self.policy.prio_changed(&mut self.ctx, t, old);
         } else if queued {
             // A sleeping task is simply placed by its next wake-up; a queued or running
@@ -374,10 +365,7 @@ impl<S: Scheduler> SchedCore<S> {
                 .enqueue(&mut self.ctx, dest, t, EnqueueKind::Restore);
             self.check_preempt(dest, t);
         }
-        self.run_balance_callbacks(cpu);
-        if running {
-            self.ctx.resched(cpu);
-        }
+        self.change_end(cpu, running);
         Ok(())
     }
 
@@ -387,12 +375,27 @@ impl<S: Scheduler> SchedCore<S> {
     /// a reschedule if it runs. Its affinity is the caller's to update (the new group's
     /// cpuset), with [`Self::setattr`].
     pub fn move_group(&mut self, t: TaskId, to: GroupId) {
-        let v = self.ctx.tasks[t.idx()];
-        if v.group == to {
+        let from = self.ctx.tasks[t.idx()].group;
+        if from == to {
             return;
         }
-        let cpu = v.cpu;
-        let (queued, running) = (v.on_rq, v.running);
+        let Change {
+            cpu,
+            queued,
+            running,
+        } = self.change_begin(t);
+        self.ctx.tasks[t.idx()].group = to;
+        self.policy.task_change_group(&mut self.ctx, t, from);
+        self.change_restore(t, cpu, queued, running);
+        self.change_end(cpu, running);
+    }
+
+    /// The first half of a change to a task's scheduling state (the kernel's `sched_change`
+    /// pattern of `__sched_setscheduler` and `sched_move_task`): `update_curr` if it runs,
+    /// `dequeue(Save)` if queued, `put_prev` if running.
+    fn change_begin(&mut self, t: TaskId) -> Change {
+        let v = self.ctx.tasks[t.idx()];
+        let (cpu, queued, running) = (v.cpu, v.on_rq, v.running);
         self.ctx.charge_cpu = cpu.idx();
         if running {
             self.account(cpu);
@@ -407,14 +410,27 @@ impl<S: Scheduler> SchedCore<S> {
             self.policy.put_prev(&mut self.ctx, cpu, t);
             self.prev_put[cpu.idx()] = true;
         }
-        self.ctx.tasks[t.idx()].group = to;
-        self.policy.task_change_group(&mut self.ctx, t, v.group);
+        Change {
+            cpu,
+            queued,
+            running,
+        }
+    }
+
+    /// Put the task back where it was: `enqueue(Restore)` if it was queued, current again
+    /// if it was running (the reschedule's pick stands for `set_next_task`).
+    fn change_restore(&mut self, t: TaskId, cpu: CpuId, queued: bool, running: bool) {
         if queued {
             self.ctx.tasks[t.idx()].on_rq = true;
             self.policy
                 .enqueue(&mut self.ctx, cpu, t, EnqueueKind::Restore);
         }
         self.ctx.tasks[t.idx()].running = running;
+    }
+
+    /// The end of a change: the balance callbacks it queued, and a reschedule of the CPU
+    /// the task ran on.
+    fn change_end(&mut self, cpu: CpuId, running: bool) {
         self.run_balance_callbacks(cpu);
         if running {
             self.ctx.resched(cpu);

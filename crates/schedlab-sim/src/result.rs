@@ -3,7 +3,7 @@
 
 use schedlab_core::result::{
     CpuResult, DeviceResult, EngineKind, Headline as HeadlineOut, RunInfo, RunResult, RunSummary,
-    SampleInfo, TaskResult, SCHEMA,
+    SampleInfo, TaskResult, Totals, SCHEMA,
 };
 use schedlab_core::stats::{Histogram, Summary};
 use schedlab_spec::model::{Headline, Spec};
@@ -120,7 +120,7 @@ pub(crate) fn build<S: Scheduler>(e: &Engine<S>, spec: &Spec, meta: RunMeta<'_>)
         },
         notes: meta.notes,
     };
-    let tasks = (0..e.rt.len()).map(|i| task(e, &mut src, i)).collect();
+    let tasks: Vec<TaskResult> = (0..e.rt.len()).map(|i| task(e, &mut src, i)).collect();
     let cpus = e
         .core
         .ctx
@@ -148,7 +148,8 @@ pub(crate) fn build<S: Scheduler>(e: &Engine<S>, spec: &Spec, meta: RunMeta<'_>)
             latency_ns: Summary::of_histogram(&q.stats.latency),
         })
         .collect();
-    let summary = summary(e, &mut src, spec);
+    let mut summary = summary(e, &mut src, spec);
+    summary.totals = Totals::of(&tasks);
     RunResult {
         schema: SCHEMA,
         run,
@@ -206,6 +207,7 @@ fn summary<S: Scheduler>(e: &Engine<S>, src: &mut Source, spec: &Spec) -> RunSum
         headline: headline(e, src, spec, makespan),
         marks,
         blocked_at_end,
+        totals: Totals::default(),
     }
 }
 

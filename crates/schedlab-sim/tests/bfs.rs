@@ -1,5 +1,5 @@
-//! `bfs` (and `muqss`) pinned to the source (sched-BFS.txt, bfs.c, sched-MuQSS.txt;
-//! scheduler-specs.md §2.3/§2.4): the prio_ratios table, the virtual-deadline formula on
+//! `bfs` (and `muqss`) pinned to the source (sched-BFS.txt, bfs.c, sched-MuQSS.txt): the
+//! prio_ratios table, the virtual-deadline formula on
 //! refill, earliest-deadline picking against a brute-force reference, the CPU share two
 //! hogs get on one CPU, RT before normal, wake-up preemption by a sleeper's old deadline,
 //! SCHED_BATCH never wake-preempting, SCHED_ISO's CPU limit, and end-to-end runs (hackbench

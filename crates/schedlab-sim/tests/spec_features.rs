@@ -34,19 +34,31 @@ fn what_no_class_models_yet_is_refused() {
         m.starts_with("cgroup /: cpu.shares/cpu.weight and RT or CFS bandwidth"),
         "{m}"
     );
-    let m = sim_error(
-        r#"{"tasks": {"t": {"loop": 1, "run": 10}},
-            "schedlab": {"machine": {"topology": {"cores": 2, "threads": 2}}}}"#,
-    );
-    assert!(
-        m.contains("topology (packages, SMT threads, LLC domains) is not simulated"),
-        "{m}"
-    );
     let m = sim_error(r#"{"tasks": {"t": {"loop": 1, "run": 10, "dl-runtime": 3000}}}"#);
     assert!(
         m.contains("custom slices (dl-runtime on a fair-class task) are not simulated"),
         "{m}"
     );
+}
+
+#[test]
+fn a_topology_sizes_the_machine_and_cannot_be_resized() {
+    let text = r#"{"tasks": {"t": {"loop": 1, "run": 10}},
+            "schedlab": {"machine": {"topology": {"cores": 2, "threads": 2}}}}"#;
+    let out = run(text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.json()["run"]["cpus"], 4);
+    assert_eq!(out.json()["run"]["cpus_source"], "topology");
+    let cfg = SimConfig {
+        cpus: Some(8),
+        ..SimConfig::default()
+    };
+    match simulate_text(text, &cfg) {
+        Err(RunError::Sim(e)) => assert!(
+            e.bad_input && e.message.contains("the spec's topology has 4 CPUs"),
+            "{e}"
+        ),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! `bfs`: Con Kolivas' Brain Fuck Scheduler, one policy owning the whole machine.
 //!
 //! Source: `Documentation/scheduler/sched-BFS.txt` and the BFS 0.4xx code of the 3.x era
-//! (`kernel/sched/bfs.c`), as summarised in shared/reference/scheduler-specs.md §2.3; the
+//! (`kernel/sched/bfs.c`); the
 //! functions modelled are named where they are used: `prio_ratios` init (`sched_init`),
 //! `prio_deadline_diff`, `timeslice`, `time_slice_expired`, `check_deadline`,
 //! `earliest_deadline_task`, `can_preempt`, `try_preempt`, `resched_suitable_idle`,
@@ -85,9 +85,10 @@
 
 use std::collections::BTreeSet;
 
+use super::tunables::{self, Tunable};
 use crate::ctx::Ctx;
 use crate::sched::{
-    DequeueKind, EnqueueKind, FiredTimer, ParamInfo, PolicyInfo, Scheduler, TimerId, WakeKind,
+    DequeueKind, EnqueueKind, FiredTimer, PolicyInfo, Scheduler, TimerId, WakeKind,
 };
 use crate::types::{CpuId, CpuMask, Policy, SchedAttrs, TaskId, Time};
 
@@ -145,8 +146,8 @@ pub(super) type Entry = (u8, u64, u64, u32);
 pub struct Bfs {
     /// BFS (one global queue) or MuQSS (one queue per CPU; see `muqss.rs`).
     pub(super) muqss: bool,
-    /// MuQSS `sched_interactive`: pick the earliest deadline across all runqueues.
-    pub(super) interactive: bool,
+    /// Tunables (`locality` is fixed at 0 for MuQSS, `interactive` is MuQSS's).
+    pub(super) params: BfsParams,
     /// The run queues: BFS's global `grq` (one), or MuQSS's per-CPU queues.
     pub(super) queues: Vec<BTreeSet<Entry>>,
     /// Each task's entry while it is queued, and the queue it is in.
@@ -172,20 +173,46 @@ pub struct Bfs {
     iso_acc: f64,
     iso_last: Time,
     iso_refractory: bool,
-    // Tunables.
-    pub(super) rr_interval_ms: u64,
-    iso_cpu: u32,
-    rt_as_iso: bool,
-    yield_type: u8,
-    pub(super) locality: u32,
-    hrexpiry: bool,
+}
+
+/// The tunables of BFS and MuQSS (one struct: MuQSS is BFS's code with per-CPU queues).
+#[derive(Clone, Debug)]
+pub struct BfsParams {
+    /// `rr_interval` in ms: time slice and deadline scale.
+    pub rr_interval_ms: u64,
+    /// `sched_iso_cpu`: percent of all CPUs SCHED_ISO may use over ISO_PERIOD.
+    pub iso_cpu: u32,
+    /// SCHED_FIFO/RR requests run as SCHED_ISO.
+    pub rt_as_iso: bool,
+    /// `sched_yield_type`.
+    pub yield_type: u8,
+    /// Bits a sticky task's deadline is shifted when seen from another CPU (BFS).
+    pub locality: u32,
+    /// Expire slices at the exact ns (BFS's hrexpiry).
+    pub hrexpiry: bool,
+    /// MuQSS `sched_interactive`: pick the earliest deadline across all runqueues.
+    pub interactive: bool,
+}
+
+impl Default for BfsParams {
+    fn default() -> Self {
+        BfsParams {
+            rr_interval_ms: 6,
+            iso_cpu: 70,
+            rt_as_iso: false,
+            yield_type: 1,
+            locality: 2,
+            hrexpiry: true,
+            interactive: true,
+        }
+    }
 }
 
 impl Bfs {
     pub fn new(nr_cpus: usize) -> Self {
         Bfs {
             muqss: false,
-            interactive: true,
+            params: BfsParams::default(),
             queues: vec![BTreeSet::new()],
             qentry: Vec::new(),
             level_len: [0; IDLE_PRIO as usize + 1],
@@ -201,12 +228,6 @@ impl Bfs {
             iso_acc: 0.0,
             iso_last: 0,
             iso_refractory: false,
-            rr_interval_ms: 6,
-            iso_cpu: 70,
-            rt_as_iso: false,
-            yield_type: 1,
-            locality: 2,
-            hrexpiry: true,
         }
     }
 
@@ -231,13 +252,13 @@ impl Bfs {
     }
 
     fn is_iso(&self, a: &SchedAttrs) -> bool {
-        self.rt_as_iso && matches!(a.policy, Policy::Fifo | Policy::Rr)
+        self.params.rt_as_iso && matches!(a.policy, Policy::Fifo | Policy::Rr)
     }
 
     /// The queue index of a task with these attributes now.
     fn queue_idx(&self, a: &SchedAttrs) -> u8 {
         match a.policy {
-            Policy::Fifo | Policy::Rr if self.rt_as_iso => {
+            Policy::Fifo | Policy::Rr if self.params.rt_as_iso => {
                 if self.iso_refractory {
                     NORMAL_PRIO
                 } else {
@@ -253,14 +274,14 @@ impl Bfs {
     /// `time_slice_expired`: fresh slice, new deadline, new place in RT FIFO order.
     fn time_slice_expired(&mut self, ctx: &Ctx, t: TaskId) {
         let nice = ctx.task(t).attrs.nice;
-        self.time_slice[t.idx()] = timeslice_ns(self.rr_interval_ms);
-        self.deadline[t.idx()] = ctx.now() + prio_deadline_diff(nice, self.rr_interval_ms);
+        self.time_slice[t.idx()] = timeslice_ns(self.params.rr_interval_ms);
+        self.deadline[t.idx()] = ctx.now() + prio_deadline_diff(nice, self.params.rr_interval_ms);
         self.rt_seq[t.idx()] = self.next_seq();
     }
 
     /// Does the task's slice never run out (SCHED_FIFO as real RT)?
     fn never_expires(&self, a: &SchedAttrs) -> bool {
-        a.policy == Policy::Fifo && !self.rt_as_iso
+        a.policy == Policy::Fifo && !self.params.rt_as_iso
     }
 
     /// Queue `t` (`enqueue_task`): BFS links it at the tail of its priority's list and sets
@@ -376,7 +397,8 @@ impl Bfs {
             self.iso_last = now;
         }
         self.iso_acc += iso_ns as f64;
-        let limit = ISO_PERIOD_NS as f64 * ctx.nr_cpus() as f64 * self.iso_cpu as f64 / 100.0;
+        let limit =
+            ISO_PERIOD_NS as f64 * ctx.nr_cpus() as f64 * self.params.iso_cpu as f64 / 100.0;
         self.iso_refractory = self.iso_acc > limit;
     }
 
@@ -390,7 +412,7 @@ impl Bfs {
     /// `hrexpiry_start`: fire when `t`'s slice on `cpu` runs out.
     fn arm_expiry(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
         self.cancel_expiry(ctx, cpu);
-        if !self.hrexpiry || self.never_expires(&ctx.task(t).attrs) {
+        if !self.params.hrexpiry || self.never_expires(&ctx.task(t).attrs) {
             return;
         }
         let left = self.time_slice[t.idx()];
@@ -426,10 +448,10 @@ impl Bfs {
             }
             let mut dl = key;
             if idx >= ISO_PRIO && v.cpu != cpu && self.sticky[v.cpu.idx()] == Some(t) {
-                dl = if key.leading_zeros() < self.locality {
+                dl = if key.leading_zeros() < self.params.locality {
                     u64::MAX
                 } else {
-                    key << self.locality
+                    key << self.params.locality
                 };
             }
             if best.is_none_or(|(_, bdl, _)| dl < bdl) {
@@ -458,62 +480,22 @@ impl Scheduler for Bfs {
             source: "Documentation/scheduler/sched-BFS.txt + kernel/sched/bfs.c (BFS 0.4xx, \
                      3.x era): prio_ratios, time_slice_expired, earliest_deadline_task, \
                      can_preempt, try_preempt, wake_up_new_task",
-            params: shared_params()
-                .into_iter()
-                .chain([
-                    ParamInfo {
-                        name: "locality",
-                        default: "2".into(),
-                        description:
-                            "bits a sticky task's deadline is shifted left when looked at \
-                                  from another CPU (0 = no cache-locality bias)",
-                    },
-                    ParamInfo {
-                        name: "hrexpiry",
-                        default: "1".into(),
-                        description: "1 = expire slices at the exact ns (high-res timer), \
-                                  0 = at the next tick",
-                    },
-                ])
-                .collect(),
+            params: tunables::listing(&bfs_tunables()),
         }
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let num = |lo: u64, hi: u64| -> Result<u64, String> {
-            match value.parse::<u64>() {
-                Ok(v) if (lo..=hi).contains(&v) => Ok(v),
-                _ => Err(format!(
-                    "{name}: expected an integer in {lo}..={hi}, got '{value}'"
-                )),
-            }
-        };
-        const MUQSS_PARAMS: &str = "muqss has: rr_interval_ms, iso_cpu, rt_as_iso, yield_type, \
-                                    interactive";
-        match name {
-            "interactive" if self.muqss => self.interactive = num(0, 1)? == 1,
-            "locality" | "hrexpiry" if self.muqss => {
-                return Err(format!("unknown parameter '{name}' ({MUQSS_PARAMS})"))
-            }
-            _ if self.muqss
-                && !["rr_interval_ms", "iso_cpu", "rt_as_iso", "yield_type"].contains(&name) =>
-            {
-                return Err(format!("unknown parameter '{name}' ({MUQSS_PARAMS})"))
-            }
-            "rr_interval_ms" => self.rr_interval_ms = num(1, 1000)?,
-            "iso_cpu" => self.iso_cpu = num(0, 100)? as u32,
-            "rt_as_iso" => self.rt_as_iso = num(0, 1)? == 1,
-            "yield_type" => self.yield_type = num(0, 2)? as u8,
-            "locality" => self.locality = num(0, 8)? as u32,
-            "hrexpiry" => self.hrexpiry = num(0, 1)? == 1,
-            _ => {
-                return Err(format!(
-                    "unknown parameter '{name}' (bfs has: rr_interval_ms, iso_cpu, rt_as_iso, \
-                     yield_type, locality, hrexpiry)"
-                ))
-            }
+        if self.muqss {
+            tunables::set(
+                &super::muqss::tunables(),
+                &mut self.params,
+                "muqss",
+                name,
+                value,
+            )
+        } else {
+            tunables::set(&bfs_tunables(), &mut self.params, "bfs", name, value)
         }
-        Ok(())
     }
 
     fn accepts(&self, attrs: &SchedAttrs) -> Result<(), String> {
@@ -705,7 +687,7 @@ impl Scheduler for Bfs {
     }
 
     fn yield_task(&mut self, _ctx: &mut Ctx, _cpu: CpuId, t: TaskId) {
-        if self.yield_type == 2 {
+        if self.params.yield_type == 2 {
             self.time_slice[t.idx()] = 0;
         }
     }
@@ -718,7 +700,7 @@ impl Scheduler for Bfs {
         if self.never_expires(attrs) || self.accepts(attrs).is_err() {
             return None;
         }
-        Some(timeslice_ns(self.rr_interval_ms))
+        Some(timeslice_ns(self.params.rr_interval_ms))
     }
 
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
@@ -738,32 +720,55 @@ impl Scheduler for Bfs {
 
 /// The tunables BFS and MuQSS share (MuQSS adds `interactive`, BFS `locality` and
 /// `hrexpiry`).
-pub(super) fn shared_params() -> Vec<ParamInfo> {
+pub(super) fn shared_tunables() -> Vec<Tunable<BfsParams>> {
     vec![
-        ParamInfo {
-            name: "rr_interval_ms",
-            default: "6".into(),
-            description: "rr_interval in ms (1..=1000): time slice and deadline scale",
-        },
-        ParamInfo {
-            name: "iso_cpu",
-            default: "70".into(),
-            description: "percent of all CPUs SCHED_ISO tasks may use over ISO_PERIOD \
-                          (5 s) before running as normal tasks (0..=100)",
-        },
-        ParamInfo {
-            name: "rt_as_iso",
-            default: "0".into(),
-            description: "1 = SCHED_FIFO/RR tasks run as SCHED_ISO (BFS's and MuQSS's \
-                          treatment of unprivileged real-time requests)",
-        },
-        ParamInfo {
-            name: "yield_type",
-            default: "1".into(),
-            description: "sched_yield_type: 0 none, 1 yield to better tasks only, \
-                          2 expire the slice",
-        },
+        Tunable::ms(
+            "rr_interval_ms",
+            "rr_interval in ms (1..=1000): time slice and deadline scale",
+            1,
+            1000,
+            |p| &mut p.rr_interval_ms,
+        ),
+        Tunable::int(
+            "iso_cpu",
+            "percent of all CPUs SCHED_ISO tasks may use over ISO_PERIOD (5 s) before running \
+             as normal tasks (0..=100)",
+            0,
+            100,
+            |p| &mut p.iso_cpu,
+        ),
+        Tunable::flag(
+            "rt_as_iso",
+            "1 = SCHED_FIFO/RR tasks run as SCHED_ISO (BFS's and MuQSS's treatment of \
+             unprivileged real-time requests)",
+            |p| &mut p.rt_as_iso,
+        ),
+        Tunable::int(
+            "yield_type",
+            "sched_yield_type: 0 none, 1 yield to better tasks only, 2 expire the slice",
+            0,
+            2,
+            |p| &mut p.yield_type,
+        ),
     ]
+}
+
+fn bfs_tunables() -> Vec<Tunable<BfsParams>> {
+    let mut t = shared_tunables();
+    t.push(Tunable::int(
+        "locality",
+        "bits a sticky task's deadline is shifted left when looked at from another CPU \
+         (0 = no cache-locality bias)",
+        0,
+        8,
+        |p| &mut p.locality,
+    ));
+    t.push(Tunable::flag(
+        "hrexpiry",
+        "1 = expire slices at the exact ns (high-res timer), 0 = at the next tick",
+        |p| &mut p.hrexpiry,
+    ));
+    t
 }
 
 #[cfg(test)]

@@ -9,14 +9,24 @@
 //! To write a policy: copy this file to `cpu/<your_policy>.rs`, keep per-task state in
 //! `Vec`s indexed by `TaskId`, implement the three required hooks (`enqueue`, `dequeue`,
 //! `pick_next`) and `for_each_queued`, then add one line to the registry in `cpu/mod.rs`.
+//! Tunables are declared once, as rows of a table (`cpu/tunables.rs`) over a params
+//! struct whose `Default` holds the defaults; `info()` lists the table and `set_param`
+//! parses through it. This policy has none: its table is empty.
 //! Run your policy with `schedlab run SPEC --scheduler <name> --check` so the engine
 //! verifies its invariants after every event.
 
 use std::collections::VecDeque;
 
+use super::tunables::{self, Tunable};
 use crate::ctx::Ctx;
 use crate::sched::{DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind};
 use crate::types::{CpuId, TaskId};
+
+/// The tunables table: one `Tunable::flag/int/ns/ms/choice` row per tunable, each naming
+/// the field of the params struct it sets (none here, so the struct is `()`).
+fn tunables() -> Vec<Tunable<()>> {
+    Vec::new()
+}
 
 /// The global FIFO policy.
 #[derive(Default)]
@@ -40,8 +50,12 @@ impl Scheduler for ExampleFifo {
             summary: "template policy: one global FIFO queue, run to completion, no preemption",
             source:
                 "sched_ext tools/sched_ext/scx_simple.bpf.c (FIFO mode, global DSQ), Linux 6.12",
-            params: Vec::new(),
+            params: tunables::listing(&tunables()),
         }
+    }
+
+    fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
+        tunables::set(&tunables(), &mut (), "example-fifo", name, value)
     }
 
     /// select_task_rq: prefer an idle CPU so the task starts at once; else stay.

@@ -2,8 +2,8 @@
 //!
 //! Source: the μITRON 4.0 specification as implemented by TOPPERS/ASP 1.x
 //! (`kernel/task.c`: `make_runnable` l.275, `make_non_runnable` l.302, `change_priority`
-//! l.380, `rotate_ready_queue` l.435; `kernel/sys_manage.c` `rot_rdq` l.195; summarised in
-//! shared/reference/scheduler-specs.md §7.1). Rules modelled:
+//! l.380, `rotate_ready_queue` l.435; `kernel/sys_manage.c` `rot_rdq` l.195). Rules
+//! modelled:
 //! - the highest-priority ready task runs; FIFO order within a priority;
 //! - a task made ready goes to the tail of its priority's queue; a task of equal priority
 //!   never preempts; a strictly higher priority preempts at once;
@@ -26,7 +26,7 @@
 //!
 //! Simplifications: no dispatch-disabled state (`dis_dsp`), no interrupt context.
 //!
-//! Ready queue: one `schedlab-rtq` queue per CPU (issue 4), by default `bitmap-lists` —
+//! Ready queue: one `schedlab-rtq` queue per CPU, by default `bitmap-lists` —
 //! JSP's per-priority lists with a priority bitmap; `--param readyq=` selects another back
 //! end (`single-list`, the seed-002 "single ready queue"; `two-level-bitmap`; `tree`). The
 //! back end changes no scheduling decision, only the work counted: every queue operation
@@ -37,39 +37,74 @@ use schedlab_rtq::{Kind, Prio};
 
 use super::cpu_queues::CpuQueues;
 
+use super::tunables::{self, Tunable};
 use crate::ctx::Ctx;
-use crate::sched::{DequeueKind, EnqueueKind, ParamInfo, PolicyInfo, Scheduler, WakeKind};
+use crate::sched::{DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind};
 use crate::types::{CpuId, Policy, SchedAttrs, TaskId};
 
 /// Priority levels: kernel prio 0..=139 (index = prio).
 const LEVELS: usize = 140;
 
-/// Parse a `readyq` parameter value (one clear message naming the valid ones).
-pub(crate) fn parse_readyq(value: &str) -> Result<Kind, String> {
-    Kind::parse(value.trim()).ok_or_else(|| {
-        format!(
-            "unknown ready queue '{value}' (valid: {})",
-            Kind::ALL.map(Kind::name).join(", ")
-        )
-    })
+/// The `readyq` tunable (shared with the Linux RT class): the ready-queue back end.
+pub(crate) fn readyq_row() -> Tunable<Kind> {
+    Tunable::choice(
+        "readyq",
+        "ready-queue structure (schedlab-rtq back end): \
+         single-list|bitmap-lists|two-level-bitmap|tree; decisions are the same, \
+         the work counted per queue operation differs",
+        |k| k,
+    )
+}
+
+/// fp's tunables (defaults: μITRON's, with TOPPERS/JSP's ready queue).
+#[derive(Clone, Debug)]
+pub struct FpParams {
+    /// rot_rdq period in ticks (0 = never, μITRON's default).
+    pub timeslice_ticks: u32,
+    /// Back end of the ready queues.
+    pub readyq: Kind,
+}
+
+impl Default for FpParams {
+    fn default() -> Self {
+        FpParams {
+            timeslice_ticks: 0,
+            readyq: Kind::BitmapLists,
+        }
+    }
+}
+
+fn tunables() -> Vec<Tunable<FpParams>> {
+    vec![
+        Tunable::int(
+            "timeslice_ticks",
+            "rotate the running task's priority queue every N ticks, as a cyclic handler \
+             calling rot_rdq would (0 = never, uITRON default)",
+            0,
+            tunables::MAX,
+            |p| &mut p.timeslice_ticks,
+        ),
+        readyq_row().lift(|p: &mut FpParams| &mut p.readyq),
+    ]
 }
 
 pub struct Fp {
     /// One ready queue per CPU; the running task stays in it, at the head of its priority.
     rq: CpuQueues,
+    /// Tunables (the queues' back end among them).
+    params: FpParams,
     /// Tasks assigned to each CPU (for partitioning new tasks).
     assigned: Vec<u32>,
-    /// rot_rdq period in ticks (0 = never, μITRON's default).
-    timeslice_ticks: u32,
     ticks_left: Vec<u32>,
 }
 
 impl Fp {
     pub fn new(nr_cpus: usize) -> Self {
+        let params = FpParams::default();
         Fp {
-            rq: CpuQueues::new(Kind::BitmapLists, LEVELS, nr_cpus),
+            rq: CpuQueues::new(params.readyq, LEVELS, nr_cpus),
+            params,
             assigned: vec![0; nr_cpus],
-            timeslice_ticks: 0,
             ticks_left: vec![0; nr_cpus],
         }
     }
@@ -115,34 +150,14 @@ impl Scheduler for Fp {
             summary: "fixed-priority preemptive RTOS kernel (uITRON 4.0 semantics), partitioned",
             source:
                 "TOPPERS/ASP 1.x kernel/task.c l.275-460, kernel/sys_manage.c l.195 (uITRON 4.0)",
-            params: vec![
-                ParamInfo {
-                    name: "timeslice_ticks",
-                    default: "0".into(),
-                    description: "rotate the running task's priority queue every N ticks, as a \
-                                  cyclic handler calling rot_rdq would (0 = never, uITRON default)",
-                },
-                readyq_param(),
-            ],
+            params: tunables::listing(&tunables()),
         }
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
-        match name {
-            "timeslice_ticks" => {
-                self.timeslice_ticks = value.parse().map_err(|_| {
-                    format!("expected a number of ticks (0 or more), got '{value}'")
-                })?;
-                Ok(())
-            }
-            "readyq" => {
-                self.rq.set_kind(parse_readyq(value)?);
-                Ok(())
-            }
-            _ => Err(format!(
-                "unknown parameter '{name}' (fp has: timeslice_ticks, readyq)"
-            )),
-        }
+        tunables::set(&tunables(), &mut self.params, "fp", name, value)?;
+        self.rq.set_kind(self.params.readyq);
+        Ok(())
     }
 
     fn accepts(&self, attrs: &SchedAttrs) -> Result<(), String> {
@@ -210,7 +225,7 @@ impl Scheduler for Fp {
         ctx.count_work(self.rq.last_steps(cpu) as u64);
         let t = TaskId(head?);
         if ctx.curr(cpu) != Some(t) {
-            self.ticks_left[cpu.idx()] = self.timeslice_ticks;
+            self.ticks_left[cpu.idx()] = self.params.timeslice_ticks;
         }
         Some(t)
     }
@@ -218,18 +233,18 @@ impl Scheduler for Fp {
     /// Without the emulated cyclic handler the tick does nothing (μITRON has no time
     /// slicing): the CPU runs tickless.
     fn can_stop_tick(&self, _ctx: &Ctx, _cpu: CpuId) -> bool {
-        self.timeslice_ticks == 0
+        self.params.timeslice_ticks == 0
     }
 
     /// The emulated cyclic handler: rot_rdq every `timeslice_ticks`.
     fn tick(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        if self.timeslice_ticks == 0 {
+        if self.params.timeslice_ticks == 0 {
             return;
         }
         let left = &mut self.ticks_left[cpu.idx()];
         *left = left.saturating_sub(1);
         if *left == 0 {
-            *left = self.timeslice_ticks;
+            *left = self.params.timeslice_ticks;
             if self.rotate(ctx, t) {
                 ctx.resched(cpu);
             }
@@ -252,16 +267,5 @@ impl Scheduler for Fp {
                 true
             });
         }
-    }
-}
-
-/// The `readyq` parameter's description (shared with the Linux RT class).
-pub(crate) fn readyq_param() -> ParamInfo {
-    ParamInfo {
-        name: "readyq",
-        default: Kind::BitmapLists.name().into(),
-        description: "ready-queue structure (schedlab-rtq back end): \
-                      single-list|bitmap-lists|two-level-bitmap|tree; decisions are the same, \
-                      the work counted per queue operation differs",
     }
 }

@@ -10,15 +10,14 @@
 //! normalisation), `check_preempt_tick`, `set_next_entity`, `pick_next_entity` (skip/last/
 //! next buddies), `put_prev_entity`, `entity_tick`, `wakeup_gran`,
 //! `wakeup_preempt_entity`, `check_preempt_wakeup`, `yield_task_fair`,
-//! `select_task_rq_fair`/`select_idle_sibling`, `migrate_task_rq_fair`, `task_hot`,
-//! `can_migrate_task`, `detach_tasks`, `newidle_balance`, `task_fork_fair`,
-//! `prio_changed_fair`; weights from `kernel/sched/core.c` `sched_prio_to_weight` /
-//! `sched_prio_to_wmult` and `set_load_weight` (SCHED_IDLE: `WEIGHT_IDLEPRIO` = 3,
-//! `WMULT_IDLEPRIO`); features from `kernel/sched/features.h`; load-balance constants from
-//! `kernel/sched/topology.c` `sd_init` (v5.4: `min_interval = sd_weight`,
-//! `busy_factor = 32`, `imbalance_pct = 117`, `cache_nice_tries = 1` for an LLC domain).
-//! Rules are summarised in reference/scheduler-specs.md §3.1–3.2. Written from the
-//! specification; no kernel code is copied.
+//! `migrate_task_rq_fair`, `task_fork_fair`, `prio_changed_fair`; weights from
+//! `kernel/sched/core.c` `sched_prio_to_weight` / `sched_prio_to_wmult` and
+//! `set_load_weight` (SCHED_IDLE: `WEIGHT_IDLEPRIO` = 3, `WMULT_IDLEPRIO`), in
+//! `cpu/fair/weights.rs`; features from `kernel/sched/features.h`; placement and load
+//! balancing in `cpu/fair/` (cited there) with the v5.4 `sd_init` constants of
+//! `kernel/sched/topology.c` (`min_interval = sd_weight`, `busy_factor = 32`,
+//! `imbalance_pct` 110 SMT / 117 LLC / 125 above, `cache_nice_tries = 1`).
+//! Written from the specification; no kernel code is copied.
 //!
 //! What is modelled exactly: the nice→weight/wmult tables; `__calc_delta`'s 32-bit
 //! fixed-point arithmetic (so vruntime rounding matches the kernel bit for bit); the
@@ -30,132 +29,43 @@
 //! buddies; yield through the skip buddy; fork (`task_fork_fair`, child_runs_first);
 //! vruntime renormalisation whenever a task changes CPU.
 //!
-//! Simplifications (SMP and elsewhere):
-//! - One flat sched domain spanning all CPUs (an LLC/MC level); no SMT/NUMA levels, no
-//!   group (cgroup) scheduling, no CFS bandwidth, no PELT: "load" is the instantaneous sum
-//!   of queued weights (`cfs_rq->load.weight`), not `load_avg`.
-//! - `select_cpu` on wake-up: prev if idle, else the first idle allowed CPU scanning from
-//!   prev+1 (the `select_idle_sibling`/`select_idle_cpu` order), else prev. No
-//!   `wake_affine` (the waker's CPU is not passed to `select_cpu`) and no `wake_wide`.
-//!   Fork (`find_idlest_cpu`): an idle CPU as above, else the least-loaded allowed CPU
-//!   (prev on a tie, then the lowest number). "Idle" includes a CPU running only
-//!   SCHED_IDLE tasks (`sched_idle_cpu`).
-//! - Periodic balancing from the `balance` hook on a busy CPU's tick every
-//!   `balance_interval_ms × busy_factor` (v5.4 `get_sd_balance_interval` for a busy CPU:
-//!   `sd_weight` ms × 32; the interval does not adapt; the CPUs' balance times are
-//!   staggered evenly over one busy interval so that two CPUs never balance at the same
-//!   instant and undo each other's pull). NO_HZ idle balancing is emulated:
-//!   a busy CPU with ≥ 2 fair tasks (`nohz_balancer_kick`) balances on behalf of every idle
-//!   CPU, at most every `balance_interval_ms` (default `ncpus` ms, the domain's
-//!   `min_interval`, an idle CPU's interval), since idle CPUs take no ticks. Each pass pulls from the
-//!   busiest CPU (largest queued weight, ties to the lowest number) if it is imbalanced
-//!   (`busiest × 100 > this × imbalance_pct`, or any excess for an idle CPU), up to half
-//!   the load difference (`detach_tasks`' `load/2 > imbalance` test), at most
-//!   `sched_nr_migrate` tasks, never the running task (no active balance), respecting
-//!   affinity and skipping cache-hot tasks (ran within `sched_migration_cost_ns`, or a
-//!   next/last buddy) unless `nr_balance_failed > cache_nice_tries`. Candidates are
-//!   visited in timeline-array order from the end (the kernel walks `cfs_tasks` from its
-//!   least-recently-run tail).
-//! - Newidle balance (`BalanceKind::NewIdle`) pulls one task (as CONFIG_PREEMPTION does);
-//!   the `avg_idle < migration_cost` shortcut is not modelled (no idle-duration history).
+//! SMP: placement (`select_task_rq_fair`: wake_affine, select_idle_sibling with the idle-core
+//! search on SMT, find_idlest_cpu for forks) and load balancing over the scheduling domains
+//! of the machine's topology (`rebalance_domains` per level at its interval,
+//! `find_busiest_group`/`find_busiest_queue`, `detach_tasks` with `task_hot` — a task that
+//! ran within `sched_migration_cost_ns`, or a next/last buddy, is cache-hot —, the newidle
+//! balance, the NO_HZ idle balance) are the fair classes' shared code in `cpu/fair/`,
+//! with v5.4's `sd_init` constants (busy_factor 32, imbalance_pct 125 above the LLC). That
+//! code follows the v5.5 rewrite of the load balancer (group and migration types) that
+//! the 6.x kernels keep, not v5.4's `find_busiest_group`; see `cpu/fair/mod.rs` for what
+//! it leaves out (PELT, active balance).
+//!
+//! Simplifications elsewhere:
+//! - No group (cgroup) scheduling, no CFS bandwidth, no PELT: "load" is the instantaneous
+//!   sum of queued weights (`cfs_rq->load.weight`), not `load_avg`.
 //! - `check_preempt_wakeup`'s "curr already has TIF_NEED_RESCHED" early exit is not
 //!   modelled (the context does not expose pending reschedules).
 //!
 //! Complexity: the timeline is an indexed binary min-heap preallocated per CPU
 //! (allocation-free once grown): enqueue/dequeue/pick O(log n), leftmost and the second
 //! entity (skip buddy) O(1); select_cpu O(CPUs); a balance pass O(CPUs + tasks on the
-//! busiest CPU).
+//! busiest CPU) per domain.
 
 use crate::ctx::Ctx;
-use crate::sched::{
-    BalanceKind, DequeueKind, EnqueueKind, ParamInfo, PolicyInfo, Scheduler, WakeKind,
-};
+use crate::sched::{BalanceKind, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind};
 use crate::types::{CpuId, Policy, SchedAttrs, TaskId};
 
+use crate::topology::SdEra;
+
+use super::fair::{FairParams, FairRq, FairSmp, Scaled};
 use super::linux_rt::LinuxRt;
 use super::stack::{SchedClass, StackMeta, Stacked};
+use super::tunables::{self, Tunable};
 
-// ------------------------------------------------------------------------------ weights
-
-/// `sched_prio_to_weight[40]` (kernel/sched/core.c), index = nice + 20.
-pub const SCHED_PRIO_TO_WEIGHT: [u32; 40] = [
-    88761, 71755, 56483, 46273, 36291, // -20 .. -16
-    29154, 23254, 18705, 14949, 11916, // -15 .. -11
-    9548, 7620, 6100, 4904, 3906, // -10 .. -6
-    3121, 2501, 1991, 1586, 1277, // -5 .. -1
-    1024, 820, 655, 526, 423, // 0 .. 4
-    335, 272, 215, 172, 137, // 5 .. 9
-    110, 87, 70, 56, 45, // 10 .. 14
-    36, 29, 23, 18, 15, // 15 .. 19
-];
-
-/// `sched_prio_to_wmult[40]` = 2^32 / weight (kernel/sched/core.c), index = nice + 20.
-pub const SCHED_PRIO_TO_WMULT: [u32; 40] = [
-    48388, 59856, 76040, 92818, 118348, // -20 .. -16
-    147320, 184698, 229616, 287308, 360437, // -15 .. -11
-    449829, 563644, 704093, 875809, 1099582, // -10 .. -6
-    1376151, 1717300, 2157191, 2708050, 3363326, // -5 .. -1
-    4194304, 5237765, 6557202, 8165337, 10153587, // 0 .. 4
-    12820798, 15790321, 19976592, 24970740, 31350126, // 5 .. 9
-    39045157, 49367440, 61356676, 76695844, 95443717, // 10 .. 14
-    119304647, 148102320, 186737708, 238609294, 286331153, // 15 .. 19
-];
-
-/// SCHED_IDLE weight and inverse (`WEIGHT_IDLEPRIO`, `WMULT_IDLEPRIO`).
-pub const WEIGHT_IDLEPRIO: u32 = 3;
-pub const WMULT_IDLEPRIO: u32 = 1_431_655_765;
-/// `NICE_0_LOAD` with the fixed-point scaling removed (`scale_load_down`).
-pub const NICE_0_LOAD: u64 = 1024;
-const WMULT_CONST: u64 = 0xFFFF_FFFF;
-const WMULT_SHIFT: u32 = 32;
-
-/// `(weight, inv_weight)` of a fair task (`set_load_weight`).
-pub fn weight_of(attrs: &SchedAttrs) -> (u32, u32) {
-    if attrs.policy == Policy::Idle {
-        return (WEIGHT_IDLEPRIO, WMULT_IDLEPRIO);
-    }
-    let i = (attrs.nice.clamp(-20, 19) + 20) as usize;
-    (SCHED_PRIO_TO_WEIGHT[i], SCHED_PRIO_TO_WMULT[i])
-}
-
-/// `__calc_delta(delta, weight, lw)`: `delta * weight / lw.weight` in the kernel's
-/// fixed point. `lw_inv = 0` means "not cached": it is computed as `WMULT_CONST / lw`
-/// (`__update_inv_weight`), as for a run queue's load; a task's own weight carries the
-/// `sched_prio_to_wmult` value instead.
-pub fn calc_delta(delta: u64, weight: u64, lw_weight: u64, lw_inv: u32) -> u64 {
-    let inv = if lw_inv != 0 {
-        lw_inv as u64
-    } else if lw_weight >= WMULT_CONST {
-        1
-    } else {
-        // A zero weight gets WMULT_CONST, as in __update_inv_weight.
-        WMULT_CONST.checked_div(lw_weight).unwrap_or(WMULT_CONST)
-    };
-    let mut fact = weight;
-    let mut shift = WMULT_SHIFT;
-    while fact >> 32 != 0 {
-        fact >>= 1;
-        shift -= 1;
-    }
-    // mul_u32_u32
-    fact = (fact & 0xFFFF_FFFF) * inv;
-    while fact >> 32 != 0 {
-        fact >>= 1;
-        shift -= 1;
-    }
-    // mul_u64_u32_shr
-    ((delta as u128 * fact as u128) >> shift) as u64
-}
-
-/// `calc_delta_fair(delta, se)`: wall time → virtual time for an entity of this weight.
-#[inline]
-pub fn calc_delta_fair(delta: u64, weight: u32, inv_weight: u32) -> u64 {
-    if weight as u64 == NICE_0_LOAD {
-        delta
-    } else {
-        calc_delta(delta, NICE_0_LOAD, weight as u64, inv_weight)
-    }
-}
+pub use super::fair::weights::{
+    calc_delta, calc_delta_fair, sysctl_factor, weight_of, NICE_0_LOAD, SCHED_PRIO_TO_WEIGHT,
+    SCHED_PRIO_TO_WMULT, WEIGHT_IDLEPRIO, WMULT_IDLEPRIO,
+};
 
 // ------------------------------------------------------------------------------ tunables
 
@@ -171,62 +81,110 @@ pub struct CfsTunables {
     /// `sched_nr_latency` = ceil(latency / min_granularity).
     pub nr_latency: u64,
     pub child_runs_first: bool,
-    /// `sysctl_sched_migration_cost` (ns); 0 = never cache-hot.
-    pub migration_cost: u64,
     pub gentle_fair_sleepers: bool,
     pub start_debit: bool,
     pub next_buddy: bool,
     pub last_buddy: bool,
     pub cache_hot_buddy: bool,
     pub wakeup_preemption: bool,
-    /// Balance interval of an idle CPU (ms): the domain's `min_interval`.
-    pub balance_interval_ms: u64,
-    pub busy_factor: u64,
-    pub imbalance_pct: u64,
-    pub cache_nice_tries: u32,
-    /// `sysctl_sched_nr_migrate`.
-    pub nr_migrate: u32,
 }
 
-/// Explicitly set sysctl values (`None` = the scaled default).
-#[derive(Clone, Debug, Default)]
-struct Explicit {
-    latency: Option<u64>,
-    min_granularity: Option<u64>,
-    wakeup_granularity: Option<u64>,
-    balance_interval_ms: Option<u64>,
+/// CFS's settings as written (`--param`); [`CfsTunables`] holds the effective values.
+#[derive(Clone, Debug)]
+pub struct CfsParams {
+    pub latency: Scaled,
+    pub min_granularity: Scaled,
+    pub wakeup_granularity: Scaled,
+    pub child_runs_first: bool,
+    pub gentle_fair_sleepers: bool,
+    pub start_debit: bool,
+    pub next_buddy: bool,
+    pub last_buddy: bool,
+    pub cache_hot_buddy: bool,
+    pub fair: FairParams,
 }
 
-const NORMALIZED_LATENCY: u64 = 6_000_000;
-const NORMALIZED_MIN_GRAN: u64 = 750_000;
-const NORMALIZED_WAKEUP_GRAN: u64 = 1_000_000;
-
-/// `get_update_sysctl_factor`: 1 (none), ncpus (linear) or 1 + ilog2(ncpus) (log), with
-/// ncpus capped at 8.
-pub fn sysctl_factor(nr_cpus: usize, scaling: u32) -> u64 {
-    let cpus = nr_cpus.clamp(1, 8) as u64;
-    match scaling {
-        0 => 1,
-        2 => cpus,
-        _ => 1 + cpus.ilog2() as u64,
+impl Default for CfsParams {
+    /// v5.4 defaults: fair.c `normalized_sysctl_*`, features.h.
+    fn default() -> Self {
+        CfsParams {
+            latency: Scaled::normalized(6_000_000),
+            min_granularity: Scaled::normalized(750_000),
+            wakeup_granularity: Scaled::normalized(1_000_000),
+            child_runs_first: false,
+            gentle_fair_sleepers: true,
+            start_debit: true,
+            next_buddy: false,
+            last_buddy: true,
+            cache_hot_buddy: true,
+            fair: FairParams::default(),
+        }
     }
 }
 
-pub(crate) fn parse_bool(name: &str, v: &str) -> Result<bool, String> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(format!(
-            "{name}: expected a boolean (0/1/true/false), got '{v}'"
-        )),
-    }
-}
-
-pub(crate) fn parse_u64(name: &str, v: &str) -> Result<u64, String> {
-    v.trim()
-        .replace('_', "")
-        .parse::<u64>()
-        .map_err(|_| format!("{name}: expected a non-negative integer, got '{v}'"))
+/// CFS's tunables table.
+fn tunables() -> Vec<Tunable<CfsParams>> {
+    let mut rows: Vec<Tunable<CfsParams>> = vec![
+        Tunable::ns(
+            "sched_latency_ns",
+            "targeted preemption latency (sysctl_sched_latency); the default is scaled by \
+             sched_tunable_scaling (×(1+ilog2(min(ncpus,8))), e.g. 24000000 on 8+ CPUs); \
+             a value set here is used as is, like writing the sysctl",
+            1,
+            |p| &mut p.latency,
+        ),
+        Tunable::ns(
+            "sched_min_granularity_ns",
+            "minimal preemption granularity (sysctl_sched_min_granularity), scaled like \
+             sched_latency_ns; sched_nr_latency = ceil(latency / min_granularity)",
+            1,
+            |p| &mut p.min_granularity,
+        ),
+        Tunable::ns(
+            "sched_wakeup_granularity_ns",
+            "wake-up preemption granularity (sysctl_sched_wakeup_granularity), scaled like \
+             sched_latency_ns, converted to the wakee's virtual time",
+            0,
+            |p| &mut p.wakeup_granularity,
+        ),
+        Tunable::flag(
+            "sched_child_runs_first",
+            "1: a forked child gets the parent's place if it is ahead (task_fork_fair)",
+            |p| &mut p.child_runs_first,
+        ),
+        Tunable::flag(
+            "gentle_fair_sleepers",
+            "feature GENTLE_FAIR_SLEEPERS: waking tasks are placed at min_vruntime - \
+             latency/2 instead of - latency",
+            |p| &mut p.gentle_fair_sleepers,
+        ),
+        Tunable::flag(
+            "start_debit",
+            "feature START_DEBIT: new tasks start one vslice after min_vruntime",
+            |p| &mut p.start_debit,
+        ),
+        Tunable::flag(
+            "next_buddy",
+            "feature NEXT_BUDDY: prefer the last woken task at the next pick",
+            |p| &mut p.next_buddy,
+        ),
+        Tunable::flag(
+            "last_buddy",
+            "feature LAST_BUDDY: prefer to return the CPU to a wake-up-preempted task",
+            |p| &mut p.last_buddy,
+        ),
+        Tunable::flag(
+            "cache_hot_buddy",
+            "feature CACHE_HOT_BUDDY: next/last buddies count as cache-hot for balancing",
+            |p| &mut p.cache_hot_buddy,
+        ),
+    ];
+    rows.extend(
+        FairParams::tunables()
+            .into_iter()
+            .map(|r| r.lift(|p: &mut CfsParams| &mut p.fair)),
+    );
+    rows
 }
 
 // ------------------------------------------------------------------------------ timeline
@@ -258,11 +216,6 @@ struct Timeline {
 }
 
 impl Timeline {
-    #[inline]
-    fn len(&self) -> usize {
-        self.h.len()
-    }
-
     /// The leftmost entity (`__pick_first_entity`).
     #[inline]
     fn first(&self) -> Option<Node> {
@@ -415,10 +368,6 @@ struct CfsRq {
     next: Option<TaskId>,
     last: Option<TaskId>,
     skip: Option<TaskId>,
-    /// Next periodic balance of this CPU (`rq->next_balance`), ns.
-    next_balance: u64,
-    /// `sd->nr_balance_failed` of this CPU's domain.
-    nr_balance_failed: u32,
 }
 
 impl CfsRq {
@@ -433,18 +382,8 @@ impl CfsRq {
             next: None,
             last: None,
             skip: None,
-            next_balance: 0,
-            nr_balance_failed: 0,
         }
     }
-}
-
-/// Load-balancing context (`enum cpu_idle_type`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum IdleType {
-    NotIdle,
-    Idle,
-    NewlyIdle,
 }
 
 /// The CFS class (SCHED_NORMAL, SCHED_BATCH, SCHED_IDLE).
@@ -455,14 +394,10 @@ pub struct LinuxCfs {
     hpos: Vec<u32>,
     seq: u64,
     nr_cpus: usize,
-    scaling: u32,
-    explicit: Explicit,
+    params: CfsParams,
     tun: CfsTunables,
-    /// `nohz.next_balance`.
-    nohz_next_balance: u64,
-    /// The periodic balance times have been staggered.
-    balance_started: bool,
-    scratch: Vec<TaskId>,
+    /// Placement and load balancing (shared with EEVDF), with v5.4's `sd_init`.
+    smp: FairSmp,
 }
 
 impl LinuxCfs {
@@ -475,55 +410,47 @@ impl LinuxCfs {
             hpos: Vec::new(),
             seq: 0,
             nr_cpus,
-            scaling: 1,
-            explicit: Explicit::default(),
+            params: CfsParams::default(),
             tun: CfsTunables {
                 latency: 0,
                 min_granularity: 0,
                 wakeup_granularity: 0,
                 nr_latency: 8,
                 child_runs_first: false,
-                migration_cost: 500_000,
-                gentle_fair_sleepers: true,
-                start_debit: true,
+                gentle_fair_sleepers: false,
+                start_debit: false,
                 next_buddy: false,
-                last_buddy: true,
-                cache_hot_buddy: true,
-                wakeup_preemption: true,
-                balance_interval_ms: 1,
-                busy_factor: 32,
-                imbalance_pct: 117,
-                cache_nice_tries: 1,
-                nr_migrate: 32,
+                last_buddy: false,
+                cache_hot_buddy: false,
+                wakeup_preemption: false,
             },
-            nohz_next_balance: 0,
-            balance_started: false,
-            scratch: Vec::new(),
+            smp: FairSmp::new(SdEra::V5_4),
         };
         s.update_sysctl();
         s
     }
 
-    /// `update_sysctl`: effective values from explicit ones or scaled defaults.
+    /// `update_sysctl`: effective values from the settings (explicit ones or scaled
+    /// defaults).
     fn update_sysctl(&mut self) {
-        let f = sysctl_factor(self.nr_cpus, self.scaling);
-        let t = &mut self.tun;
-        t.latency = self.explicit.latency.unwrap_or(f * NORMALIZED_LATENCY);
-        t.min_granularity = self
-            .explicit
-            .min_granularity
-            .unwrap_or(f * NORMALIZED_MIN_GRAN)
-            .max(1);
-        t.wakeup_granularity = self
-            .explicit
-            .wakeup_granularity
-            .unwrap_or(f * NORMALIZED_WAKEUP_GRAN);
-        t.nr_latency = t.latency.div_ceil(t.min_granularity).max(1);
-        t.balance_interval_ms = self
-            .explicit
-            .balance_interval_ms
-            .unwrap_or(self.nr_cpus as u64)
-            .max(1);
+        let p = &self.params;
+        let f = sysctl_factor(self.nr_cpus, p.fair.scaling.value());
+        let latency = p.latency.effective(f);
+        let min_granularity = p.min_granularity.effective(f);
+        self.tun = CfsTunables {
+            latency,
+            min_granularity,
+            wakeup_granularity: p.wakeup_granularity.effective(f),
+            nr_latency: latency.div_ceil(min_granularity).max(1),
+            child_runs_first: p.child_runs_first,
+            gentle_fair_sleepers: p.gentle_fair_sleepers,
+            start_debit: p.start_debit,
+            next_buddy: p.next_buddy,
+            last_buddy: p.last_buddy,
+            cache_hot_buddy: p.cache_hot_buddy,
+            wakeup_preemption: p.fair.wakeup_preemption,
+        };
+        self.smp.params = p.fair.clone();
     }
 
     /// The effective tunables.
@@ -780,38 +707,6 @@ impl LinuxCfs {
         }
     }
 
-    /// `sched_idle_cpu` / `available_idle_cpu` as far as this class can see.
-    fn cpu_idle(&self, ctx: &Ctx, c: CpuId) -> bool {
-        let rq = &self.rqs[c.idx()];
-        match ctx.curr(c) {
-            None => rq.nr_running == rq.nr_idle,
-            Some(x) => {
-                ctx.task(x).attrs.policy == Policy::Idle
-                    && rq.nr_running > 0
-                    && rq.nr_running == rq.nr_idle
-            }
-        }
-    }
-
-    /// `task_hot`: may not be moved from `src` to `dst` cheaply.
-    fn task_hot(&self, now: u64, t: TaskId, src: CpuId, dst: CpuId) -> bool {
-        let se = &self.se[t.idx()];
-        if se.idle_policy {
-            return false;
-        }
-        let srq = &self.rqs[src.idx()];
-        if self.tun.cache_hot_buddy
-            && self.rqs[dst.idx()].nr_running > 0
-            && (srq.next == Some(t) || srq.last == Some(t))
-        {
-            return true;
-        }
-        if self.tun.migration_cost == 0 || se.exec_start == NEVER {
-            return false;
-        }
-        now.saturating_sub(se.exec_start) < self.tun.migration_cost
-    }
-
     /// `detach_task` + `attach_task` for a queued, not running task: move it between
     /// run queues with its vruntime renormalised (`dequeue_entity`/`enqueue_entity` with
     /// flags 0).
@@ -829,202 +724,6 @@ impl LinuxCfs {
         self.tl_insert(ctx, dst, t);
     }
 
-    /// One `load_balance` pass for `this`: pull from the busiest CPU. Returns the number
-    /// of tasks moved.
-    fn load_balance(&mut self, ctx: &mut Ctx, this: CpuId, idle: IdleType) -> u32 {
-        let n = self.rqs.len().min(ctx.nr_cpus());
-        let this_load = self.rqs[this.idx()].load;
-        let mut busiest: Option<(u64, CpuId)> = None;
-        for i in 0..n {
-            let c = CpuId(i as u32);
-            if c == this || self.rqs[i].tl.len() == 0 {
-                continue;
-            }
-            let l = self.rqs[i].load;
-            match busiest {
-                Some((bl, _)) if l <= bl => {}
-                _ => busiest = Some((l, c)),
-            }
-        }
-        ctx.count_work(n as u64);
-        let Some((bload, src)) = busiest else {
-            if idle != IdleType::NewlyIdle {
-                self.rqs[this.idx()].nr_balance_failed = 0;
-            }
-            return 0;
-        };
-        let imbalanced = match idle {
-            // find_busiest_group: a busy CPU pulls only if it is below the average and the
-            // busiest is more loaded by imbalance_pct.
-            IdleType::NotIdle => {
-                let total: u64 = self.rqs[..n].iter().map(|r| r.load).sum();
-                bload > this_load
-                    && this_load * (n as u64) < total
-                    && bload * 100 > this_load * self.tun.imbalance_pct
-            }
-            _ => bload > this_load,
-        };
-        if !imbalanced {
-            if idle != IdleType::NewlyIdle {
-                self.rqs[this.idx()].nr_balance_failed = 0;
-            }
-            return 0;
-        }
-        let mut imbalance = ((bload - this_load) / 2) as i64;
-        let failed = self.rqs[this.idx()].nr_balance_failed;
-        let relax = failed > self.tun.cache_nice_tries;
-        let mut cands = std::mem::take(&mut self.scratch);
-        cands.clear();
-        cands.extend(self.rqs[src.idx()].tl.h.iter().rev().map(|nd| nd.t));
-        let now = ctx.now();
-        let mut moved = 0u32;
-        for &t in &cands {
-            ctx.count_work(1);
-            if moved >= self.tun.nr_migrate {
-                break;
-            }
-            if idle != IdleType::NotIdle && self.rqs[src.idx()].nr_running <= 1 {
-                break;
-            }
-            // Not allowed here, or still shown running (its CPU is mid-switch).
-            if !ctx.task(t).affinity.contains(this) || ctx.task(t).running {
-                continue;
-            }
-            if !relax && self.task_hot(now, t, src, this) {
-                continue;
-            }
-            let w = self.se[t.idx()].weight as i64;
-            if !relax && w / 2 > imbalance {
-                continue;
-            }
-            self.move_task(ctx, t, src, this);
-            moved += 1;
-            imbalance -= w;
-            if idle == IdleType::NewlyIdle || imbalance <= 0 {
-                break;
-            }
-        }
-        if moved > 0 {
-            // attach_task → check_preempt_curr for every pulled task.
-            if ctx.curr(this).is_none() {
-                ctx.resched(this);
-            } else if self.rqs[this.idx()].curr.is_some() {
-                for &t in &cands {
-                    if self.se[t.idx()].cpu == this && self.se[t.idx()].on_rq {
-                        self.check_preempt_wakeup(ctx, this, t);
-                    }
-                }
-            }
-        }
-        self.scratch = cands;
-        if idle != IdleType::NewlyIdle {
-            let rq = &mut self.rqs[this.idx()];
-            rq.nr_balance_failed = if moved > 0 { 0 } else { failed + 1 };
-        }
-        moved
-    }
-
-    fn params() -> Vec<ParamInfo> {
-        let p = |name, default: &str, description| ParamInfo {
-            name,
-            default: default.to_string(),
-            description,
-        };
-        vec![
-            p(
-                "sched_latency_ns",
-                "6000000",
-                "targeted preemption latency (sysctl_sched_latency); the default is scaled by \
-                 sched_tunable_scaling (×(1+ilog2(min(ncpus,8))), e.g. 24000000 on 8+ CPUs); \
-                 a value set here is used as is, like writing the sysctl",
-            ),
-            p(
-                "sched_min_granularity_ns",
-                "750000",
-                "minimal preemption granularity (sysctl_sched_min_granularity), scaled like \
-                 sched_latency_ns; sched_nr_latency = ceil(latency / min_granularity)",
-            ),
-            p(
-                "sched_wakeup_granularity_ns",
-                "1000000",
-                "wake-up preemption granularity (sysctl_sched_wakeup_granularity), scaled \
-                 like sched_latency_ns, converted to the wakee's virtual time",
-            ),
-            p(
-                "sched_tunable_scaling",
-                "1",
-                "how the three defaults above scale with CPUs: 0 none, 1 log (1+ilog2), 2 linear",
-            ),
-            p(
-                "sched_child_runs_first",
-                "0",
-                "1: a forked child gets the parent's place if it is ahead (task_fork_fair)",
-            ),
-            p(
-                "sched_migration_cost_ns",
-                "500000",
-                "a task that ran within this time is cache-hot and not migrated by the load \
-                 balancer (0: never hot)",
-            ),
-            p(
-                "gentle_fair_sleepers",
-                "1",
-                "feature GENTLE_FAIR_SLEEPERS: waking tasks are placed at min_vruntime - latency/2 \
-                 instead of - latency",
-            ),
-            p(
-                "start_debit",
-                "1",
-                "feature START_DEBIT: new tasks start one vslice after min_vruntime",
-            ),
-            p(
-                "next_buddy",
-                "0",
-                "feature NEXT_BUDDY: prefer the last woken task at the next pick",
-            ),
-            p(
-                "last_buddy",
-                "1",
-                "feature LAST_BUDDY: prefer to return the CPU to a wake-up-preempted task",
-            ),
-            p(
-                "cache_hot_buddy",
-                "1",
-                "feature CACHE_HOT_BUDDY: next/last buddies count as cache-hot for balancing",
-            ),
-            p(
-                "wakeup_preemption",
-                "1",
-                "feature WAKEUP_PREEMPTION: SCHED_NORMAL wake-ups may preempt",
-            ),
-            p(
-                "balance_interval_ms",
-                "ncpus",
-                "periodic load-balance interval of an idle CPU in ms (the flat domain's \
-                 min_interval = sd_weight); a busy CPU uses it × busy_factor",
-            ),
-            p(
-                "busy_factor",
-                "32",
-                "balance-interval multiplier for a busy CPU (sd->busy_factor, v5.4)",
-            ),
-            p(
-                "imbalance_pct",
-                "117",
-                "a busy CPU pulls only if busiest load × 100 > its load × imbalance_pct",
-            ),
-            p(
-                "cache_nice_tries",
-                "1",
-                "failed balance passes after which cache-hot tasks may be migrated",
-            ),
-            p(
-                "sched_nr_migrate",
-                "32",
-                "most tasks moved by one balance pass (sysctl_sched_nr_migrate)",
-            ),
-        ]
-    }
 }
 
 impl Scheduler for LinuxCfs {
@@ -1037,44 +736,12 @@ impl Scheduler for LinuxCfs {
                      as in v5.4): place_entity, check_preempt_tick, pick_next_entity, \
                      check_preempt_wakeup, task_fork_fair, load_balance; core.c \
                      sched_prio_to_weight/wmult",
-            params: Self::params(),
+            params: tunables::listing(&tunables()),
         }
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let t = &mut self.tun;
-        match name {
-            "sched_latency_ns" => self.explicit.latency = Some(parse_u64(name, value)?.max(1)),
-            "sched_min_granularity_ns" => {
-                self.explicit.min_granularity = Some(parse_u64(name, value)?.max(1))
-            }
-            "sched_wakeup_granularity_ns" => {
-                self.explicit.wakeup_granularity = Some(parse_u64(name, value)?)
-            }
-            "sched_tunable_scaling" => {
-                let v = parse_u64(name, value)?;
-                if v > 2 {
-                    return Err(format!("{name}: expected 0, 1 or 2, got {v}"));
-                }
-                self.scaling = v as u32;
-            }
-            "sched_child_runs_first" => t.child_runs_first = parse_bool(name, value)?,
-            "sched_migration_cost_ns" => t.migration_cost = parse_u64(name, value)?,
-            "gentle_fair_sleepers" => t.gentle_fair_sleepers = parse_bool(name, value)?,
-            "start_debit" => t.start_debit = parse_bool(name, value)?,
-            "next_buddy" => t.next_buddy = parse_bool(name, value)?,
-            "last_buddy" => t.last_buddy = parse_bool(name, value)?,
-            "cache_hot_buddy" => t.cache_hot_buddy = parse_bool(name, value)?,
-            "wakeup_preemption" => t.wakeup_preemption = parse_bool(name, value)?,
-            "balance_interval_ms" => {
-                self.explicit.balance_interval_ms = Some(parse_u64(name, value)?.max(1))
-            }
-            "busy_factor" => t.busy_factor = parse_u64(name, value)?.max(1),
-            "imbalance_pct" => t.imbalance_pct = parse_u64(name, value)?.max(100),
-            "cache_nice_tries" => t.cache_nice_tries = parse_u64(name, value)? as u32,
-            "sched_nr_migrate" => t.nr_migrate = parse_u64(name, value)?.max(1) as u32,
-            _ => return Err(format!("unknown parameter '{name}'")),
-        }
+        tunables::set(&tunables(), &mut self.params, "linux-cfs", name, value)?;
         self.update_sysctl();
         Ok(())
     }
@@ -1135,51 +802,13 @@ impl Scheduler for LinuxCfs {
         }
     }
 
-    /// `select_task_rq_fair` (simplified; see the header).
+    /// `select_task_rq_fair` (cpu/fair/placement.rs).
     fn select_cpu(&mut self, ctx: &mut Ctx, t: TaskId, prev: CpuId, kind: WakeKind) -> CpuId {
         self.ensure(ctx, t);
-        let aff = ctx.task(t).affinity;
-        let n = self.rqs.len().min(ctx.nr_cpus());
-        let prev_ok = aff.contains(prev) && prev.idx() < n;
-        if prev_ok && self.cpu_idle(ctx, prev) {
-            return prev;
-        }
-        let start = if prev.idx() < n { prev.idx() + 1 } else { 0 };
-        let mut steps = 0;
-        for k in 0..n {
-            let c = CpuId(((start + k) % n) as u32);
-            steps += 1;
-            if aff.contains(c) && self.cpu_idle(ctx, c) {
-                ctx.count_work(steps);
-                return c;
-            }
-        }
-        ctx.count_work(steps);
-        if kind == WakeKind::Fork {
-            // find_idlest_cpu: the least-loaded allowed CPU (prev on a tie).
-            let mut best: Option<(u64, CpuId)> = None;
-            for c in aff.iter() {
-                if c.idx() >= n {
-                    break;
-                }
-                let l = self.rqs[c.idx()].load;
-                let better = match best {
-                    None => true,
-                    Some((bl, bc)) => l < bl || (l == bl && c == prev && bc != prev),
-                };
-                if better {
-                    best = Some((l, c));
-                }
-            }
-            if let Some((_, c)) = best {
-                return c;
-            }
-        }
-        if prev_ok {
-            prev
-        } else {
-            aff.first().expect("empty affinity")
-        }
+        let mut smp = std::mem::take(&mut self.smp);
+        let cpu = smp.select_task_rq(ctx, self, t, prev, kind);
+        self.smp = smp;
+        cpu
     }
 
     /// `enqueue_task_fair` → `enqueue_entity`: renormalise a vruntime that is relative or
@@ -1361,53 +990,14 @@ impl Scheduler for LinuxCfs {
     }
 
     /// Periodic (`rebalance_domains`, plus the NO_HZ idle balance it kicks) and newidle
-    /// (`newidle_balance`) load balancing.
+    /// load balancing over the scheduling domains (cpu/fair/balance.rs).
     fn balance(&mut self, ctx: &mut Ctx, cpu: CpuId, kind: BalanceKind) {
-        if cpu.idx() >= self.rqs.len() || self.nr_cpus < 2 {
+        if cpu.idx() >= self.rqs.len() {
             return;
         }
-        let now = ctx.now();
-        let interval = self.tun.balance_interval_ms * 1_000_000;
-        match kind {
-            BalanceKind::NewIdle => {
-                if self.rqs[cpu.idx()].nr_running == 0 {
-                    self.load_balance(ctx, cpu, IdleType::NewlyIdle);
-                }
-            }
-            BalanceKind::Tick => {
-                if !self.balance_started {
-                    // Stagger the CPUs' periodic balancing over one busy interval (the
-                    // kernel's CPUs drift apart; CPUs that balance at the same instant would
-                    // undo each other's pulls).
-                    self.balance_started = true;
-                    let n = self.rqs.len() as u64;
-                    let busy = interval * self.tun.busy_factor;
-                    for (i, rq) in self.rqs.iter_mut().enumerate() {
-                        rq.next_balance = now + i as u64 * busy / n;
-                    }
-                }
-                if now >= self.rqs[cpu.idx()].next_balance {
-                    let idle = self.cpu_idle(ctx, cpu);
-                    let (ty, iv) = if idle {
-                        (IdleType::Idle, interval)
-                    } else {
-                        (IdleType::NotIdle, interval * self.tun.busy_factor)
-                    };
-                    self.load_balance(ctx, cpu, ty);
-                    self.rqs[cpu.idx()].next_balance = now + iv;
-                }
-                if self.rqs[cpu.idx()].nr_running >= 2 && now >= self.nohz_next_balance {
-                    for i in 0..self.rqs.len().min(ctx.nr_cpus()) {
-                        let c = CpuId(i as u32);
-                        if c == cpu || ctx.curr(c).is_some() || self.rqs[i].nr_running > 0 {
-                            continue;
-                        }
-                        self.load_balance(ctx, c, IdleType::Idle);
-                    }
-                    self.nohz_next_balance = now + interval;
-                }
-            }
-        }
+        let mut smp = std::mem::take(&mut self.smp);
+        smp.balance(ctx, self, cpu, kind);
+        self.smp = smp;
     }
 
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
@@ -1462,6 +1052,55 @@ impl SchedClass for LinuxCfs {
     }
 }
 
+impl FairRq for LinuxCfs {
+    fn h_nr_running(&self, cpu: CpuId) -> u32 {
+        self.rqs.get(cpu.idx()).map_or(0, |rq| rq.nr_running)
+    }
+
+    fn idle_h_nr_running(&self, cpu: CpuId) -> u32 {
+        self.rqs.get(cpu.idx()).map_or(0, |rq| rq.nr_idle)
+    }
+
+    fn cpu_load(&self, cpu: CpuId) -> u64 {
+        self.rqs.get(cpu.idx()).map_or(0, |rq| rq.load)
+    }
+
+    fn task_load(&self, t: TaskId) -> u64 {
+        self.se.get(t.idx()).map_or(NICE_0_LOAD, |se| se.weight as u64)
+    }
+
+    /// The timeline array from its end (the kernel walks `cfs_tasks` from its
+    /// least-recently-run tail; the array order stands in for it).
+    fn migration_candidates(&self, cpu: CpuId, out: &mut Vec<TaskId>) {
+        out.extend(self.rqs[cpu.idx()].tl.h.iter().rev().map(|n| n.t));
+    }
+
+    fn exec_start(&self, t: TaskId) -> Option<u64> {
+        let s = self.se[t.idx()].exec_start;
+        (s != NEVER).then_some(s)
+    }
+
+    /// CACHE_HOT_BUDDY: a next or last buddy is cache-hot.
+    fn is_buddy(&self, cpu: CpuId, t: TaskId) -> bool {
+        let rq = &self.rqs[cpu.idx()];
+        self.tun.cache_hot_buddy && (rq.next == Some(t) || rq.last == Some(t))
+    }
+
+    fn move_queued(&mut self, ctx: &mut Ctx, t: TaskId, src: CpuId, dst: CpuId) {
+        self.move_task(ctx, t, src, dst);
+    }
+
+    /// `check_preempt_curr`: an idle CPU reschedules; a fair current task is checked with
+    /// `check_preempt_wakeup`; a higher class's is never preempted.
+    fn attach_preempt(&mut self, ctx: &mut Ctx, dst: CpuId, t: TaskId) {
+        if ctx.curr(dst).is_none() {
+            ctx.resched(dst);
+        } else if self.rqs[dst.idx()].curr.is_some() {
+            self.check_preempt_wakeup(ctx, dst, t);
+        }
+    }
+}
+
 // ------------------------------------------------------------------------------ policy
 
 /// The `linux-cfs` policy: the RT class above CFS.
@@ -1476,7 +1115,7 @@ pub const LINUX_CFS_SUMMARY: &str =
 pub const LINUX_CFS_SOURCE: &str = "torvalds/linux kernel/sched/fair.c (v5.7-era copy 00061968, \
      CFS core = v5.4: place_entity, check_preempt_tick, pick_next_entity, check_preempt_wakeup, \
      task_fork_fair, load_balance), kernel/sched/rt.c (v5.10-era copy 00d6a8a7), core.c \
-     sched_prio_to_weight/wmult and pick_next_task; reference/scheduler-specs.md §3.1-3.2, §4.1";
+     sched_prio_to_weight/wmult and pick_next_task";
 
 /// The `linux-cfs` policy for a machine with `nr_cpus` CPUs.
 pub fn linux_cfs(nr_cpus: usize) -> LinuxCfsStack {

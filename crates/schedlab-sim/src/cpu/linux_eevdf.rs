@@ -2,8 +2,7 @@
 //! scheduling class, and the `linux-eevdf` policy: `Stacked<LinuxRt, LinuxEevdf>` (rt > fair).
 //!
 //! Primary source: torvalds/linux `kernel/sched/fair.c` of a 6.6–6.9 tree, read through the
-//! reference index (file id 2155571, the copy cited by reference/scheduler-specs.md §3.3;
-//! a 6.7/6.8-era revision: it has `vruntime_eligible`, `__pick_root_entity` and the
+//! search index (file id 2155571; a 6.7/6.8-era revision: it has `vruntime_eligible`, `__pick_root_entity` and the
 //! ENFORCE_ELIGIBILITY feature):
 //! `avg_vruntime_add`/`avg_vruntime_sub`/`avg_vruntime_update`, `avg_vruntime`,
 //! `entity_lag`/`update_entity_lag`, `entity_eligible`/`vruntime_eligible`,
@@ -15,8 +14,8 @@
 //! `prio_changed_fair`; sysctl `sysctl_sched_base_slice` (0.75 ms normalised, scaled like the
 //! CFS tunables by `get_update_sysctl_factor`); features from `kernel/sched/features.h`;
 //! PREEMPT_SHORT from 6.12 `check_preempt_wakeup_fair`. Weights, `calc_delta_fair` (the
-//! kernel's 32-bit fixed point) and `get_update_sysctl_factor` are reused from
-//! [`super::linux_cfs`]. The algorithm: I. Stoica, H. Abdel-Wahab, "Earliest Eligible
+//! kernel's 32-bit fixed point) and `get_update_sysctl_factor` are the fair classes'
+//! (`cpu/fair/weights.rs`), and so are placement and load balancing (`cpu/fair/`). The algorithm: I. Stoica, H. Abdel-Wahab, "Earliest Eligible
 //! Virtual Deadline First: A Flexible and Accurate Mechanism for Proportional Share Resource
 //! Allocation", Old Dominion Univ. TR-95-22, 1995. Written from the specification; no
 //! kernel code is copied.
@@ -57,16 +56,13 @@
 //! - The `check_preempt_wakeup` "curr already has TIF_NEED_RESCHED" early exit uses
 //!   `Ctx::need_resched`.
 //! - `yield_task_fair`'s "only task on the rq" test counts only fair tasks.
-//! - SMP: the same simplified structure as `linux-cfs` (see linux_cfs.rs): one flat domain,
-//!   no PELT (load = sum of queued weights), `select_cpu` = prev if idle, else the first idle
-//!   allowed CPU from prev+1, else (fork) the least-loaded allowed CPU, else prev; newidle
-//!   balance pulls one task; periodic balancing every `balance_interval_ms × busy_factor` on
-//!   a busy CPU's tick with `imbalance_pct`, plus emulated NO_HZ idle balancing every
-//!   `balance_interval_ms`. Unlike linux-cfs there is no cache-hot (`task_hot`) test
-//!   (no buddies; `exec_start` is not tracked). The balancing code is written against this
-//!   class's own run queues (the CFS code is bound to the CFS entity/rq types); it follows the
-//!   same rules. A migrated entity keeps its lag (dequeue saves it, `place_entity` on the
-//!   destination restores it), which is how 6.6 renormalises across CPUs.
+//! - SMP: placement and load balancing over the scheduling domains are the fair classes'
+//!   shared code (`cpu/fair/`, see there for what it leaves out: PELT, active balance),
+//!   with 6.1's `sd_init` constants (busy_factor 16, imbalance_pct 117). A task that ran
+//!   within `sched_migration_cost_ns` is cache-hot (`task_hot`; `exec_start` is kept for
+//!   it); there are no buddies (NEXT_BUDDY is off). A migrated entity keeps its lag
+//!   (dequeue saves it, `place_entity` on the destination restores it), which is how 6.6
+//!   renormalises across CPUs.
 //! - No group scheduling, bandwidth, or `sched_attr` slice requests. ENFORCE_ELIGIBILITY
 //!   (a debug feature, default on) is always on.
 //!
@@ -75,22 +71,25 @@
 //! vruntime, as the kernel's augmented rb-tree: insert/remove/pick O(log n) expected. Its
 //! nodes live in a table indexed by TaskId shared by all CPUs (a task is in at most one
 //! tree), so nothing is allocated per event once the tables have grown. select_cpu is
-//! O(CPUs); a balance pass O(CPUs + tasks on the busiest CPU).
+//! O(CPUs); a balance pass O(CPUs + tasks on the busiest CPU) per domain.
 
 use crate::ctx::Ctx;
-use crate::sched::{
-    BalanceKind, DequeueKind, EnqueueKind, ParamInfo, PolicyInfo, Scheduler, WakeKind,
-};
+use crate::sched::{BalanceKind, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind};
 use crate::types::{CpuId, Policy, SchedAttrs, TaskId};
 
-use super::linux_cfs::{calc_delta_fair, parse_bool, parse_u64, sysctl_factor, weight_of};
+use super::fair::weights::{calc_delta_fair, sysctl_factor, weight_of};
+use super::fair::{FairParams, FairRq, FairSmp, Scaled};
+use crate::topology::SdEra;
 use super::linux_rt::LinuxRt;
 use super::stack::{SchedClass, StackMeta, Stacked};
+use super::tunables::{self, Tunable};
 
 /// `normalized_sysctl_sched_base_slice` (ns).
 pub const NORMALIZED_BASE_SLICE: u64 = 750_000;
 
 const NIL: u32 = u32::MAX;
+/// `exec_start` of a task that never ran here or just migrated (never cache-hot).
+const NEVER: u64 = u64::MAX;
 /// "No RUN_TO_PARITY protection" (never equal to a real deadline).
 const NO_PROTECT: i64 = i64::MIN;
 
@@ -273,6 +272,8 @@ struct Se {
     protect: i64,
     /// DELAY_DEQUEUE: blocked while not eligible, still queued here (`se->sched_delayed`).
     delayed: bool,
+    /// When it last ran (`exec_start`), NEVER if it never ran here or just migrated.
+    exec_start: u64,
 }
 
 impl Default for Se {
@@ -298,6 +299,7 @@ impl Default for Se {
             normal_policy: true,
             protect: NO_PROTECT,
             delayed: false,
+            exec_start: NEVER,
         }
     }
 }
@@ -317,8 +319,6 @@ struct EevdfRq {
     avg_vruntime: i128,
     /// Σ w_i over the tree.
     avg_load: u64,
-    next_balance: u64,
-    nr_balance_failed: u32,
     /// Delayed-dequeue entities (counted in nr_running / nr_idle / load).
     nr_delayed: u32,
     nr_delayed_idle: u32,
@@ -335,8 +335,6 @@ impl EevdfRq {
             min_vruntime: 0,
             avg_vruntime: 0,
             avg_load: 0,
-            next_balance: 0,
-            nr_balance_failed: 0,
             nr_delayed: 0,
             nr_delayed_idle: 0,
         }
@@ -355,18 +353,92 @@ pub struct EevdfTunables {
     pub delay_dequeue: bool,
     pub delay_zero: bool,
     pub wakeup_preemption: bool,
-    pub balance_interval_ms: u64,
-    pub busy_factor: u64,
-    pub imbalance_pct: u64,
-    pub cache_nice_tries: u32,
-    pub nr_migrate: u32,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum IdleType {
-    NotIdle,
-    Idle,
-    NewlyIdle,
+/// EEVDF's settings as written (`--param`); [`EevdfTunables`] holds the effective values.
+#[derive(Clone, Debug)]
+pub struct EevdfParams {
+    pub base_slice: Scaled,
+    pub place_lag: bool,
+    pub place_deadline_initial: bool,
+    pub run_to_parity: bool,
+    pub preempt_short: bool,
+    pub delay_dequeue: bool,
+    pub delay_zero: bool,
+    pub fair: FairParams,
+}
+
+impl Default for EevdfParams {
+    /// The 6.6-6.9 defaults (fair.c `normalized_sysctl_sched_base_slice`, features.h);
+    /// DELAY_DEQUEUE, a 6.12 feature, off.
+    fn default() -> Self {
+        EevdfParams {
+            base_slice: Scaled::normalized(NORMALIZED_BASE_SLICE),
+            place_lag: true,
+            place_deadline_initial: true,
+            run_to_parity: true,
+            preempt_short: false,
+            delay_dequeue: false,
+            delay_zero: true,
+            fair: FairParams::default(),
+        }
+    }
+}
+
+/// EEVDF's tunables table.
+fn tunables() -> Vec<Tunable<EevdfParams>> {
+    let mut rows: Vec<Tunable<EevdfParams>> = vec![
+        Tunable::ns(
+            "sched_base_slice_ns",
+            "EEVDF request size r (sysctl_sched_base_slice); the default is scaled by \
+             sched_tunable_scaling (×(1+ilog2(min(ncpus,8))), e.g. 3000000 on 8+ CPUs); \
+             a value set here is used as is",
+            1,
+            |p| &mut p.base_slice,
+        ),
+        Tunable::flag(
+            "place_lag",
+            "feature PLACE_LAG: a (re)enqueued task keeps the lag saved at dequeue \
+             (inflated by (W+w)/W); 0 places every task at V",
+            |p| &mut p.place_lag,
+        ),
+        Tunable::flag(
+            "place_deadline_initial",
+            "feature PLACE_DEADLINE_INITIAL: a new task's first request is half a slice",
+            |p| &mut p.place_deadline_initial,
+        ),
+        Tunable::flag(
+            "run_to_parity",
+            "feature RUN_TO_PARITY: a running task is not wake-up-preempted before its \
+             request completes while it stays eligible",
+            |p| &mut p.run_to_parity,
+        ),
+        Tunable::flag(
+            "preempt_short",
+            "feature PREEMPT_SHORT (6.12): a wakee with a shorter slice cancels \
+             RUN_TO_PARITY; a no-op here (all slices are the base slice)",
+            |p| &mut p.preempt_short,
+        ),
+        Tunable::flag(
+            "delay_dequeue",
+            "feature DELAY_DEQUEUE (6.12): a task that blocks while not eligible stays \
+             queued (counted in V) until it is picked or wakes; off in the 6.6-6.9 tree \
+             modelled here",
+            |p| &mut p.delay_dequeue,
+        ),
+        Tunable::flag(
+            "delay_zero",
+            "feature DELAY_ZERO (6.12): a delayed task's positive lag is dropped when it \
+             finally leaves or is requeued",
+            |p| &mut p.delay_zero,
+        ),
+    ];
+    rows.extend(
+        FairParams::tunables()
+            .into_iter()
+            .map(|r| r.lift(|p: &mut EevdfParams| &mut p.fair)),
+    );
+    rows
 }
 
 /// The EEVDF fair class (SCHED_NORMAL, SCHED_BATCH, SCHED_IDLE).
@@ -376,13 +448,10 @@ pub struct LinuxEevdf {
     nodes: Vec<Node>,
     seq: u64,
     nr_cpus: usize,
-    scaling: u32,
-    explicit_slice: Option<u64>,
-    explicit_interval: Option<u64>,
+    params: EevdfParams,
     tun: EevdfTunables,
-    nohz_next_balance: u64,
-    balance_started: bool,
-    scratch: Vec<TaskId>,
+    /// Placement and load balancing (shared with CFS), with 6.1's `sd_init`.
+    smp: FairSmp,
 }
 
 impl LinuxEevdf {
@@ -395,39 +464,38 @@ impl LinuxEevdf {
             nodes: Vec::new(),
             seq: 0,
             nr_cpus,
-            scaling: 1,
-            explicit_slice: None,
-            explicit_interval: None,
+            params: EevdfParams::default(),
             tun: EevdfTunables {
                 base_slice: NORMALIZED_BASE_SLICE,
-                place_lag: true,
-                place_deadline_initial: true,
-                run_to_parity: true,
+                place_lag: false,
+                place_deadline_initial: false,
+                run_to_parity: false,
                 preempt_short: false,
                 delay_dequeue: false,
-                delay_zero: true,
-                wakeup_preemption: true,
-                balance_interval_ms: 1,
-                busy_factor: 32,
-                imbalance_pct: 117,
-                cache_nice_tries: 1,
-                nr_migrate: 32,
+                delay_zero: false,
+                wakeup_preemption: false,
             },
-            nohz_next_balance: 0,
-            balance_started: false,
-            scratch: Vec::new(),
+            smp: FairSmp::new(SdEra::V6_1),
         };
         s.update_sysctl();
         s
     }
 
+    /// `update_sysctl`: effective values from the settings.
     fn update_sysctl(&mut self) {
-        let f = sysctl_factor(self.nr_cpus, self.scaling);
-        self.tun.base_slice = self
-            .explicit_slice
-            .unwrap_or(f * NORMALIZED_BASE_SLICE)
-            .max(1);
-        self.tun.balance_interval_ms = self.explicit_interval.unwrap_or(self.nr_cpus as u64).max(1);
+        let p = &self.params;
+        let f = sysctl_factor(self.nr_cpus, p.fair.scaling.value());
+        self.tun = EevdfTunables {
+            base_slice: p.base_slice.effective(f),
+            place_lag: p.place_lag,
+            place_deadline_initial: p.place_deadline_initial,
+            run_to_parity: p.run_to_parity,
+            preempt_short: p.preempt_short,
+            delay_dequeue: p.delay_dequeue,
+            delay_zero: p.delay_zero,
+            wakeup_preemption: p.fair.wakeup_preemption,
+        };
+        self.smp.params = p.fair.clone();
     }
 
     /// The effective tunables.
@@ -754,16 +822,6 @@ impl LinuxEevdf {
         }
     }
 
-    fn cpu_idle(&self, ctx: &Ctx, c: CpuId) -> bool {
-        let rq = &self.rqs[c.idx()];
-        let nr = rq.nr_running - rq.nr_delayed;
-        let idle = rq.nr_idle - rq.nr_delayed_idle;
-        match ctx.curr(c) {
-            None => nr == idle,
-            Some(x) => ctx.task(x).attrs.policy == Policy::Idle && nr > 0 && nr == idle,
-        }
-    }
-
     /// Runnable (not delayed) fair tasks of `cpu`.
     pub fn nr_runnable(&self, cpu: CpuId) -> u32 {
         let rq = &self.rqs[cpu.idx()];
@@ -803,190 +861,10 @@ impl LinuxEevdf {
         self.dequeue_entity(ctx, src, t);
         self.update_min_vruntime(src);
         ctx.set_task_cpu(t, dst);
+        self.se[t.idx()].exec_start = NEVER;
         self.place_entity(dst, t, false);
         self.account_enqueue(dst, t);
         self.tree_insert(ctx, dst, t);
-    }
-
-    fn load_balance(&mut self, ctx: &mut Ctx, this: CpuId, idle: IdleType) -> u32 {
-        let n = self.rqs.len().min(ctx.nr_cpus());
-        let this_load = self.rqs[this.idx()].load;
-        let mut busiest: Option<(u64, CpuId)> = None;
-        for i in 0..n {
-            let c = CpuId(i as u32);
-            if c == this || self.rqs[i].root == NIL {
-                continue;
-            }
-            let l = self.rqs[i].load;
-            match busiest {
-                Some((bl, _)) if l <= bl => {}
-                _ => busiest = Some((l, c)),
-            }
-        }
-        ctx.count_work(n as u64);
-        let Some((bload, src)) = busiest else {
-            if idle != IdleType::NewlyIdle {
-                self.rqs[this.idx()].nr_balance_failed = 0;
-            }
-            return 0;
-        };
-        let imbalanced = match idle {
-            IdleType::NotIdle => {
-                let total: u64 = self.rqs[..n].iter().map(|r| r.load).sum();
-                bload > this_load
-                    && this_load * (n as u64) < total
-                    && bload * 100 > this_load * self.tun.imbalance_pct
-            }
-            _ => bload > this_load,
-        };
-        if !imbalanced {
-            if idle != IdleType::NewlyIdle {
-                self.rqs[this.idx()].nr_balance_failed = 0;
-            }
-            return 0;
-        }
-        let mut imbalance = ((bload - this_load) / 2) as i64;
-        let failed = self.rqs[this.idx()].nr_balance_failed;
-        let relax = failed > self.tun.cache_nice_tries;
-        let mut cands = std::mem::take(&mut self.scratch);
-        cands.clear();
-        t_walk(&self.nodes, self.rqs[src.idx()].root, &mut |i| {
-            cands.push(TaskId(i))
-        });
-        cands.reverse();
-        let mut moved = 0u32;
-        for &t in &cands {
-            ctx.count_work(1);
-            if moved >= self.tun.nr_migrate {
-                break;
-            }
-            if idle != IdleType::NotIdle && self.nr_runnable(src) <= 1 {
-                break;
-            }
-            if !ctx.task(t).affinity.contains(this)
-                || ctx.task(t).running
-                || self.se[t.idx()].delayed
-            {
-                continue;
-            }
-            let w = self.se[t.idx()].weight as i64;
-            if !relax && w / 2 > imbalance {
-                continue;
-            }
-            self.move_task(ctx, t, src, this);
-            moved += 1;
-            imbalance -= w;
-            if idle == IdleType::NewlyIdle || imbalance <= 0 {
-                break;
-            }
-        }
-        if moved > 0 {
-            if ctx.curr(this).is_none() {
-                ctx.resched(this);
-            } else if self.rqs[this.idx()].curr.is_some() {
-                for &t in &cands {
-                    let s = self.se[t.idx()];
-                    if s.cpu == this && s.on_rq {
-                        self.check_preempt_wakeup(ctx, this, t);
-                    }
-                }
-            }
-        }
-        self.scratch = cands;
-        if idle != IdleType::NewlyIdle {
-            let rq = &mut self.rqs[this.idx()];
-            rq.nr_balance_failed = if moved > 0 { 0 } else { failed + 1 };
-        }
-        moved
-    }
-
-    fn params() -> Vec<ParamInfo> {
-        let p = |name, default: &str, description| ParamInfo {
-            name,
-            default: default.to_string(),
-            description,
-        };
-        vec![
-            p(
-                "sched_base_slice_ns",
-                "750000",
-                "EEVDF request size r (sysctl_sched_base_slice); the default is scaled by \
-                 sched_tunable_scaling (×(1+ilog2(min(ncpus,8))), e.g. 3000000 on 8+ CPUs); \
-                 a value set here is used as is",
-            ),
-            p(
-                "sched_tunable_scaling",
-                "1",
-                "how the base-slice default scales with CPUs: 0 none, 1 log (1+ilog2), 2 linear",
-            ),
-            p(
-                "place_lag",
-                "1",
-                "feature PLACE_LAG: a (re)enqueued task keeps the lag saved at dequeue \
-                 (inflated by (W+w)/W); 0 places every task at V",
-            ),
-            p(
-                "place_deadline_initial",
-                "1",
-                "feature PLACE_DEADLINE_INITIAL: a new task's first request is half a slice",
-            ),
-            p(
-                "run_to_parity",
-                "1",
-                "feature RUN_TO_PARITY: a running task is not wake-up-preempted before its \
-                 request completes while it stays eligible",
-            ),
-            p(
-                "preempt_short",
-                "0",
-                "feature PREEMPT_SHORT (6.12): a wakee with a shorter slice cancels \
-                 RUN_TO_PARITY; a no-op here (all slices are the base slice)",
-            ),
-            p(
-                "delay_dequeue",
-                "0",
-                "feature DELAY_DEQUEUE (6.12): a task that blocks while not eligible stays \
-                 queued (counted in V) until it is picked or wakes; off in the 6.6-6.9 tree \
-                 modelled here",
-            ),
-            p(
-                "delay_zero",
-                "1",
-                "feature DELAY_ZERO (6.12): a delayed task's positive lag is dropped when it \
-                 finally leaves or is requeued",
-            ),
-            p(
-                "wakeup_preemption",
-                "1",
-                "feature WAKEUP_PREEMPTION: SCHED_NORMAL wake-ups may preempt",
-            ),
-            p(
-                "balance_interval_ms",
-                "ncpus",
-                "periodic load-balance interval of an idle CPU in ms; a busy CPU uses it × \
-                 busy_factor",
-            ),
-            p(
-                "busy_factor",
-                "32",
-                "balance-interval multiplier for a busy CPU",
-            ),
-            p(
-                "imbalance_pct",
-                "117",
-                "a busy CPU pulls only if busiest load × 100 > its load × imbalance_pct",
-            ),
-            p(
-                "cache_nice_tries",
-                "1",
-                "failed balance passes after which the half-imbalance weight test is relaxed",
-            ),
-            p(
-                "sched_nr_migrate",
-                "32",
-                "most tasks moved by one balance pass (sysctl_sched_nr_migrate)",
-            ),
-        ]
     }
 }
 
@@ -999,35 +877,12 @@ impl Scheduler for LinuxEevdf {
             source: "torvalds/linux kernel/sched/fair.c (6.6-6.9 tree, reference index file \
                      2155571): avg_vruntime, entity_lag, vruntime_eligible, pick_eevdf, \
                      update_deadline, place_entity; Stoica & Abdel-Wahab TR-95-22 (1995)",
-            params: Self::params(),
+            params: tunables::listing(&tunables()),
         }
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let t = &mut self.tun;
-        match name {
-            "sched_base_slice_ns" => self.explicit_slice = Some(parse_u64(name, value)?.max(1)),
-            "sched_tunable_scaling" => {
-                let v = parse_u64(name, value)?;
-                if v > 2 {
-                    return Err(format!("{name}: expected 0, 1 or 2, got {v}"));
-                }
-                self.scaling = v as u32;
-            }
-            "place_lag" => t.place_lag = parse_bool(name, value)?,
-            "place_deadline_initial" => t.place_deadline_initial = parse_bool(name, value)?,
-            "run_to_parity" => t.run_to_parity = parse_bool(name, value)?,
-            "preempt_short" => t.preempt_short = parse_bool(name, value)?,
-            "delay_dequeue" => t.delay_dequeue = parse_bool(name, value)?,
-            "delay_zero" => t.delay_zero = parse_bool(name, value)?,
-            "wakeup_preemption" => t.wakeup_preemption = parse_bool(name, value)?,
-            "balance_interval_ms" => self.explicit_interval = Some(parse_u64(name, value)?.max(1)),
-            "busy_factor" => t.busy_factor = parse_u64(name, value)?.max(1),
-            "imbalance_pct" => t.imbalance_pct = parse_u64(name, value)?.max(100),
-            "cache_nice_tries" => t.cache_nice_tries = parse_u64(name, value)? as u32,
-            "sched_nr_migrate" => t.nr_migrate = parse_u64(name, value)?.max(1) as u32,
-            _ => return Err(format!("unknown parameter '{name}'")),
-        }
+        tunables::set(&tunables(), &mut self.params, "linux-eevdf", name, value)?;
         self.update_sysctl();
         Ok(())
     }
@@ -1068,55 +923,18 @@ impl Scheduler for LinuxEevdf {
         }
     }
 
-    /// `select_task_rq_fair` (simplified; see the header).
+    /// `select_task_rq_fair` (cpu/fair/placement.rs); a delayed task is still queued:
+    /// `ttwu_runnable` requeues it where it is.
     fn select_cpu(&mut self, ctx: &mut Ctx, t: TaskId, prev: CpuId, kind: WakeKind) -> CpuId {
         self.ensure(ctx, t);
-        let aff = ctx.task(t).affinity;
         let se = self.se[t.idx()];
-        if se.delayed && aff.contains(se.cpu) {
-            // A delayed task is still queued: ttwu_runnable requeues it where it is.
+        if se.delayed && ctx.task(t).affinity.contains(se.cpu) {
             return se.cpu;
         }
-        let n = self.rqs.len().min(ctx.nr_cpus());
-        let prev_ok = aff.contains(prev) && prev.idx() < n;
-        if prev_ok && self.cpu_idle(ctx, prev) {
-            return prev;
-        }
-        let start = if prev.idx() < n { prev.idx() + 1 } else { 0 };
-        let mut steps = 0;
-        for k in 0..n {
-            let c = CpuId(((start + k) % n) as u32);
-            steps += 1;
-            if aff.contains(c) && self.cpu_idle(ctx, c) {
-                ctx.count_work(steps);
-                return c;
-            }
-        }
-        ctx.count_work(steps);
-        if kind == WakeKind::Fork {
-            let mut best: Option<(u64, CpuId)> = None;
-            for c in aff.iter() {
-                if c.idx() >= n {
-                    break;
-                }
-                let l = self.rqs[c.idx()].load;
-                let better = match best {
-                    None => true,
-                    Some((bl, bc)) => l < bl || (l == bl && c == prev && bc != prev),
-                };
-                if better {
-                    best = Some((l, c));
-                }
-            }
-            if let Some((_, c)) = best {
-                return c;
-            }
-        }
-        if prev_ok {
-            prev
-        } else {
-            aff.first().expect("empty affinity")
-        }
+        let mut smp = std::mem::take(&mut self.smp);
+        let cpu = smp.select_task_rq(ctx, self, t, prev, kind);
+        self.smp = smp;
+        cpu
     }
 
     /// `enqueue_task_fair` → `enqueue_entity`: a weight change while off the queue scales
@@ -1200,6 +1018,7 @@ impl Scheduler for LinuxEevdf {
                 self.tree_insert(ctx, cpu, t);
             }
         }
+        self.se[t.idx()].exec_start = ctx.now();
     }
 
     /// `pick_next_task_fair` (simple path: prev already put) → `pick_eevdf` +
@@ -1229,6 +1048,7 @@ impl Scheduler for LinuxEevdf {
         self.rqs[cpu.idx()].curr = Some(pick);
         let se = &mut self.se[pick.idx()];
         se.protect = se.deadline;
+        se.exec_start = ctx.now();
         Some(pick)
     }
 
@@ -1242,6 +1062,7 @@ impl Scheduler for LinuxEevdf {
         }
         let se = &mut self.se[t.idx()];
         se.vruntime += calc_delta_fair(delta_ns, se.weight, se.inv_weight) as i64;
+        se.exec_start = ctx.now();
         let is_curr = self.rqs[cpu.idx()].curr == Some(t);
         self.update_deadline(ctx, cpu, t, is_curr);
         if s.in_tree {
@@ -1291,49 +1112,15 @@ impl Scheduler for LinuxEevdf {
         }
     }
 
+    /// Periodic, NO_HZ idle and newidle load balancing over the scheduling domains
+    /// (cpu/fair/balance.rs).
     fn balance(&mut self, ctx: &mut Ctx, cpu: CpuId, kind: BalanceKind) {
-        if cpu.idx() >= self.rqs.len() || self.nr_cpus < 2 {
+        if cpu.idx() >= self.rqs.len() {
             return;
         }
-        let now = ctx.now();
-        let interval = self.tun.balance_interval_ms * 1_000_000;
-        match kind {
-            BalanceKind::NewIdle => {
-                if self.nr_runnable(cpu) == 0 {
-                    self.load_balance(ctx, cpu, IdleType::NewlyIdle);
-                }
-            }
-            BalanceKind::Tick => {
-                if !self.balance_started {
-                    self.balance_started = true;
-                    let n = self.rqs.len() as u64;
-                    let busy = interval * self.tun.busy_factor;
-                    for (i, rq) in self.rqs.iter_mut().enumerate() {
-                        rq.next_balance = now + i as u64 * busy / n;
-                    }
-                }
-                if now >= self.rqs[cpu.idx()].next_balance {
-                    let idle = self.cpu_idle(ctx, cpu);
-                    let (ty, iv) = if idle {
-                        (IdleType::Idle, interval)
-                    } else {
-                        (IdleType::NotIdle, interval * self.tun.busy_factor)
-                    };
-                    self.load_balance(ctx, cpu, ty);
-                    self.rqs[cpu.idx()].next_balance = now + iv;
-                }
-                if self.nr_runnable(cpu) >= 2 && now >= self.nohz_next_balance {
-                    for i in 0..self.rqs.len().min(ctx.nr_cpus()) {
-                        let c = CpuId(i as u32);
-                        if c == cpu || ctx.curr(c).is_some() || self.nr_runnable(c) > 0 {
-                            continue;
-                        }
-                        self.load_balance(ctx, c, IdleType::Idle);
-                    }
-                    self.nohz_next_balance = now + interval;
-                }
-            }
-        }
+        let mut smp = std::mem::take(&mut self.smp);
+        smp.balance(ctx, self, cpu, kind);
+        self.smp = smp;
     }
 
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
@@ -1385,6 +1172,60 @@ impl SchedClass for LinuxEevdf {
     }
 }
 
+impl FairRq for LinuxEevdf {
+    fn h_nr_running(&self, cpu: CpuId) -> u32 {
+        self.rqs.get(cpu.idx()).map_or(0, |rq| rq.nr_running - rq.nr_delayed)
+    }
+
+    fn idle_h_nr_running(&self, cpu: CpuId) -> u32 {
+        self.rqs
+            .get(cpu.idx())
+            .map_or(0, |rq| rq.nr_idle - rq.nr_delayed_idle)
+    }
+
+    fn cpu_load(&self, cpu: CpuId) -> u64 {
+        self.rqs.get(cpu.idx()).map_or(0, |rq| rq.load)
+    }
+
+    fn task_load(&self, t: TaskId) -> u64 {
+        self.se.get(t.idx()).map_or(1024, |se| se.weight as u64)
+    }
+
+    /// The tree in deadline order from its end (standing in for `cfs_tasks` from its
+    /// least-recently-run tail).
+    fn migration_candidates(&self, cpu: CpuId, out: &mut Vec<TaskId>) {
+        let start = out.len();
+        t_walk(&self.nodes, self.rqs[cpu.idx()].root, &mut |i| {
+            out.push(TaskId(i))
+        });
+        out[start..].reverse();
+    }
+
+    /// A delayed entity is blocked: it is not migrated.
+    fn can_detach(&self, t: TaskId) -> bool {
+        !self.se[t.idx()].delayed
+    }
+
+    fn exec_start(&self, t: TaskId) -> Option<u64> {
+        let s = self.se[t.idx()].exec_start;
+        (s != NEVER).then_some(s)
+    }
+
+    fn move_queued(&mut self, ctx: &mut Ctx, t: TaskId, src: CpuId, dst: CpuId) {
+        self.move_task(ctx, t, src, dst);
+    }
+
+    /// `check_preempt_curr`: an idle CPU reschedules; a fair current task is checked with
+    /// `check_preempt_wakeup_fair`; a higher class's is never preempted.
+    fn attach_preempt(&mut self, ctx: &mut Ctx, dst: CpuId, t: TaskId) {
+        if ctx.curr(dst).is_none() {
+            ctx.resched(dst);
+        } else if self.rqs[dst.idx()].curr.is_some() {
+            self.check_preempt_wakeup(ctx, dst, t);
+        }
+    }
+}
+
 // ------------------------------------------------------------------------------ policy
 
 /// The `linux-eevdf` policy: the RT class above EEVDF.
@@ -1399,8 +1240,7 @@ pub const LINUX_EEVDF_SUMMARY: &str =
 pub const LINUX_EEVDF_SOURCE: &str = "torvalds/linux kernel/sched/fair.c (6.6-6.9 tree, \
      reference index file 2155571: avg_vruntime, entity_lag, vruntime_eligible, pick_eevdf, \
      update_deadline, place_entity, check_preempt_wakeup), kernel/sched/rt.c, core.c \
-     sched_prio_to_weight/wmult; Stoica & Abdel-Wahab, EEVDF, TR-95-22 (1995); \
-     reference/scheduler-specs.md §3.1, §3.3, §4.1";
+     sched_prio_to_weight/wmult; Stoica & Abdel-Wahab, EEVDF, TR-95-22 (1995)";
 
 /// The `linux-eevdf` policy for a machine with `nr_cpus` CPUs.
 pub fn linux_eevdf(nr_cpus: usize) -> LinuxEevdfStack {

@@ -3,7 +3,7 @@
 //! as in the kernel).
 //!
 //! Source: vanilla Linux 2.6.18 `kernel/sched.c` (GitHub `rocklee104/linux-2.6.18`, the
-//! unmodified import), summarised in shared/reference/scheduler-specs.md §1:
+//! unmodified import):
 //! - constants and macros l.60-186 (`CURRENT_BONUS` l.131, `TIMESLICE_GRANULARITY`
 //!   l.136-144, `DELTA` l.149, `TASK_INTERACTIVE` l.153, `INTERACTIVE_SLEEP` l.156,
 //!   `TASK_PREEMPTS_CURR` l.160, `SCALE_PRIO`/`static_prio_timeslice`/`task_timeslice`
@@ -58,10 +58,9 @@
 //! - `load_balance`'s interval doubling, `cpu_load[]` averaging, sched groups / cpu_power
 //!   and `SD_BALANCE_EXEC` are not modelled.
 
+use super::tunables::{self, Tunable, MAX};
 use crate::ctx::Ctx;
-use crate::sched::{
-    BalanceKind, DequeueKind, EnqueueKind, ParamInfo, PolicyInfo, Scheduler, WakeKind,
-};
+use crate::sched::{BalanceKind, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind};
 use crate::types::{CpuId, CpuMask, Policy, SchedAttrs, TaskId};
 
 /// MAX_PRIO: 100 RT levels + 40 nice levels.
@@ -752,12 +751,6 @@ impl LinuxO1 {
             .max_by_key(|c| (self.rq[c.idx()].raw_weighted_load, std::cmp::Reverse(c.0)))
             .filter(|_| ctx.nr_cpus() > 1)
     }
-
-    fn parse<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, String> {
-        value
-            .parse()
-            .map_err(|_| format!("{name}: expected a non-negative integer, got '{value}'"))
-    }
 }
 
 /// The lowest set bit of a priority bitmap (`sched_find_first_bit`).
@@ -808,153 +801,133 @@ pub(super) fn wake_placement(
     }
 }
 
-const PARAM_NAMES: &str = "min_timeslice, def_timeslice, granularity, prio_bonus_ratio, \
-                           interactive_delta, max_sleep_avg, starvation_limit, \
-                           on_runqueue_weight, child_penalty, parent_penalty, exit_weight, \
-                           imbalance_pct, busy_balance_ms, cache_hot_us, cache_nice_tries";
+/// The O(1) scheduler's tunables (`#define`s of kernel/sched.c made settable).
+fn tunables() -> Vec<Tunable<Params>> {
+    vec![
+        Tunable::ms(
+            "min_timeslice",
+            "MIN_TIMESLICE in ms (at least one jiffy)",
+            0,
+            MAX,
+            |p| &mut p.min_timeslice_ms,
+        ),
+        Tunable::ms(
+            "def_timeslice",
+            "DEF_TIMESLICE in ms (nice 0 slice)",
+            1,
+            MAX,
+            |p| &mut p.def_timeslice_ms,
+        ),
+        Tunable::ms(
+            "granularity",
+            "GRANULARITY in ms: round-robin interval of interactive tasks at full bonus",
+            0,
+            MAX,
+            |p| &mut p.granularity_ms,
+        ),
+        Tunable::int(
+            "prio_bonus_ratio",
+            "PRIO_BONUS_RATIO in percent of the 40 nice levels (MAX_BONUS = 40*ratio/100)",
+            3,
+            100,
+            |p| &mut p.prio_bonus_ratio,
+        ),
+        Tunable::int(
+            "interactive_delta",
+            "INTERACTIVE_DELTA: bonus margin for TASK_INTERACTIVE",
+            -MAX,
+            MAX,
+            |p| &mut p.interactive_delta,
+        ),
+        Tunable::ms(
+            "max_sleep_avg",
+            "MAX_SLEEP_AVG in ms",
+            1,
+            MAX,
+            |p: &mut Params| &mut p.max_sleep_avg_ms,
+        )
+        .derived("DEF_TIMESLICE*MAX_BONUS (1000)"),
+        Tunable::ms(
+            "starvation_limit",
+            "STARVATION_LIMIT in ms per runnable task (0 = never starving)",
+            0,
+            MAX,
+            |p: &mut Params| &mut p.starvation_limit_ms,
+        )
+        .derived("MAX_SLEEP_AVG (1000)"),
+        Tunable::int(
+            "on_runqueue_weight",
+            "ON_RUNQUEUE_WEIGHT: percent of runqueue wait credited as sleep",
+            0,
+            MAX,
+            |p| &mut p.on_runqueue_weight,
+        ),
+        Tunable::int(
+            "child_penalty",
+            "CHILD_PENALTY: percent of sleep_avg bonus a forked child keeps",
+            0,
+            MAX,
+            |p| &mut p.child_penalty,
+        ),
+        Tunable::int(
+            "parent_penalty",
+            "PARENT_PENALTY: percent of sleep_avg bonus the parent keeps at fork",
+            0,
+            MAX,
+            |p| &mut p.parent_penalty,
+        ),
+        Tunable::int(
+            "exit_weight",
+            "EXIT_WEIGHT: parent:child blend of sleep_avg when a child exits",
+            0,
+            MAX,
+            |p| &mut p.exit_weight,
+        ),
+        Tunable::int(
+            "imbalance_pct",
+            "sched domain imbalance_pct (SD_CPU_INIT)",
+            100,
+            MAX,
+            |p| &mut p.imbalance_pct,
+        ),
+        Tunable::ms(
+            "busy_balance_ms",
+            "busy CPU rebalance interval in ms (balance_interval 1 ms x busy_factor 64)",
+            0,
+            MAX,
+            |p| &mut p.busy_balance_ms,
+        ),
+        Tunable::int(
+            "cache_hot_us",
+            "cache_hot_time in us (calibrated at boot in the kernel)",
+            0,
+            MAX,
+            |p| &mut p.cache_hot_us,
+        ),
+        Tunable::int(
+            "cache_nice_tries",
+            "balance failures after which cache-hot tasks may migrate",
+            0,
+            MAX,
+            |p| &mut p.cache_nice_tries,
+        ),
+    ]
+}
 
 impl Scheduler for LinuxO1 {
     fn info(&self) -> PolicyInfo {
-        let p = |name, default: &str, description| ParamInfo {
-            name,
-            default: default.into(),
-            description,
-        };
         PolicyInfo {
             name: "linux-o1",
             summary: "Linux 2.6.18 O(1) scheduler: per-CPU active/expired 140-level priority \
                       arrays, sleep_avg interactivity bonus, nice-scaled timeslices",
             source: "Linux 2.6.18 kernel/sched.c l.60-186, 663-970, 1362-1720, 2089-2495, \
                      2897-3080, 3257-3425, 3865-3915, 4023-4040, 4405-4450",
-            params: vec![
-                p(
-                    "min_timeslice",
-                    "5",
-                    "MIN_TIMESLICE in ms (at least one jiffy)",
-                ),
-                p("def_timeslice", "100", "DEF_TIMESLICE in ms (nice 0 slice)"),
-                p(
-                    "granularity",
-                    "10",
-                    "GRANULARITY in ms: round-robin interval of interactive tasks at full bonus",
-                ),
-                p(
-                    "prio_bonus_ratio",
-                    "25",
-                    "PRIO_BONUS_RATIO in percent of the 40 nice levels (MAX_BONUS = 40*ratio/100)",
-                ),
-                p(
-                    "interactive_delta",
-                    "2",
-                    "INTERACTIVE_DELTA: bonus margin for TASK_INTERACTIVE",
-                ),
-                p(
-                    "max_sleep_avg",
-                    "DEF_TIMESLICE*MAX_BONUS (1000)",
-                    "MAX_SLEEP_AVG in ms",
-                ),
-                p(
-                    "starvation_limit",
-                    "MAX_SLEEP_AVG (1000)",
-                    "STARVATION_LIMIT in ms per runnable task (0 = never starving)",
-                ),
-                p(
-                    "on_runqueue_weight",
-                    "30",
-                    "ON_RUNQUEUE_WEIGHT: percent of runqueue wait credited as sleep",
-                ),
-                p(
-                    "child_penalty",
-                    "95",
-                    "CHILD_PENALTY: percent of sleep_avg bonus a forked child keeps",
-                ),
-                p(
-                    "parent_penalty",
-                    "100",
-                    "PARENT_PENALTY: percent of sleep_avg bonus the parent keeps at fork",
-                ),
-                p(
-                    "exit_weight",
-                    "3",
-                    "EXIT_WEIGHT: parent:child blend of sleep_avg when a child exits",
-                ),
-                p(
-                    "imbalance_pct",
-                    "125",
-                    "sched domain imbalance_pct (SD_CPU_INIT)",
-                ),
-                p(
-                    "busy_balance_ms",
-                    "64",
-                    "busy CPU rebalance interval in ms (balance_interval 1 ms x busy_factor 64)",
-                ),
-                p(
-                    "cache_hot_us",
-                    "2500",
-                    "cache_hot_time in us (calibrated at boot in the kernel)",
-                ),
-                p(
-                    "cache_nice_tries",
-                    "1",
-                    "balance failures after which cache-hot tasks may migrate",
-                ),
-            ],
+            params: tunables::listing(&tunables()),
         }
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let p = &mut self.params;
-        match name {
-            "min_timeslice" => p.min_timeslice_ms = Self::parse(name, value)?,
-            "def_timeslice" => {
-                let v: u64 = Self::parse(name, value)?;
-                if v == 0 {
-                    return Err("def_timeslice must be at least 1 ms".into());
-                }
-                p.def_timeslice_ms = v;
-            }
-            "granularity" => p.granularity_ms = Self::parse(name, value)?,
-            "prio_bonus_ratio" => {
-                let v: u64 = Self::parse(name, value)?;
-                if !(3..=100).contains(&v) {
-                    return Err(format!("prio_bonus_ratio: expected 3..=100, got {v}"));
-                }
-                p.prio_bonus_ratio = v;
-            }
-            "interactive_delta" => {
-                p.interactive_delta = value
-                    .parse()
-                    .map_err(|_| format!("interactive_delta: expected an integer, got '{value}'"))?
-            }
-            "max_sleep_avg" => {
-                let v: u64 = Self::parse(name, value)?;
-                if v == 0 {
-                    return Err("max_sleep_avg must be at least 1 ms".into());
-                }
-                p.max_sleep_avg_ms = Some(v);
-            }
-            "starvation_limit" => p.starvation_limit_ms = Some(Self::parse(name, value)?),
-            "on_runqueue_weight" => p.on_runqueue_weight = Self::parse(name, value)?,
-            "child_penalty" => p.child_penalty = Self::parse(name, value)?,
-            "parent_penalty" => p.parent_penalty = Self::parse(name, value)?,
-            "exit_weight" => p.exit_weight = Self::parse(name, value)?,
-            "imbalance_pct" => {
-                let v: u64 = Self::parse(name, value)?;
-                if v < 100 {
-                    return Err(format!("imbalance_pct: expected at least 100, got {v}"));
-                }
-                p.imbalance_pct = v;
-            }
-            "busy_balance_ms" => p.busy_balance_ms = Self::parse(name, value)?,
-            "cache_hot_us" => p.cache_hot_us = Self::parse(name, value)?,
-            "cache_nice_tries" => p.cache_nice_tries = Self::parse(name, value)?,
-            _ => {
-                return Err(format!(
-                    "unknown parameter '{name}' (linux-o1 has: {PARAM_NAMES})"
-                ))
-            }
-        }
-        Ok(())
+        tunables::set(&tunables(), &mut self.params, "linux-o1", name, value)
     }
 
     fn accepts(&self, attrs: &SchedAttrs) -> Result<(), String> {

@@ -10,8 +10,7 @@
 //! `kernel/sched/core.c` `__sched_setscheduler` (ENQUEUE_HEAD when the priority is
 //! lowered, DEQUEUE_MOVE dropped when it is unchanged), `include/linux/sched/rt.h`
 //! (`RR_TIMESLICE = 100 * HZ / 1000`), `kernel/sched/cpupri.c` (`cpupri_find`) and
-//! sched(7). Rules are summarised in reference/scheduler-specs.md §4.1. Written from the
-//! specification; no kernel code is copied.
+//! sched(7). Written from the specification; no kernel code is copied.
 //!
 //! Model:
 //! - Per CPU an `rt_prio_array`: 100 FIFO lists (kernel prio 0..99, 0 best) and a bitmap;
@@ -41,7 +40,7 @@
 //! non-IPI path); push/pull consider CPUs' RT queues and whether they are idle, but cannot
 //! see a SCHED_DEADLINE task (not modelled); `find_lowest_rq` ignores cache topology.
 //!
-//! Ready queue: each CPU's `rt_prio_array` is a `schedlab-rtq` queue (issue 4), by default
+//! Ready queue: each CPU's `rt_prio_array` is a `schedlab-rtq` queue, by default
 //! `bitmap-lists` — the kernel's structure; `--param readyq=` selects another back end
 //! (`single-list`, `two-level-bitmap`, `tree`). Decisions do not depend on it; the work
 //! counted per queue operation (`ctx.count_work`: list nodes walked, bitmap words scanned,
@@ -52,15 +51,16 @@
 
 use crate::ctx::Ctx;
 use crate::sched::{
-    BalanceKind, ClassSet, DequeueKind, EnqueueKind, ParamInfo, PolicyInfo, Scheduler, WakeKind,
+    BalanceKind, ClassSet, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind,
 };
 use crate::types::{CpuId, Policy, SchedAttrs, TaskId, MAX_RT_PRIO};
 
 use schedlab_rtq::{Kind, Prio};
 
 use super::cpu_queues::CpuQueues;
-use super::fp::{parse_readyq, readyq_param};
+use super::fp::readyq_row;
 use super::stack::SchedClass;
+use super::tunables::{self, Tunable};
 
 const NIL: u32 = u32::MAX;
 const NR_PRIO: usize = MAX_RT_PRIO as usize;
@@ -135,9 +135,42 @@ pub struct LinuxRt {
     rqs: Vec<RtRq>,
     /// Every CPU's `rt_prio_array`.
     active: CpuQueues,
+    /// Tunables (the queues' back end among them).
+    params: RtParams,
     se: Vec<RtSe>,
-    /// `sched_rr_timeslice_ms`; `None` = the default `RR_TIMESLICE` (100 ms).
-    rr_timeslice_ms: Option<u64>,
+}
+
+/// The RT class's tunables.
+#[derive(Clone, Debug)]
+pub struct RtParams {
+    /// `sysctl_sched_rr_timeslice` (ms); <= 0 means `RR_TIMESLICE` (100 ms), as
+    /// `sched_rr_handler` treats it.
+    pub rr_timeslice_ms: i64,
+    /// Back end of the per-CPU queues.
+    pub readyq: Kind,
+}
+
+impl Default for RtParams {
+    fn default() -> Self {
+        RtParams {
+            rr_timeslice_ms: 100,
+            readyq: Kind::BitmapLists,
+        }
+    }
+}
+
+fn tunables() -> Vec<Tunable<RtParams>> {
+    vec![
+        Tunable::ms(
+            "sched_rr_timeslice_ms",
+            "SCHED_RR quantum in ms (/proc/sys/kernel/sched_rr_timeslice_ms; rounded up to \
+             whole ticks; <= 0 restores the 100 ms default)",
+            i32::MIN as i64,
+            i32::MAX as i64,
+            |p| &mut p.rr_timeslice_ms,
+        ),
+        readyq_row().lift(|p: &mut RtParams| &mut p.readyq),
+    ]
 }
 
 /// cpupri levels: lower = less important work on the CPU.
@@ -147,11 +180,12 @@ const CPUPRI_NORMAL: i32 = 1;
 impl LinuxRt {
     /// An RT class for a machine with `nr_cpus` CPUs.
     pub fn new(nr_cpus: usize) -> Self {
+        let params = RtParams::default();
         LinuxRt {
             rqs: (0..nr_cpus.max(1)).map(|_| RtRq::new()).collect(),
-            active: CpuQueues::new(Kind::BitmapLists, NR_PRIO, nr_cpus.max(1)),
+            active: CpuQueues::new(params.readyq, NR_PRIO, nr_cpus.max(1)),
+            params,
             se: Vec::new(),
-            rr_timeslice_ms: None,
         }
     }
 
@@ -172,9 +206,11 @@ impl LinuxRt {
     /// `msecs_to_jiffies(sysctl_sched_rr_timeslice)`).
     pub fn rr_timeslice_ticks(&self, hz: u32) -> u32 {
         let hz = hz as u64;
-        let t = match self.rr_timeslice_ms {
-            None => 100 * hz / 1000,
-            Some(ms) => (ms * hz).div_ceil(1000),
+        let ms = self.params.rr_timeslice_ms;
+        let t = if ms <= 0 {
+            100 * hz / 1000
+        } else {
+            (ms as u64 * hz).div_ceil(1000)
         };
         t.max(1) as u32
     }
@@ -417,18 +453,6 @@ impl LinuxRt {
             ctx.resched(this);
         }
     }
-
-    fn params() -> Vec<ParamInfo> {
-        vec![
-            ParamInfo {
-                name: "sched_rr_timeslice_ms",
-                default: "100".into(),
-                description: "SCHED_RR quantum in ms (/proc/sys/kernel/sched_rr_timeslice_ms; \
-                              rounded up to whole ticks; <= 0 restores the 100 ms default)",
-            },
-            readyq_param(),
-        ]
-    }
 }
 
 impl Scheduler for LinuxRt {
@@ -439,26 +463,14 @@ impl Scheduler for LinuxRt {
             source: "torvalds/linux kernel/sched/rt.c (v5.10-era stored copy 00d6a8a7): \
                      __enqueue_rt_entity, pick_next_rt_entity, task_tick_rt, select_task_rq_rt, \
                      find_lowest_rq, push_rt_task, pull_rt_task, prio_changed_rt",
-            params: Self::params(),
+            params: tunables::listing(&tunables()),
         }
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
-        match name {
-            "sched_rr_timeslice_ms" => {
-                let v: i64 = value
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("sched_rr_timeslice_ms: '{value}' is not an integer"))?;
-                self.rr_timeslice_ms = if v <= 0 { None } else { Some(v as u64) };
-                Ok(())
-            }
-            "readyq" => {
-                self.active.set_kind(parse_readyq(value)?);
-                Ok(())
-            }
-            _ => Err(format!("unknown parameter '{name}'")),
-        }
+        tunables::set(&tunables(), &mut self.params, "linux-rt", name, value)?;
+        self.active.set_kind(self.params.readyq);
+        Ok(())
     }
 
     fn accepts(&self, attrs: &SchedAttrs) -> Result<(), String> {

@@ -2,8 +2,7 @@
 //! of BFS, one policy owning the whole machine.
 //!
 //! Source: `Documentation/scheduler/sched-MuQSS.txt` and `kernel/sched/MuQSS.c`
-//! (ckolivas/linux, constants at the top of the file), as summarised in
-//! shared/reference/scheduler-specs.md §2.4. MuQSS keeps BFS's rules (implemented once, in
+//! (ckolivas/linux, constants at the top of the file). MuQSS keeps BFS's rules (implemented once, in
 //! `bfs.rs`, and shared: `prio_ratios`, the virtual deadline `now + prio_ratios[nice+20] *
 //! rr_interval * (MS_TO_NS(1)/128)`, `timeslice()`, `time_slice_expired` /
 //! `check_deadline`, `can_preempt`, fork's slice sharing, SCHED_ISO at `iso_cpu`,
@@ -41,17 +40,31 @@
 use std::collections::BTreeSet;
 
 use super::bfs::Bfs;
+use super::bfs::BfsParams;
+use super::tunables::{self, Tunable};
 use crate::ctx::Ctx;
-use crate::sched::{ParamInfo, PolicyInfo};
+use crate::sched::PolicyInfo;
 use crate::types::{CpuId, TaskId};
 
 /// A MuQSS policy for `nr_cpus` CPUs.
 pub fn muqss(nr_cpus: usize) -> Bfs {
     let mut b = Bfs::new(nr_cpus);
     b.muqss = true;
-    b.locality = 0;
+    b.params.locality = 0;
     b.queues = vec![BTreeSet::new(); nr_cpus.max(1)];
     b
+}
+
+/// MuQSS's tunables: BFS's shared ones and `interactive`.
+pub(super) fn tunables() -> Vec<Tunable<BfsParams>> {
+    let mut t = super::bfs::shared_tunables();
+    t.push(Tunable::flag(
+        "interactive",
+        "sched_interactive: 1 = take the earliest deadline across all runqueues, 0 = only \
+         steal from more loaded runqueues",
+        |p| &mut p.interactive,
+    ));
+    t
 }
 
 impl Bfs {
@@ -63,15 +76,7 @@ impl Bfs {
             source: "Documentation/scheduler/sched-MuQSS.txt + kernel/sched/MuQSS.c \
                      (ckolivas/linux 07bd22a6): earliest_deadline_task, select_best_cpu, \
                      try_preempt, time_slice_expired",
-            params: super::bfs::shared_params()
-                .into_iter()
-                .chain([ParamInfo {
-                    name: "interactive",
-                    default: "1".into(),
-                    description: "sched_interactive: 1 = take the earliest deadline across all \
-                                  runqueues, 0 = only steal from more loaded runqueues",
-                }])
-                .collect(),
+            params: tunables::listing(&tunables()),
         }
     }
 
@@ -83,7 +88,7 @@ impl Bfs {
         let mut steps = 0u64;
         for i in 0..n {
             let q = (cpu.idx() + i) % n;
-            if i > 0 && !self.interactive && self.queues[q].len() <= local_len {
+            if i > 0 && !self.params.interactive && self.queues[q].len() <= local_len {
                 continue;
             }
             steps += 1;

@@ -3,8 +3,7 @@
 //! priority is from the best priority queued on its CPU (expired array included).
 //!
 //! Version modelled: **v8**, LKML "[PATCH] Nick's scheduler policy v8", 28 Aug 2003,
-//! against 2.6.0-test4 (Message-ID 3F4DC208.8050606@cyberone.com.au), as summarised in
-//! shared/reference/scheduler-specs.md §2.2. It is the only version whose code survives;
+//! against 2.6.0-test4 (Message-ID 3F4DC208.8050606@cyberone.com.au). It is the only version whose code survives;
 //! plugsched 6.3's nicksched (seed 000) descends from later versions (v30, the -mm patch,
 //! "nicksched for 2.6.11") that were published only as dead URLs, so this is *not* exactly
 //! what seed 000 measured. The rules (§2.2):
@@ -70,11 +69,10 @@
 //!   first idle allowed CPU after it, else stays; a forked child starts on its parent's
 //!   CPU; start-up tasks go to the least-loaded allowed CPU.
 
+use super::tunables::{self, Tunable, MAX};
 use crate::cpu::linux_o1::{first_bit, wake_placement, PrioArray, MAX_PRIO, NIL, WORDS};
 use crate::ctx::Ctx;
-use crate::sched::{
-    BalanceKind, DequeueKind, EnqueueKind, ParamInfo, PolicyInfo, Scheduler, WakeKind,
-};
+use crate::sched::{BalanceKind, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind};
 use crate::types::{CpuId, Policy, SchedAttrs, TaskId};
 
 const MAX_RT_PRIO: i32 = 100;
@@ -462,12 +460,6 @@ impl Nicksched {
         let act = self.rq[c].active;
         self.link(c, act, t, false);
     }
-
-    fn parse<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, String> {
-        value
-            .parse()
-            .map_err(|_| format!("{name}: expected a non-negative integer, got '{value}'"))
-    }
 }
 
 /// First set bit at or after `start`.
@@ -481,85 +473,69 @@ fn first_from(a: &PrioArray, start: usize) -> Option<usize> {
     })
 }
 
-const PARAM_NAMES: &str =
-    "min_timeslice, max_timeslice, max_sleep, cache_decay, busy_balance_ms, imbalance_pct";
+/// nicksched's tunables (the patch's constants made settable).
+fn tunables() -> Vec<Tunable<Params>> {
+    vec![
+        Tunable::ms(
+            "min_timeslice",
+            "MIN_TIMESLICE in ms (at least one jiffy); the nicksched base slice",
+            0,
+            MAX,
+            |p| &mut p.min_timeslice_ms,
+        ),
+        Tunable::ms(
+            "max_timeslice",
+            "MAX_TIMESLICE in ms: the slice of RT tasks",
+            0,
+            MAX,
+            |p: &mut Params| &mut p.max_timeslice_ms,
+        )
+        .derived("40*MIN_TIMESLICE (40)"),
+        Tunable::ms(
+            "max_sleep",
+            "MAX_SLEEP in ms (HZ): history decay horizon and sleep credit cap",
+            1,
+            MAX,
+            |p| &mut p.max_sleep_ms,
+        ),
+        Tunable::ms(
+            "cache_decay",
+            "cache_decay_ticks in ms: an idle CPU does not pull tasks that ran this recently",
+            0,
+            MAX,
+            |p| &mut p.cache_decay_ms,
+        ),
+        Tunable::ms(
+            "busy_balance_ms",
+            "BUSY_REBALANCE_TICK in ms (HZ/5)",
+            0,
+            MAX,
+            |p| &mut p.busy_balance_ms,
+        ),
+        Tunable::int(
+            "imbalance_pct",
+            "busiest queue must hold more than this percent of ours",
+            100,
+            MAX,
+            |p| &mut p.imbalance_pct,
+        ),
+    ]
+}
 
 impl Scheduler for Nicksched {
     fn info(&self) -> PolicyInfo {
-        let p = |name, default: &str, description| ParamInfo {
-            name,
-            default: default.into(),
-            description,
-        };
         PolicyInfo {
             name: "nicksched",
             summary: "Nick Piggin's scheduler v8 (2003): O(1) arrays, sleep-history priority, \
                       timeslice from the distance to the best queued priority (expired included)",
             source: "LKML \"[PATCH] Nick's scheduler policy v8\", 28 Aug 2003, 2.6.0-test4 \
-                     (Message-ID 3F4DC208.8050606@cyberone.com.au); scheduler-specs.md §2.2",
-            params: vec![
-                p(
-                    "min_timeslice",
-                    "1",
-                    "MIN_TIMESLICE in ms (at least one jiffy); the nicksched base slice",
-                ),
-                p(
-                    "max_timeslice",
-                    "40*MIN_TIMESLICE (40)",
-                    "MAX_TIMESLICE in ms: the slice of RT tasks",
-                ),
-                p(
-                    "max_sleep",
-                    "1000",
-                    "MAX_SLEEP in ms (HZ): history decay horizon and sleep credit cap",
-                ),
-                p(
-                    "cache_decay",
-                    "10",
-                    "cache_decay_ticks in ms: an idle CPU does not pull tasks that ran this recently",
-                ),
-                p(
-                    "busy_balance_ms",
-                    "200",
-                    "BUSY_REBALANCE_TICK in ms (HZ/5)",
-                ),
-                p(
-                    "imbalance_pct",
-                    "125",
-                    "busiest queue must hold more than this percent of ours",
-                ),
-            ],
+                     (Message-ID 3F4DC208.8050606@cyberone.com.au)",
+            params: tunables::listing(&tunables()),
         }
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let p = &mut self.params;
-        match name {
-            "min_timeslice" => p.min_timeslice_ms = Self::parse(name, value)?,
-            "max_timeslice" => p.max_timeslice_ms = Some(Self::parse(name, value)?),
-            "max_sleep" => {
-                let v: u64 = Self::parse(name, value)?;
-                if v == 0 {
-                    return Err("max_sleep must be at least 1 ms".into());
-                }
-                p.max_sleep_ms = v;
-            }
-            "cache_decay" => p.cache_decay_ms = Self::parse(name, value)?,
-            "busy_balance_ms" => p.busy_balance_ms = Self::parse(name, value)?,
-            "imbalance_pct" => {
-                let v: u64 = Self::parse(name, value)?;
-                if v < 100 {
-                    return Err(format!("imbalance_pct: expected at least 100, got {v}"));
-                }
-                p.imbalance_pct = v;
-            }
-            _ => {
-                return Err(format!(
-                    "unknown parameter '{name}' (nicksched has: {PARAM_NAMES})"
-                ))
-            }
-        }
-        Ok(())
+        tunables::set(&tunables(), &mut self.params, "nicksched", name, value)
     }
 
     fn accepts(&self, attrs: &SchedAttrs) -> Result<(), String> {

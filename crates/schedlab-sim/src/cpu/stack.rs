@@ -188,9 +188,11 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
         } else if self.lo.info().params.iter().any(|p| p.name == name) {
             self.lo.set_param(name, value)
         } else {
-            Err(format!(
-                "unknown parameter '{name}' for {} (see `schedlab schedulers`)",
-                self.meta.name
+            let known = self.info().params;
+            Err(super::tunables::unknown(
+                self.meta.name,
+                name,
+                known.iter().map(|p| p.name),
             ))
         }
     }

@@ -3,8 +3,7 @@
 //! Source: LKML "[ckpatch][3/29] 2.6.17-smpnice-staircase-16", Con Kolivas, 18 Jun 2006
 //! (Message-ID 200606181729.05532.kernel@kolivas.org, full diff of kernel/sched.c), plus
 //! "[ckpatch][4/29] sched-staircase16_interactive_tunable" and "[ckpatch][5/29]
-//! sched-staircase16_compute_tunable" (same day), as summarised in
-//! shared/reference/scheduler-specs.md §2.1 and re-read in the `ammarfaizi2/lore-inbox`
+//! sched-staircase16_compute_tunable" (same day), read in the `ammarfaizi2/lore-inbox`
 //! archive. Functions modelled (patch names): `rr_interval`, `slice`, `bonus`,
 //! `inc_bonus`, `dec_bonus`, `slice_overrun`, `effective_prio`, `continue_slice`,
 //! `recalc_task_prio`, `activate_task`, `dequeue_task`/`enqueue_task`/`requeue_task`,
@@ -81,10 +80,9 @@
 //! `RR_INTERVAL` compute factor (×10) is taken from the spec's summary of the compute
 //! tunable patch.
 
+use super::tunables::{self, Tunable};
 use crate::ctx::Ctx;
-use crate::sched::{
-    BalanceKind, DequeueKind, EnqueueKind, ParamInfo, PolicyInfo, Scheduler, WakeKind,
-};
+use crate::sched::{BalanceKind, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind};
 use crate::types::{CpuId, Policy, SchedAttrs, TaskId};
 
 /// Priority levels: kernel prio 0..=139 (index = prio).
@@ -205,10 +203,42 @@ impl RunQueue {
 pub struct Staircase {
     rq: Vec<RunQueue>,
     tasks: Vec<Task>,
+    params: StaircaseParams,
+}
+
+/// Staircase's tunables (the patch's `/proc/sys/kernel/` knobs).
+#[derive(Clone, Debug)]
+pub struct StaircaseParams {
     /// sched_interactive (1 = bonuses on).
-    interactive: bool,
+    pub interactive: bool,
     /// sched_compute (1 = long rr_interval, no bonus, delayed preemption).
-    compute: bool,
+    pub compute: bool,
+}
+
+impl Default for StaircaseParams {
+    fn default() -> Self {
+        StaircaseParams {
+            interactive: true,
+            compute: false,
+        }
+    }
+}
+
+fn tunables() -> Vec<Tunable<StaircaseParams>> {
+    vec![
+        Tunable::flag(
+            "interactive",
+            "1 = sleepers earn a bonus (start on a higher stair); 0 = every task starts at \
+             100 + nice + 20 (sched_interactive)",
+            |p| &mut p.interactive,
+        ),
+        Tunable::flag(
+            "compute",
+            "1 = compute mode: rr_interval x10, no bonus, wake-up preemption delayed by \
+             CACHE_DELAY ticks (sched_compute)",
+            |p| &mut p.compute,
+        ),
+    ]
 }
 
 impl Staircase {
@@ -216,8 +246,7 @@ impl Staircase {
         Staircase {
             rq: (0..nr_cpus).map(|_| RunQueue::new()).collect(),
             tasks: Vec::new(),
-            interactive: true,
-            compute: false,
+            params: StaircaseParams::default(),
         }
     }
 
@@ -241,11 +270,11 @@ impl Staircase {
     }
 
     fn rr(&self, ctx: &Ctx, t: TaskId) -> u32 {
-        rr_interval(ctx.hz(), self.compute, &ctx.task(t).attrs)
+        rr_interval(ctx.hz(), self.params.compute, &ctx.task(t).attrs)
     }
 
     fn full_slice(&self, ctx: &Ctx, t: TaskId) -> u32 {
-        slice(ctx.hz(), self.compute, &ctx.task(t).attrs)
+        slice(ctx.hz(), self.params.compute, &ctx.task(t).attrs)
     }
 
     /// `effective_prio`.
@@ -258,7 +287,7 @@ impl Staircase {
         let full = self.full_slice(ctx, t);
         let used = full.saturating_sub(p.slice);
         let mut prio = MAX_RT_PRIO + max_bonus(&a) as i32;
-        if self.interactive && !self.compute && a.policy != Policy::Batch {
+        if self.params.interactive && !self.params.compute && a.policy != Policy::Batch {
             prio -= p.bonus as i32;
         }
         prio += (used / self.rr(ctx, t)) as i32;
@@ -442,7 +471,10 @@ impl Staircase {
             return;
         }
         let rq = &mut self.rq[cpu.idx()];
-        if !self.compute || rq.cache_ticks >= cache_delay(ctx.hz()) || is_rt(&ctx.task(t).attrs) {
+        if !self.params.compute
+            || rq.cache_ticks >= cache_delay(ctx.hz())
+            || is_rt(&ctx.task(t).attrs)
+        {
             ctx.resched(cpu);
             return;
         }
@@ -462,39 +494,12 @@ impl Scheduler for Staircase {
                       one stair per rr_interval, sleep bonus",
             source: "LKML [ckpatch][3/29] 2.6.17-smpnice-staircase-16 (Con Kolivas, 18 Jun 2006, \
                      kernel/sched.c) + [4/29] interactive and [5/29] compute tunables",
-            params: vec![
-                ParamInfo {
-                    name: "interactive",
-                    default: "1".into(),
-                    description: "1 = sleepers earn a bonus (start on a higher stair); 0 = \
-                                  every task starts at 100 + nice + 20 (sched_interactive)",
-                },
-                ParamInfo {
-                    name: "compute",
-                    default: "0".into(),
-                    description: "1 = compute mode: rr_interval x10, no bonus, wake-up \
-                                  preemption delayed by CACHE_DELAY ticks (sched_compute)",
-                },
-            ],
+            params: tunables::listing(&tunables()),
         }
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let flag = || match value {
-            "0" => Ok(false),
-            "1" => Ok(true),
-            _ => Err(format!("expected 0 or 1 for '{name}', got '{value}'")),
-        };
-        match name {
-            "interactive" => self.interactive = flag()?,
-            "compute" => self.compute = flag()?,
-            _ => {
-                return Err(format!(
-                    "unknown parameter '{name}' (staircase has: interactive, compute)"
-                ))
-            }
-        }
-        Ok(())
+        tunables::set(&tunables(), &mut self.params, "staircase", name, value)
     }
 
     fn accepts(&self, attrs: &SchedAttrs) -> Result<(), String> {
@@ -690,7 +695,7 @@ impl Scheduler for Staircase {
             self.time_slice_expired(ctx, cpu, t);
             return;
         }
-        if self.compute {
+        if self.params.compute {
             let delay = cache_delay(ctx.hz());
             let rq = &mut self.rq[cpu.idx()];
             rq.cache_ticks += 1;
@@ -784,7 +789,7 @@ impl Scheduler for Staircase {
         if attrs.policy == Policy::Fifo || self.accepts(attrs).is_err() {
             return None;
         }
-        Some(slice(hz, self.compute, attrs) as u64 * (1_000_000_000 / hz as u64))
+        Some(slice(hz, self.params.compute, attrs) as u64 * (1_000_000_000 / hz as u64))
     }
 
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {

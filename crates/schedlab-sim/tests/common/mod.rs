@@ -238,5 +238,28 @@ pub fn check_accounting_lenient(
             r["summary"]["blocked_at_end"]
         ));
     }
+    let sum = |keys: &[&str]| -> u64 {
+        tasks
+            .iter()
+            .flat_map(|t| keys.iter().map(move |k| t[*k].as_u64().unwrap_or(0)))
+            .sum()
+    };
+    let totals = &r["summary"]["totals"];
+    for (key, fields) in [
+        (
+            "switches",
+            &["switches_voluntary", "switches_involuntary"][..],
+        ),
+        ("migrations", &["migrations"][..]),
+        ("deadline_misses", &["deadline_misses"][..]),
+        ("activations", &["activations"][..]),
+    ] {
+        if totals[key].as_u64() != Some(sum(fields)) {
+            return Err(format!(
+                "summary.totals.{key} = {} is not the tasks' sum",
+                totals[key]
+            ));
+        }
+    }
     Ok(())
 }
