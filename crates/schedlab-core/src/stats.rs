@@ -218,7 +218,7 @@ impl Histogram {
 
     /// Add one sample. O(1) when it falls in the bucket of the previous one, else
     /// O(log buckets) to find its bucket, plus a shift when it is new.
-    #[inline]
+    #[inline(always)]
     pub fn record(&mut self, v: u64) {
         let b = bucket_of(v);
         match self.buckets.get_mut(self.last as usize) {

@@ -459,7 +459,15 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     }
 
     /// Run `schedule()` on every CPU that asked for it, until none does.
+    #[inline(always)]
     fn process_resched(&mut self) {
+        // Most events ask for no reschedule: test that before entering the loop.
+        if !self.core.ctx.resched_mask.is_empty() {
+            self.reschedule_cpus();
+        }
+    }
+
+    fn reschedule_cpus(&mut self) {
         while let Some(cpu) = self.core.take_resched() {
             self.schedule(cpu);
             if self.error.is_some() {

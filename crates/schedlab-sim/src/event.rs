@@ -154,7 +154,7 @@ impl EventQueue {
     /// Queue an event. Its sequence number must exceed every one pushed before (the
     /// `Ctx` counter), so that it sorts after every pending event of the same time: the
     /// insertions below compare times only.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, ev: Event) {
         #[cfg(debug_assertions)]
         {

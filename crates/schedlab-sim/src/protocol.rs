@@ -512,6 +512,7 @@ impl<S: Scheduler> SchedCore<S> {
     /// Arm the next tick of a busy CPU on the global tick grid (ticks are aligned across
     /// CPUs). Idle CPUs take none (NO_HZ idle), nor do busy CPUs whose policy says the
     /// tick would change nothing (NO_HZ full, `sched_can_stop_tick`).
+    #[inline]
     pub(crate) fn arm_tick(&mut self, cpu: CpuId) {
         if self.ctx.cpus[cpu.idx()].tick_armed
             || self.ctx.cpus[cpu.idx()].curr.is_none()
@@ -643,6 +644,11 @@ impl<S: Scheduler> SchedCore<S> {
     /// last switch (zero, and nothing owed, when `sched_work_ps` is 0).
     fn sched_work_cost(&mut self, c: usize) -> u64 {
         let cs = &mut self.ctx.cpus[c];
+        if self.costs.sched_work_ps == 0 {
+            // The cost model is off: nothing is owed and no remainder is ever carried.
+            cs.pending_work = 0;
+            return 0;
+        }
         let units = std::mem::take(&mut cs.pending_work);
         let ps = units.saturating_mul(self.costs.sched_work_ps) + cs.work_carry_ps;
         cs.work_carry_ps = ps % 1000;
