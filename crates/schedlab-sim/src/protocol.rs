@@ -512,14 +512,17 @@ impl<S: Scheduler> SchedCore<S> {
     /// Arm the next tick of a busy CPU on the global tick grid (ticks are aligned across
     /// CPUs). Idle CPUs take none (NO_HZ idle), nor do busy CPUs whose policy says the
     /// tick would change nothing (NO_HZ full, `sched_can_stop_tick`).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn arm_tick(&mut self, cpu: CpuId) {
-        if self.ctx.cpus[cpu.idx()].tick_armed
-            || self.ctx.cpus[cpu.idx()].curr.is_none()
-            || self.policy.can_stop_tick(&self.ctx, cpu)
-        {
+        let c = &self.ctx.cpus[cpu.idx()];
+        if c.tick_armed || c.curr.is_none() || self.policy.can_stop_tick(&self.ctx, cpu) {
             return;
         }
+        self.start_tick(cpu);
+    }
+
+    #[inline(never)]
+    fn start_tick(&mut self, cpu: CpuId) {
         self.ctx.cpus[cpu.idx()].tick_armed = true;
         let tick = self.ctx.tick_ns;
         let next = (self.ctx.now / tick + 1) * tick;
