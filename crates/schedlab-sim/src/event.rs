@@ -256,31 +256,48 @@ impl EventQueue {
     fn heap_pop(&mut self) -> Option<Entry> {
         let top = *self.v.first()?;
         let last = self.v.pop().expect("non-empty");
-        let n = self.v.len();
-        if n > 0 {
-            let mut i = 0;
-            loop {
-                let first = 4 * i + 1;
-                if first >= n {
-                    break;
-                }
-                let end = (first + 4).min(n);
-                let mut best = first;
-                let mut best_key = self.v[first].key();
-                for c in first + 1..end {
-                    let k = self.v[c].key();
-                    let less = k < best_key;
-                    best = if less { c } else { best };
-                    best_key = if less { k } else { best_key };
-                }
-                if best_key >= last.key() {
-                    break;
-                }
-                self.v[i] = self.v[best];
-                i = best;
-            }
-            self.v[i] = last;
+        let v = &mut self.v[..];
+        let n = v.len();
+        if n == 0 {
+            return Some(top);
         }
+        let lk = last.key();
+        let mut i = 0;
+        // Move the hole down along the least children while they precede `last`.
+        loop {
+            let first = 4 * i + 1;
+            let (best, best_key) = if first + 4 <= n {
+                // All four children: a two-round tournament, branch-free.
+                let c = &v[first..first + 4];
+                let (k0, k1, k2, k3) = (c[0].key(), c[1].key(), c[2].key(), c[3].key());
+                let (a, ka) = if k1 < k0 { (1, k1) } else { (0, k0) };
+                let (b, kb) = if k3 < k2 { (3, k3) } else { (2, k2) };
+                if kb < ka {
+                    (first + b, kb)
+                } else {
+                    (first + a, ka)
+                }
+            } else if first < n {
+                let mut best = first;
+                let mut best_key = v[first].key();
+                for (c, e) in v.iter().enumerate().take(n).skip(first + 1) {
+                    let k = e.key();
+                    if k < best_key {
+                        best = c;
+                        best_key = k;
+                    }
+                }
+                (best, best_key)
+            } else {
+                break;
+            };
+            if best_key >= lk {
+                break;
+            }
+            v[i] = v[best];
+            i = best;
+        }
+        v[i] = last;
         Some(top)
     }
 }
