@@ -19,12 +19,33 @@ use crate::ctx::Ctx;
 use crate::event::EventKind;
 use crate::io::BlockLayer;
 use crate::metrics::{ActKind, Metrics, SampleMode};
-use crate::program::{mask_of, phase_changes_task, Advance, Cursor, Programs};
+use crate::program::{mask_of, Advance, Programs, Walk};
 use crate::protocol::{CoreCosts, SchedCore};
 use crate::sched::Scheduler;
 use crate::sync::{Barrier, Channel, Cond, Mutex};
 use crate::trace::writer::PrevState;
 use crate::types::{CpuId, CpuMask, SchedAttrs, TaskId, Time};
+
+/// A task's next expiry of each unique timer its program uses, in the order of its
+/// template's `Engine::unique_timers` (u64::MAX = unused so far): the first inline, as
+/// most programs use one timer, the others (rarely any) boxed.
+#[derive(Clone, Debug)]
+pub(crate) struct TaskTimers {
+    /// The first unique timer's slot (u32::MAX if the program uses none).
+    first_slot: u32,
+    first: Time,
+    rest: Box<[Time]>,
+}
+
+impl TaskTimers {
+    fn new(used: &[u32]) -> Self {
+        TaskTimers {
+            first_slot: used.first().copied().unwrap_or(u32::MAX),
+            first: u64::MAX,
+            rest: vec![u64::MAX; used.len().saturating_sub(1)].into(),
+        }
+    }
+}
 
 /// Why a task is blocked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,10 +93,8 @@ pub(crate) enum Stage {
 pub(crate) struct TaskRt<'a> {
     pub tmpl: u32,
     pub name: String,
-    pub cursor: Cursor,
-    /// The events of the cursor's phase (`Programs::phase_events`), kept at hand: the op
-    /// under the cursor is `ops[cursor.op]`.
-    pub ops: &'a [Op],
+    /// Where the task is in its program.
+    pub walk: Walk<'a>,
     pub state: TState,
     pub stage: Stage,
     /// The task's CPU time (`sum_exec_ns`) at which the current burst is done.
@@ -83,9 +102,8 @@ pub(crate) struct TaskRt<'a> {
     pub xfer_left: u64,
     /// Generation of the pending Wake event (sleep/timer); others are stale.
     pub wake_gen: u64,
-    /// Next expiry of each rt-app "unique" timer its program uses (one copy per task, in
-    /// the order of its template's `Engine::unique_timers`; u64::MAX = unused so far).
-    pub timers: Box<[Time]>,
+    /// Next expiry of each rt-app "unique" timer its program uses (one copy per task).
+    pub timers: TaskTimers,
     /// When the task started (rt-app anchors timers at the instance's start).
     pub started_at: Time,
     /// Period of the timer that released the current activation (for deadlines).
@@ -306,14 +324,13 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         self.rt.push(TaskRt {
             tmpl,
             name,
-            cursor: Cursor::default(),
-            ops: self.programs.phase_events(tmpl, 0),
+            walk: self.programs.start(tmpl),
             state: TState::Blocked(Block::NotStarted),
             stage: Stage::Fresh,
             burst_end: 0,
             xfer_left: 0,
             wake_gen: 0,
-            timers: vec![u64::MAX; self.unique_timers[tmpl as usize].len()].into(),
+            timers: TaskTimers::new(&self.unique_timers[tmpl as usize]),
             started_at: now,
             since: now,
             phase_pending: false,
@@ -669,8 +686,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     /// The op under `t`'s cursor (`None` once its program is over).
     #[inline]
     fn current_op(&self, t: TaskId) -> Option<&'a Op> {
-        let rt = &self.rt[t.idx()];
-        rt.ops.get(rt.cursor.op as usize)
+        self.rt[t.idx()].walk.op()
     }
 
     /// Start the op under the cursor: ops that cost CPU time enter `Stage::Burst` first.
@@ -687,7 +703,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         };
         if std::mem::replace(&mut self.rt[t.idx()].phase_pending, false) {
             let rt = &self.rt[t.idx()];
-            let p = self.programs.phases(rt.tmpl)[rt.cursor.phase as usize];
+            let p = self.programs.phases(rt.tmpl)[rt.walk.cursor.phase as usize];
             let cpus = p.cpus.as_deref().map(mask_of);
             let (attr, group) = (p.attr.as_ref().map(attrs_of), p.group);
             self.change_attrs(cpu, t, attr, cpus, group);
@@ -724,14 +740,8 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     fn next_op(&mut self, cpu: CpuId, t: TaskId) {
         let rt = &mut self.rt[t.idx()];
         rt.stage = Stage::Fresh;
-        match self.programs.advance(rt.tmpl, &mut rt.cursor) {
-            Advance::Same => {}
-            Advance::NewPhase => {
-                let p = self.programs.phases(rt.tmpl)[rt.cursor.phase as usize];
-                rt.phase_pending = phase_changes_task(p);
-                rt.ops = &p.events;
-            }
-            Advance::Done => rt.ops = &[],
+        if self.programs.advance(rt.tmpl, &mut rt.walk) == Advance::NewPhase {
+            rt.phase_pending = rt.walk.phase_changes;
         }
         let _ = cpu;
     }
@@ -839,10 +849,11 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     /// + period (absolute), or, when that is already past, restarts from now (relative).
     fn timer(&mut self, cpu: CpuId, t: TaskId, slot: usize, period: u64, mode: TimerMode) {
         let now = self.core.ctx.now;
-        let unique = self.timer_unique[slot].then(|| self.unique_timer_index(t, slot));
-        let prev = match unique {
-            Some(i) => self.rt[t.idx()].timers[i],
-            None => self.shared_timers[slot],
+        let unique = self.timer_unique[slot];
+        let prev = if unique {
+            *self.unique_expiry(t, slot)
+        } else {
+            self.shared_timers[slot]
         };
         let base = if prev == u64::MAX {
             self.rt[t.idx()].started_at
@@ -853,9 +864,10 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         if next <= now && mode == TimerMode::Relative {
             next = now;
         }
-        match unique {
-            Some(i) => self.rt[t.idx()].timers[i] = next,
-            None => self.shared_timers[slot] = next,
+        if unique {
+            *self.unique_expiry(t, slot) = next;
+        } else {
+            self.shared_timers[slot] = next;
         }
         let rel = self.core.ctx.tasks[t.idx()]
             .attrs
@@ -878,18 +890,28 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         }
     }
 
-    /// Where task `t` keeps the expiry of unique timer `slot` (one its program uses).
-    #[inline]
-    fn unique_timer_index(&self, t: TaskId, slot: usize) -> usize {
-        let used = &self.unique_timers[self.rt[t.idx()].tmpl as usize];
-        let slot = slot as u32;
+    /// Task `t`'s next expiry of unique timer `slot` (one its program uses).
+    #[inline(always)]
+    fn unique_expiry(&mut self, t: TaskId, slot: usize) -> &mut Time {
+        if self.rt[t.idx()].timers.first_slot == slot as u32 {
+            return &mut self.rt[t.idx()].timers.first;
+        }
+        self.other_unique_expiry(t, slot as u32)
+    }
+
+    /// `unique_expiry` of a task's second or later unique timer.
+    #[cold]
+    fn other_unique_expiry(&mut self, t: TaskId, slot: u32) -> &mut Time {
+        let rt = &mut self.rt[t.idx()];
+        let used = &self.unique_timers[rt.tmpl as usize];
         // A program uses one timer or a few: scan them, search a long list.
         let found = if used.len() <= 8 {
             used.iter().position(|&s| s == slot)
         } else {
             used.binary_search(&slot).ok()
         };
-        found.expect("a template's timer ops are among its unique timers")
+        let i = found.expect("a template's timer ops are among its unique timers");
+        &mut rt.timers.rest[i - 1]
     }
 
     /// Take `mutex` if it is free; else queue on it and block (the op is retried when
