@@ -173,7 +173,7 @@ impl EventQueue {
             if self.v.len() < SORTED_MAX {
                 return self.sorted_insert(e);
             }
-            self.to_heap();
+            self.switch_to_heap();
         }
         self.heap_push(e);
     }
@@ -194,7 +194,7 @@ impl EventQueue {
         let top = if self.heap {
             let top = self.heap_pop()?;
             if self.v.len() < SORTED_MIN {
-                self.to_sorted();
+                self.switch_to_sorted();
             }
             top
         } else {
@@ -224,14 +224,14 @@ impl EventQueue {
 
     /// Sorted (decreasing) to heap: increasing order satisfies the heap property.
     #[cold]
-    fn to_heap(&mut self) {
+    fn switch_to_heap(&mut self) {
         self.v.reverse();
         self.heap = true;
     }
 
     /// Heap to sorted (decreasing).
     #[cold]
-    fn to_sorted(&mut self) {
+    fn switch_to_sorted(&mut self) {
         self.v.sort_unstable_by_key(|e| std::cmp::Reverse(e.key()));
         self.heap = false;
     }
