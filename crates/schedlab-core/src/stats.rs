@@ -247,6 +247,12 @@ impl Histogram {
                 i
             }
             Err(i) => {
+                if self.buckets.len() == self.buckets.capacity() {
+                    // Grow by a quarter, not by doubling: a run keeps three histograms per
+                    // task, and a doubled vector is a third empty on average.
+                    let n = self.buckets.len();
+                    self.buckets.reserve_exact((n / 4).max(4));
+                }
                 self.buckets.insert(i, entry(b, 1));
                 i
             }
