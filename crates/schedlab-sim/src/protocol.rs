@@ -71,7 +71,7 @@ pub struct SchedCore<S: Scheduler> {
     /// Per CPU: a task that exited on it and awaits `task_exit` after the switch
     /// (`finish_task_switch` → `put_task_struct` → `task_dead`).
     dead: Vec<Option<TaskId>>,
-    /// Per task: the dynamic priority last traced as a counter.
+    /// Per task: the dynamic priority last traced as a counter (empty when not tracing).
     traced_dprio: Vec<Option<i64>>,
     /// Scheduling decisions taken (`pick_next` calls).
     pub decisions: u64,
@@ -132,8 +132,20 @@ impl<S: Scheduler> SchedCore<S> {
             sleep_state: PrevState::Sleeping,
         });
         self.ctx.counters.push(TaskCounters::default());
-        self.traced_dprio.push(None);
+        if self.ctx.tracer.enabled() {
+            self.traced_dprio.push(None);
+        }
         id
+    }
+
+    /// Room for `n` more tasks in the per-task tables (a run reserves its start-up tasks at
+    /// once, so that the tables are not left up to twice as large as needed by doubling).
+    pub fn reserve_tasks(&mut self, n: usize) {
+        self.ctx.tasks.reserve_exact(n);
+        self.ctx.counters.reserve_exact(n);
+        if self.ctx.tracer.enabled() {
+            self.traced_dprio.reserve_exact(n);
+        }
     }
 
     /// The policy's `task_new` for a task just created (`sched_fork` →
@@ -500,13 +512,17 @@ impl<S: Scheduler> SchedCore<S> {
     /// Arm the next tick of a busy CPU on the global tick grid (ticks are aligned across
     /// CPUs). Idle CPUs take none (NO_HZ idle), nor do busy CPUs whose policy says the
     /// tick would change nothing (NO_HZ full, `sched_can_stop_tick`).
+    #[inline(always)]
     pub(crate) fn arm_tick(&mut self, cpu: CpuId) {
-        if self.ctx.cpus[cpu.idx()].tick_armed
-            || self.ctx.cpus[cpu.idx()].curr.is_none()
-            || self.policy.can_stop_tick(&self.ctx, cpu)
-        {
+        let c = &self.ctx.cpus[cpu.idx()];
+        if c.tick_armed || c.curr.is_none() || self.policy.can_stop_tick(&self.ctx, cpu) {
             return;
         }
+        self.start_tick(cpu);
+    }
+
+    #[inline(never)]
+    fn start_tick(&mut self, cpu: CpuId) {
         self.ctx.cpus[cpu.idx()].tick_armed = true;
         let tick = self.ctx.tick_ns;
         let next = (self.ctx.now / tick + 1) * tick;
@@ -631,6 +647,11 @@ impl<S: Scheduler> SchedCore<S> {
     /// last switch (zero, and nothing owed, when `sched_work_ps` is 0).
     fn sched_work_cost(&mut self, c: usize) -> u64 {
         let cs = &mut self.ctx.cpus[c];
+        if self.costs.sched_work_ps == 0 {
+            // The cost model is off: nothing is owed and no remainder is ever carried.
+            cs.pending_work = 0;
+            return 0;
+        }
         let units = std::mem::take(&mut cs.pending_work);
         let ps = units.saturating_mul(self.costs.sched_work_ps) + cs.work_carry_ps;
         cs.work_carry_ps = ps % 1000;

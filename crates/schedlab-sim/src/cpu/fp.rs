@@ -33,7 +33,9 @@
 //! charges `ctx.count_work` with the steps it really took (nodes walked, bitmap words
 //! scanned, tree nodes visited).
 
-use schedlab_rtq::{AnyQueue, Kind, Prio, ReadyQueue};
+use schedlab_rtq::{Kind, Prio};
+
+use super::cpu_queues::CpuQueues;
 
 use super::tunables::{self, Tunable};
 use crate::ctx::Ctx;
@@ -42,8 +44,6 @@ use crate::types::{CpuId, Policy, SchedAttrs, TaskId};
 
 /// Priority levels: kernel prio 0..=139 (index = prio).
 const LEVELS: usize = 140;
-/// Task slots the queues start with; they double when a new task does not fit.
-const INITIAL_CAPACITY: usize = 16;
 
 /// The `readyq` tunable (shared with the Linux RT class): the ready-queue back end.
 pub(crate) fn readyq_row() -> Tunable<Kind> {
@@ -88,31 +88,11 @@ fn tunables() -> Vec<Tunable<FpParams>> {
     ]
 }
 
-/// Room for task `t` in every queue, doubling (never per event: only when a task index
-/// beyond the capacity is first seen).
-pub(crate) fn grow_queues<'a>(
-    queues: impl Iterator<Item = &'a mut AnyQueue>,
-    cap: &mut usize,
-    t: TaskId,
-) {
-    if t.idx() < *cap {
-        return;
-    }
-    *cap = (*cap * 2).max(t.idx() + 1);
-    for q in queues {
-        q.grow(*cap);
-    }
-}
-
 pub struct Fp {
     /// One ready queue per CPU; the running task stays in it, at the head of its priority.
-    rq: Vec<AnyQueue>,
-    /// The CPU whose queue holds each task (meaningful while it is queued).
-    cpu_of: Vec<u32>,
+    rq: CpuQueues,
     /// Tunables (the queues' back end among them).
     params: FpParams,
-    /// Task capacity of the queues.
-    cap: usize,
     /// Tasks assigned to each CPU (for partitioning new tasks).
     assigned: Vec<u32>,
     ticks_left: Vec<u32>,
@@ -122,29 +102,20 @@ impl Fp {
     pub fn new(nr_cpus: usize) -> Self {
         let params = FpParams::default();
         Fp {
-            rq: Self::queues(params.readyq, nr_cpus, INITIAL_CAPACITY),
-            cpu_of: Vec::new(),
+            rq: CpuQueues::new(params.readyq, LEVELS, nr_cpus),
             params,
-            cap: INITIAL_CAPACITY,
             assigned: vec![0; nr_cpus],
             ticks_left: vec![0; nr_cpus],
         }
-    }
-
-    fn queues(kind: Kind, nr_cpus: usize, cap: usize) -> Vec<AnyQueue> {
-        (0..nr_cpus)
-            .map(|_| AnyQueue::new(kind, LEVELS, cap))
-            .collect()
     }
 
     fn level(attrs: &SchedAttrs) -> Prio {
         attrs.prio().clamp(0, LEVELS as i32 - 1) as Prio
     }
 
-    /// The queue holding `t`, if it is queued.
-    fn queue_of(&mut self, t: TaskId) -> Option<&mut AnyQueue> {
-        let q = &mut self.rq[*self.cpu_of.get(t.idx())? as usize];
-        q.is_queued(t.0).then_some(q)
+    /// The CPU whose queue holds `t`, if it is queued.
+    fn queue_of(&self, t: TaskId) -> Option<CpuId> {
+        self.rq.cpu_of(t.0)
     }
 
     /// rot_rdq for the priority of the running `t`: if it has peers it goes behind them.
@@ -152,19 +123,20 @@ impl Fp {
     /// priority change already put it elsewhere it moves to the tail all the same. Returns
     /// whether it moved.
     fn rotate(&mut self, ctx: &mut Ctx, t: TaskId) -> bool {
-        let Some(q) = self.queue_of(t) else {
+        let Some(c) = self.queue_of(t) else {
             return false;
         };
-        let peers = q.next_in_prio(t.0).is_some();
-        let mut work = q.last_steps();
+        let q = &mut self.rq;
+        let peers = q.next_in_prio(c, t.0).is_some();
+        let mut work = q.last_steps(c);
         if peers {
-            let prio = q.prio_of(t.0).expect("queued");
-            if q.prev_in_prio(t.0).is_none() {
-                q.rotate(prio);
+            let prio = q.prio_of(c, t.0).expect("queued");
+            if q.prev_in_prio(c, t.0).is_none() {
+                q.rotate(c, prio);
             } else {
-                q.change_priority(t.0, prio);
+                q.change_priority(c, t.0, prio);
             }
-            work += q.last_steps();
+            work += q.last_steps(c);
         }
         ctx.count_work(work as u64);
         peers
@@ -183,9 +155,8 @@ impl Scheduler for Fp {
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
-        debug_assert!(self.rq.iter().all(|q| q.is_empty()), "set_param mid-run");
         tunables::set(&tunables(), &mut self.params, "fp", name, value)?;
-        self.rq = Self::queues(self.params.readyq, self.rq.len(), self.cap);
+        self.rq.set_kind(self.params.readyq);
         Ok(())
     }
 
@@ -199,12 +170,9 @@ impl Scheduler for Fp {
         Ok(())
     }
 
-    /// Room for the new task in every CPU's queue (grown by doubling, not per event).
+    /// Room for the new task's state (grown by doubling, not per event).
     fn task_new(&mut self, _ctx: &mut Ctx, t: TaskId, _parent: Option<TaskId>) {
-        grow_queues(self.rq.iter_mut(), &mut self.cap, t);
-        if self.cpu_of.len() <= t.idx() {
-            self.cpu_of.resize(t.idx() + 1, 0);
-        }
+        self.rq.ensure_task(t);
     }
 
     /// Partitioned placement: the CPU chosen at creation is kept (no migration).
@@ -228,17 +196,15 @@ impl Scheduler for Fp {
     /// make_runnable: tail of its priority.
     fn enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, _kind: EnqueueKind) {
         let level = Self::level(&ctx.task(t).attrs);
-        let q = &mut self.rq[cpu.idx()];
-        q.push_tail(t.0, level);
-        ctx.count_work(q.last_steps() as u64);
-        self.cpu_of[t.idx()] = cpu.0;
+        self.rq.push_tail(cpu, t.0, level);
+        ctx.count_work(self.rq.last_steps(cpu) as u64);
     }
 
     /// make_non_runnable.
     fn dequeue(&mut self, ctx: &mut Ctx, _cpu: CpuId, t: TaskId, _kind: DequeueKind) {
-        let work = self.queue_of(t).map_or(1, |q| {
-            q.remove(t.0);
-            q.last_steps()
+        let work = self.queue_of(t).map_or(1, |c| {
+            self.rq.remove(c, t.0);
+            self.rq.last_steps(c)
         });
         ctx.count_work(work as u64);
     }
@@ -255,9 +221,8 @@ impl Scheduler for Fp {
     /// search_schedtsk: head of the highest non-empty priority. The running task stays
     /// linked (at the head), so a preempted task keeps its precedence.
     fn pick_next(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
-        let q = &self.rq[cpu.idx()];
-        let head = q.peek();
-        ctx.count_work(q.last_steps() as u64);
+        let head = self.rq.peek(cpu);
+        ctx.count_work(self.rq.last_steps(cpu) as u64);
         let t = TaskId(head?);
         if ctx.curr(cpu) != Some(t) {
             self.ticks_left[cpu.idx()] = self.params.timeslice_ticks;
@@ -308,9 +273,10 @@ impl Scheduler for Fp {
     }
 
     fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
-        for (c, q) in self.rq.iter().enumerate() {
-            q.for_each(|t, _| {
-                f(CpuId(c as u32), TaskId(t));
+        for c in 0..self.rq.nr_cpus() {
+            let cpu = CpuId(c as u32);
+            self.rq.for_each(cpu, |t, _| {
+                f(cpu, TaskId(t));
                 true
             });
         }

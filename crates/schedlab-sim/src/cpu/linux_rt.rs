@@ -55,16 +55,15 @@ use crate::sched::{
 };
 use crate::types::{CpuId, Policy, SchedAttrs, TaskId, MAX_RT_PRIO};
 
-use schedlab_rtq::{AnyQueue, Kind, Prio, ReadyQueue};
+use schedlab_rtq::{Kind, Prio};
 
-use super::fp::{grow_queues, readyq_row};
+use super::cpu_queues::CpuQueues;
+use super::fp::readyq_row;
 use super::stack::SchedClass;
 use super::tunables::{self, Tunable};
 
 const NIL: u32 = u32::MAX;
 const NR_PRIO: usize = MAX_RT_PRIO as usize;
-/// Task slots the queues start with; they double when a new task does not fit.
-const INITIAL_CAPACITY: usize = 16;
 
 /// Where an enqueue puts the task in its priority's list.
 #[derive(Clone, Copy)]
@@ -103,10 +102,9 @@ impl Default for RtSe {
     }
 }
 
-/// Per-CPU RT run queue (`struct rt_rq`).
+/// Per-CPU RT run queue (`struct rt_rq`); its `rt_prio_array` (FIFO lists per prio
+/// 0..99, best first) is the CPU's queue in `LinuxRt::active`.
 struct RtRq {
-    /// `rt_prio_array`: FIFO lists per prio 0..99, best first.
-    active: AnyQueue,
     /// `highest_prio.curr`: the best queued prio, MAX_RT_PRIO if none — cached like the
     /// kernel's (`inc_rt_prio`/`dec_rt_prio`), so cpupri queries cost no queue search.
     highest: i32,
@@ -121,9 +119,8 @@ struct RtRq {
 }
 
 impl RtRq {
-    fn new(kind: Kind, cap: usize) -> Self {
+    fn new() -> Self {
         RtRq {
-            active: AnyQueue::new(kind, NR_PRIO, cap),
             highest: MAX_RT_PRIO,
             curr: None,
             nr_running: 0,
@@ -136,10 +133,10 @@ impl RtRq {
 /// The RT class (SCHED_FIFO / SCHED_RR).
 pub struct LinuxRt {
     rqs: Vec<RtRq>,
+    /// Every CPU's `rt_prio_array`.
+    active: CpuQueues,
     /// Tunables (the queues' back end among them).
     params: RtParams,
-    /// Task capacity of the per-CPU queues.
-    cap: usize,
     se: Vec<RtSe>,
 }
 
@@ -185,28 +182,23 @@ impl LinuxRt {
     pub fn new(nr_cpus: usize) -> Self {
         let params = RtParams::default();
         LinuxRt {
-            rqs: (0..nr_cpus.max(1))
-                .map(|_| RtRq::new(params.readyq, INITIAL_CAPACITY))
-                .collect(),
+            rqs: (0..nr_cpus.max(1)).map(|_| RtRq::new()).collect(),
+            active: CpuQueues::new(params.readyq, NR_PRIO, nr_cpus.max(1)),
             params,
-            cap: INITIAL_CAPACITY,
             se: Vec::new(),
         }
     }
 
-    /// Per-task state and queue room for `t`, queues for every CPU. Allocates only when
-    /// a task index or a CPU is seen for the first time (queues grow by doubling).
+    /// Per-task state for `t`, queues for every CPU. Allocates only when a task index or
+    /// a CPU is seen for the first time.
     fn ensure(&mut self, ctx: &Ctx, t: TaskId) {
         if self.se.len() <= t.idx() {
             self.se.resize(t.idx() + 1, RtSe::default());
-            grow_queues(
-                self.rqs.iter_mut().map(|rq| &mut rq.active),
-                &mut self.cap,
-                t,
-            );
+            self.active.ensure_task(t);
         }
-        while self.rqs.len() < ctx.nr_cpus() {
-            self.rqs.push(RtRq::new(self.params.readyq, self.cap));
+        if self.rqs.len() < ctx.nr_cpus() {
+            self.rqs.resize_with(ctx.nr_cpus(), RtRq::new);
+            self.active.ensure_cpus(ctx.nr_cpus());
         }
     }
 
@@ -235,7 +227,7 @@ impl LinuxRt {
         let rq = &self.rqs[cpu.idx()];
         debug_assert_eq!(
             rq.highest,
-            rq.active.top_prio().map_or(MAX_RT_PRIO, |p| p as i32),
+            self.active.top_prio(cpu).map_or(MAX_RT_PRIO, |p| p as i32),
             "stale highest_prio on {cpu:?}"
         );
         (rq.highest < MAX_RT_PRIO).then_some(rq.highest as usize)
@@ -301,11 +293,11 @@ impl LinuxRt {
         let p = Self::prio_of(&ctx.task(t).attrs);
         let rq = &mut self.rqs[cpu.idx()];
         match pos {
-            Pos::Tail => rq.active.push_tail(t.0, p as Prio),
-            Pos::Head => rq.active.push_head(t.0, p as Prio),
-            Pos::After(pred) => rq.active.insert_after(t.0, pred),
+            Pos::Tail => self.active.push_tail(cpu, t.0, p as Prio),
+            Pos::Head => self.active.push_head(cpu, t.0, p as Prio),
+            Pos::After(pred) => self.active.insert_after(cpu, t.0, pred),
         }
-        ctx.count_work(rq.active.last_steps() as u64);
+        ctx.count_work(self.active.last_steps(cpu) as u64);
         rq.highest = rq.highest.min(p as i32); // inc_rt_prio
         rq.nr_running += 1;
         if ctx.task(t).affinity.count() > 1 {
@@ -324,12 +316,12 @@ impl LinuxRt {
             "rt dequeue of {t:?} not queued on {cpu:?}"
         );
         let rq = &mut self.rqs[cpu.idx()];
-        rq.active.remove(t.0);
-        ctx.count_work(rq.active.last_steps() as u64);
+        self.active.remove(cpu, t.0);
+        ctx.count_work(self.active.last_steps(cpu) as u64);
         if se.prio as i32 == rq.highest {
             // dec_rt_prio: the best prio may have gone; find-first-set again.
-            rq.highest = rq.active.top_prio().map_or(MAX_RT_PRIO, |p| p as i32);
-            ctx.count_work(rq.active.last_steps() as u64);
+            rq.highest = self.active.top_prio(cpu).map_or(MAX_RT_PRIO, |p| p as i32);
+            ctx.count_work(self.active.last_steps(cpu) as u64);
         }
         rq.nr_running -= 1;
         if ctx.task(t).affinity.count() > 1 {
@@ -343,17 +335,17 @@ impl LinuxRt {
     /// tick the kernel skips a lone task; `sched_yield` requeues it to the same place.
     /// Returns whether it had peers.
     fn requeue_tail(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) -> bool {
-        let arr = &mut self.rqs[cpu.idx()].active;
-        let mut alone = arr.prev_in_prio(t.0).is_none();
-        let mut work = arr.last_steps();
+        let arr = &mut self.active;
+        let mut alone = arr.prev_in_prio(cpu, t.0).is_none();
+        let mut work = arr.last_steps(cpu);
         if alone {
-            alone = arr.next_in_prio(t.0).is_none();
-            work += arr.last_steps();
+            alone = arr.next_in_prio(cpu, t.0).is_none();
+            work += arr.last_steps(cpu);
         }
         if !alone {
-            let p = arr.prio_of(t.0).expect("queued");
-            arr.change_priority(t.0, p);
-            work += arr.last_steps();
+            let p = arr.prio_of(cpu, t.0).expect("queued");
+            arr.change_priority(cpu, t.0, p);
+            work += arr.last_steps(cpu);
         }
         ctx.count_work(work as u64);
         !alone
@@ -379,7 +371,7 @@ impl LinuxRt {
         }
         let mut found = None;
         let mut steps = 0u64;
-        rq.active.for_each(|t, _| {
+        self.active.for_each(cpu, |t, _| {
             let t = TaskId(t);
             steps += 1;
             let allowed = match dst {
@@ -476,14 +468,8 @@ impl Scheduler for LinuxRt {
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
-        debug_assert!(
-            self.rqs.iter().all(|rq| rq.active.is_empty()),
-            "set_param mid-run"
-        );
         tunables::set(&tunables(), &mut self.params, "linux-rt", name, value)?;
-        for rq in &mut self.rqs {
-            rq.active = AnyQueue::new(self.params.readyq, NR_PRIO, self.cap);
-        }
+        self.active.set_kind(self.params.readyq);
         Ok(())
     }
 
@@ -577,9 +563,8 @@ impl Scheduler for LinuxRt {
         }
         if kind == DequeueKind::Save {
             let se = self.se[t.idx()];
-            let arr = &self.rqs[cpu.idx()].active;
-            let pred = arr.prev_in_prio(t.0).unwrap_or(NIL);
-            ctx.count_work(arr.last_steps() as u64);
+            let pred = self.active.prev_in_prio(cpu, t.0).unwrap_or(NIL);
+            ctx.count_work(self.active.last_steps(cpu) as u64);
             self.se[t.idx()].saved = Some((se.prio, pred));
         }
         self.do_dequeue(ctx, cpu, t);
@@ -603,11 +588,11 @@ impl Scheduler for LinuxRt {
                 // check_preempt_equal_prio: the pinned wakee goes to the head and the
                 // migratable current is rescheduled so that it can be pushed away.
                 let pr = self.se[t.idx()].prio as Prio;
-                let arr = &mut self.rqs[cpu.idx()].active;
-                arr.remove(t.0);
-                let mut work = arr.last_steps();
-                arr.push_head(t.0, pr);
-                work += arr.last_steps();
+                let arr = &mut self.active;
+                arr.remove(cpu, t.0);
+                let mut work = arr.last_steps(cpu);
+                arr.push_head(cpu, t.0, pr);
+                work += arr.last_steps(cpu);
                 ctx.count_work(work as u64);
                 ctx.resched(cpu);
                 return;
@@ -647,9 +632,8 @@ impl Scheduler for LinuxRt {
                 self.pull_rt_task(ctx, cpu);
             }
         }
-        let arr = &self.rqs[cpu.idx()].active;
-        let head = arr.peek();
-        ctx.count_work(arr.last_steps() as u64);
+        let head = self.active.peek(cpu);
+        ctx.count_work(self.active.last_steps(cpu) as u64);
         let t = TaskId(head?);
         let rq = &mut self.rqs[cpu.idx()];
         rq.curr = Some(t);
@@ -735,7 +719,7 @@ impl Scheduler for LinuxRt {
     fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
         for (i, rq) in self.rqs.iter().enumerate() {
             let cpu = CpuId(i as u32);
-            rq.active.for_each(|t, _| {
+            self.active.for_each(cpu, |t, _| {
                 if rq.curr != Some(TaskId(t)) {
                     f(cpu, TaskId(t));
                 }
@@ -793,7 +777,7 @@ mod tests {
     /// The tasks of `cpu`'s RT queue in pick order (the running one included).
     fn order(s: &LinuxRt, cpu: CpuId) -> Vec<TaskId> {
         let mut v = Vec::new();
-        s.rqs[cpu.idx()].active.for_each(|t, _| {
+        s.active.for_each(cpu, |t, _| {
             v.push(TaskId(t));
             true
         });
