@@ -88,11 +88,48 @@ pub struct TaskMetrics {
     pub rel_deadline: Option<u64>,
     pub activations: u64,
     pub deadline_misses: u64,
-    /// Wake-up latencies, response times, and the wake-up latencies of timer releases
-    /// only (cyclictest's metric); empty when the samples are kept in memory.
+    /// Wake-up latencies and response times; empty when the samples are kept in memory.
     pub latency: Histogram,
     pub response: Histogram,
-    pub timer_latency: Histogram,
+    /// The wake-up latencies of timer releases only (cyclictest's metric): see
+    /// [`TaskMetrics::timer_latency`].
+    timer_latency: TimerLatency,
+}
+
+/// The timer-release latencies of a task. While every latency recorded was a timer
+/// release's (a periodic task's, or none yet), they are the task's latency histogram
+/// itself, sample for sample, and take no memory of their own; the first other latency
+/// splits them off as a copy.
+#[derive(Clone, Debug)]
+enum TimerLatency {
+    SameAsLatency,
+    /// Boxed: most tasks never need it, and the enum stays one word.
+    Own(Box<Histogram>),
+}
+
+impl TaskMetrics {
+    /// The wake-up latencies of the timer-released activations.
+    pub fn timer_latency(&self) -> &Histogram {
+        match &self.timer_latency {
+            TimerLatency::SameAsLatency => &self.latency,
+            TimerLatency::Own(h) => h,
+        }
+    }
+
+    /// Record a wake-up latency (of a timer release or not).
+    #[inline]
+    fn record_latency(&mut self, lat: u64, timer: bool) {
+        match (&mut self.timer_latency, timer) {
+            (TimerLatency::Own(h), true) => h.record(lat),
+            (TimerLatency::Own(_), false) | (TimerLatency::SameAsLatency, true) => {}
+            (TimerLatency::SameAsLatency, false) => {
+                // The timer latencies so far are all the latencies so far: a copy (taken
+                // once per task) before this one joins only the latencies.
+                self.timer_latency = TimerLatency::Own(Box::new(self.latency.clone()));
+            }
+        }
+        self.latency.record(lat);
+    }
 }
 
 /// Columnar per-activation samples (for DataFrames / Parquet).
@@ -162,6 +199,12 @@ impl Metrics {
         }
     }
 
+    /// Room for `n` more tasks (a run reserves its start-up tasks at once, so that the
+    /// per-task table is not left up to twice as large as needed by doubling).
+    pub fn reserve_tasks(&mut self, n: usize) {
+        self.tasks.reserve_exact(n);
+    }
+
     pub fn add_task(&mut self) {
         self.tasks.push(TaskMetrics {
             cur: Open {
@@ -176,7 +219,7 @@ impl Metrics {
             deadline_misses: 0,
             latency: Histogram::new(),
             response: Histogram::new(),
-            timer_latency: Histogram::new(),
+            timer_latency: TimerLatency::SameAsLatency,
         });
     }
 
@@ -208,19 +251,23 @@ impl Metrics {
     }
 
     /// The task runs its first instruction at `at` (after any switch overhead).
-    #[inline]
+    #[inline(always)]
     pub fn started(&mut self, t: TaskId, at: Time) {
+        // Called whenever a task is dispatched; only the first time in an activation
+        // records anything (the test is inlined, the recording is not).
+        let c = &self.tasks[t.idx()].cur;
+        if c.open && c.start == UNSET {
+            self.first_start(t, at);
+        }
+    }
+
+    fn first_start(&mut self, t: TaskId, at: Time) {
         let histograms = !self.keeps_samples();
         let m = &mut self.tasks[t.idx()];
-        if m.cur.open && m.cur.start == UNSET {
-            m.cur.start = at;
-            if histograms {
-                let lat = at.saturating_sub(m.cur.release);
-                m.latency.record(lat);
-                if m.cur.kind == ActKind::Timer {
-                    m.timer_latency.record(lat);
-                }
-            }
+        m.cur.start = at;
+        if histograms {
+            let lat = at.saturating_sub(m.cur.release);
+            m.record_latency(lat, m.cur.kind == ActKind::Timer);
         }
     }
 
@@ -283,6 +330,9 @@ impl Metrics {
     #[inline]
     fn keep(&mut self, t: TaskId, c: Open, end: i64) {
         self.recorded += 1;
+        if matches!(self.store, Store::Summary) {
+            return;
+        }
         let s = Sample {
             tid: t.pid(),
             release_ns: c.release,
@@ -461,6 +511,46 @@ mod tests {
             0,
             "no histograms beside the samples"
         );
+    }
+
+    /// The timer latencies are the latencies while every activation is a timer release,
+    /// and only the timer releases' once others come.
+    #[test]
+    fn timer_latencies_follow_the_timer_releases_only() {
+        let mut m = Metrics::new(0, SampleMode::Summary);
+        m.add_task();
+        let t = TaskId(0);
+        let mut timer_only = Histogram::new();
+        for i in 0..50u64 {
+            activation(&mut m, t, 1000 * i, 1000 * i + i % 7, 1000 * i + 500);
+            timer_only.record(i % 7);
+        }
+        assert_eq!(m.tasks[0].timer_latency(), &m.tasks[0].latency);
+        for i in 50..80u64 {
+            let kind = if i % 3 == 0 {
+                ActKind::Wakeup
+            } else {
+                ActKind::Timer
+            };
+            m.release(t, 1000 * i, kind);
+            m.started(t, 1000 * i + 3 * (i % 5));
+            m.end(t, 1000 * i + 900);
+            if kind == ActKind::Timer {
+                timer_only.record(3 * (i % 5));
+            }
+        }
+        let tm = &m.tasks[0];
+        assert_eq!(tm.timer_latency(), &timer_only);
+        assert_eq!(tm.latency.count(), 80);
+        // A task woken only by others has no timer latencies.
+        m.add_task();
+        for i in 0..5u64 {
+            m.release(TaskId(1), i * 10, ActKind::Wakeup);
+            m.started(TaskId(1), i * 10 + 1);
+            m.end(TaskId(1), i * 10 + 2);
+        }
+        assert_eq!(m.tasks[1].timer_latency().count(), 0);
+        assert_eq!(m.tasks[1].latency.count(), 5);
     }
 
     #[test]

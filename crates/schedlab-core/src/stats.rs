@@ -164,11 +164,35 @@ fn bucket_bounds(b: u16) -> (u64, u64) {
     (low, low + ((1u64 << shift) - 1))
 }
 
+/// Bits of a bucket entry that hold its count; the bucket number sits above them.
+const COUNT_BITS: u32 = 52;
+const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
+
+/// A histogram entry: bucket `b` (< 2^12: the last bucket is 3775) with count `c` (< 2^52).
+#[inline]
+fn entry(b: u16, c: u64) -> u64 {
+    (b as u64) << COUNT_BITS | c
+}
+
+#[inline]
+fn entry_bucket(e: u64) -> u16 {
+    (e >> COUNT_BITS) as u16
+}
+
+#[inline]
+fn entry_count(e: u64) -> u64 {
+    e & COUNT_MASK
+}
+
 /// A mergeable log-linear histogram of `u64` samples with exact count, sum, min and max and
-/// an online variance. Memory is O(buckets touched): a sorted vector of (bucket, count).
-#[derive(Clone, Debug, Default, PartialEq)]
+/// an online variance. Memory is O(buckets touched): a sorted vector of the touched
+/// buckets, each with its count, packed in one word.
+#[derive(Clone, Debug, Default)]
 pub struct Histogram {
-    buckets: Vec<(u16, u64)>,
+    /// [`entry`]s in increasing bucket order.
+    buckets: Vec<u64>,
+    /// The entry the last sample went to (samples often repeat their bucket).
+    last: u32,
     count: u64,
     sum: u128,
     min: u64,
@@ -178,18 +202,28 @@ pub struct Histogram {
     m2: f64,
 }
 
+/// Equal when they hold the same samples (`last` is a lookup hint, not content).
+impl PartialEq for Histogram {
+    fn eq(&self, o: &Self) -> bool {
+        (self.buckets == o.buckets && self.count == o.count && self.sum == o.sum)
+            && (self.min, self.max) == (o.min, o.max)
+            && (self.mean, self.m2) == (o.mean, o.m2)
+    }
+}
+
 impl Histogram {
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Add one sample. O(log buckets) to find its bucket, plus a shift when it is new.
-    #[inline]
+    /// Add one sample. O(1) when it falls in the bucket of the previous one, else
+    /// O(log buckets) to find its bucket, plus a shift when it is new.
+    #[inline(always)]
     pub fn record(&mut self, v: u64) {
         let b = bucket_of(v);
-        match self.buckets.binary_search_by_key(&b, |e| e.0) {
-            Ok(i) => self.buckets[i].1 += 1,
-            Err(i) => self.buckets.insert(i, (b, 1)),
+        match self.buckets.get_mut(self.last as usize) {
+            Some(e) if entry_bucket(*e) == b => *e += 1,
+            _ => self.count_in_bucket(b),
         }
         if self.count == 0 {
             self.min = v;
@@ -203,6 +237,27 @@ impl Histogram {
         let d = v as f64 - self.mean;
         self.mean += d / self.count as f64;
         self.m2 += d * (v as f64 - self.mean);
+    }
+
+    /// One more sample in bucket `b`, which is not the last one used.
+    fn count_in_bucket(&mut self, b: u16) {
+        let i = match self.buckets.binary_search_by_key(&b, |&e| entry_bucket(e)) {
+            Ok(i) => {
+                self.buckets[i] += 1;
+                i
+            }
+            Err(i) => {
+                if self.buckets.len() == self.buckets.capacity() {
+                    // Grow by a quarter, not by doubling: a run keeps three histograms per
+                    // task, and a doubled vector is a third empty on average.
+                    let n = self.buckets.len();
+                    self.buckets.reserve_exact((n / 4).max(4));
+                }
+                self.buckets.insert(i, entry(b, 1));
+                i
+            }
+        };
+        self.last = i as u32;
     }
 
     /// Add every sample of `other`.
@@ -220,12 +275,12 @@ impl Histogram {
             let a = self.buckets.get(i).copied();
             let b = other.buckets.get(j).copied();
             match (a, b) {
-                (Some(x), Some(y)) if x.0 == y.0 => {
-                    merged.push((x.0, x.1 + y.1));
+                (Some(x), Some(y)) if entry_bucket(x) == entry_bucket(y) => {
+                    merged.push(x + entry_count(y));
                     i += 1;
                     j += 1;
                 }
-                (Some(x), Some(y)) if x.0 < y.0 => {
+                (Some(x), Some(y)) if entry_bucket(x) < entry_bucket(y) => {
                     merged.push(x);
                     i += 1;
                 }
@@ -246,6 +301,7 @@ impl Histogram {
         self.mean += d * nb / n;
         self.m2 += other.m2 + d * d * na * nb / n;
         self.buckets = merged;
+        self.last = 0;
         self.count += other.count;
         self.sum += other.sum;
         self.min = self.min.min(other.min);
@@ -259,7 +315,7 @@ impl Histogram {
 
     /// Bytes this histogram holds on the heap.
     pub fn heap_bytes(&self) -> usize {
-        self.buckets.capacity() * std::mem::size_of::<(u16, u64)>()
+        self.buckets.capacity() * std::mem::size_of::<u64>()
     }
 
     /// The statistics (see the module docs for what is exact).
@@ -288,10 +344,10 @@ impl Histogram {
     /// than a bucket and never outside the samples' range).
     fn value_at_rank(&self, rank: u64) -> u64 {
         let mut seen = 0;
-        for &(b, c) in &self.buckets {
-            seen += c;
+        for &e in &self.buckets {
+            seen += entry_count(e);
             if seen >= rank {
-                return bucket_bounds(b).1.clamp(self.min, self.max);
+                return bucket_bounds(entry_bucket(e)).1.clamp(self.min, self.max);
             }
         }
         self.max
@@ -301,7 +357,8 @@ impl Histogram {
     /// histogram: each bucket's samples are taken to sit at its midpoint for the sums.
     fn within(&self, lo: f64, hi: f64) -> Histogram {
         let mut h = Histogram::new();
-        for &(b, c) in &self.buckets {
+        for &e in &self.buckets {
+            let (b, c) = (entry_bucket(e), entry_count(e));
             let (l, u) = bucket_bounds(b);
             let l = l.max(self.min);
             let u = u.min(self.max);
@@ -310,7 +367,7 @@ impl Histogram {
                 continue;
             }
             let v = mid.round() as u64;
-            h.buckets.push((b, c));
+            h.buckets.push(e);
             if h.count == 0 {
                 h.min = l;
             }

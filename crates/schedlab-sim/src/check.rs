@@ -146,6 +146,6 @@ fn check_channels<S: Scheduler>(e: &Engine<S>) -> Result<(), String> {
     Ok(())
 }
 
-fn name<S: Scheduler>(e: &Engine<S>, t: TaskId) -> &str {
+fn name<'e, S: Scheduler>(e: &'e Engine<'_, S>, t: TaskId) -> &'e str {
     &e.rt[t.idx()].name
 }

@@ -13,18 +13,39 @@
 //! that only grows to the workload's steady-state size; stale events (a completion whose
 //! task was preempted) are skipped by generation number instead of being removed.
 
-use schedlab_spec::model::{Event as Op, Policy, Spec, TimerMode};
+use schedlab_spec::model::{Event as Op, Phase, Policy, Spec, TimerMode};
 
 use crate::ctx::Ctx;
 use crate::event::EventKind;
 use crate::io::BlockLayer;
 use crate::metrics::{ActKind, Metrics, SampleMode};
-use crate::program::{mask_of, Advance, Cursor, Template};
+use crate::program::{mask_of, Advance, Programs, Walk};
 use crate::protocol::{CoreCosts, SchedCore};
 use crate::sched::Scheduler;
 use crate::sync::{Barrier, Channel, Cond, Mutex};
 use crate::trace::writer::PrevState;
 use crate::types::{CpuId, CpuMask, SchedAttrs, TaskId, Time};
+
+/// A task's next expiry of each unique timer its program uses, in the order of its
+/// template's `Engine::unique_timers` (u64::MAX = unused so far): the first inline, as
+/// most programs use one timer, the others (rarely any) boxed.
+#[derive(Clone, Debug)]
+pub(crate) struct TaskTimers {
+    /// The first unique timer's slot (u32::MAX if the program uses none).
+    first_slot: u32,
+    first: Time,
+    rest: Box<[Time]>,
+}
+
+impl TaskTimers {
+    fn new(used: &[u32]) -> Self {
+        TaskTimers {
+            first_slot: used.first().copied().unwrap_or(u32::MAX),
+            first: u64::MAX,
+            rest: vec![u64::MAX; used.len().saturating_sub(1)].into(),
+        }
+    }
+}
 
 /// Why a task is blocked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,10 +90,11 @@ pub(crate) enum Stage {
 
 /// Per-task engine state beside the policy-visible [`TaskView`].
 #[derive(Clone, Debug)]
-pub(crate) struct TaskRt {
+pub(crate) struct TaskRt<'a> {
     pub tmpl: u32,
     pub name: String,
-    pub cursor: Cursor,
+    /// Where the task is in its program.
+    pub walk: Walk<'a>,
     pub state: TState,
     pub stage: Stage,
     /// The task's CPU time (`sum_exec_ns`) at which the current burst is done.
@@ -80,8 +102,8 @@ pub(crate) struct TaskRt {
     pub xfer_left: u64,
     /// Generation of the pending Wake event (sleep/timer); others are stale.
     pub wake_gen: u64,
-    /// Next expiry of each rt-app "unique" timer (one copy per task; u64::MAX = unused).
-    pub timers: Vec<Time>,
+    /// Next expiry of each rt-app "unique" timer its program uses (one copy per task).
+    pub timers: TaskTimers,
     /// When the task started (rt-app anchors timers at the instance's start).
     pub started_at: Time,
     /// Period of the timer that released the current activation (for deadlines).
@@ -120,20 +142,23 @@ pub(crate) struct RunError(pub String);
 /// (e.g. a loop of only `signal` events): the run stops with an error instead of hanging.
 const MAX_ZERO_TIME_STEPS: u32 = 1_000_000;
 
-pub(crate) struct Engine<S: Scheduler> {
+pub(crate) struct Engine<'a, S: Scheduler> {
     /// The policy and the kernel's side of the machine.
     pub core: SchedCore<S>,
-    pub templates: Vec<Template>,
-    pub rt: Vec<TaskRt>,
+    /// The spec's task programs (template `i` is the spec's task `i`).
+    pub programs: Programs<'a>,
+    pub rt: Vec<TaskRt<'a>>,
     pub mutexes: Vec<Mutex>,
     pub conds: Vec<Cond>,
     pub barriers: Vec<Barrier>,
     pub channels: Vec<Channel>,
     /// Block devices with their I/O schedulers.
     pub blk: BlockLayer,
-    pub nr_timers: usize,
     /// Per timer: rt-app "unique" (per task) or shared by every task that names it.
     timer_unique: Vec<bool>,
+    /// Per template: the unique timers its program uses, sorted (a task keeps an expiry
+    /// for each of these only, so memory grows with tasks, not tasks × timers).
+    unique_timers: Vec<Box<[u32]>>,
     /// Next expiry of each shared timer (u64::MAX = unused so far).
     shared_timers: Vec<Time>,
     pub metrics: Metrics,
@@ -155,22 +180,28 @@ pub(crate) struct Engine<S: Scheduler> {
     pub error: Option<RunError>,
 }
 
-impl<S: Scheduler> Engine<S> {
+impl<'a, S: Scheduler> Engine<'a, S> {
     pub fn new(
-        spec: &Spec,
+        spec: &'a Spec,
         ctx: Ctx,
         policy: S,
         cfg: RunCfg,
         samples: SampleMode,
         blk: BlockLayer,
     ) -> Self {
-        let templates = crate::program::compile(spec);
+        let programs = Programs::compile(spec);
         let nr_cpus = ctx.nr_cpus();
         let r = &spec.resources;
+        let timer_unique: Vec<bool> = (0..r.timers.len())
+            .map(|i| r.timer_unique.get(i).copied().unwrap_or(true))
+            .collect();
+        let unique_timers = (0..programs.len() as u32)
+            .map(|t| unique_timers_of(programs.phases(t), &timer_unique))
+            .collect();
         Engine {
             core: SchedCore::new(policy, ctx, cfg.costs),
-            instances: vec![Vec::new(); templates.len()],
-            templates,
+            instances: vec![Vec::new(); programs.len()],
+            programs,
             rt: Vec::new(),
             mutexes: vec![Mutex::default(); r.mutexes.len()],
             conds: vec![Cond::default(); r.conds.len()],
@@ -193,10 +224,8 @@ impl<S: Scheduler> Engine<S> {
                 })
                 .collect(),
             blk,
-            nr_timers: r.timers.len(),
-            timer_unique: (0..r.timers.len())
-                .map(|i| r.timer_unique.get(i).copied().unwrap_or(true))
-                .collect(),
+            timer_unique,
+            unique_timers,
             shared_timers: vec![u64::MAX; r.timers.len()],
             sample_mode: samples.name(),
             metrics: Metrics::new(r.marks.len(), samples),
@@ -216,6 +245,10 @@ impl<S: Scheduler> Engine<S> {
 
     /// Create the start-up instances of every template (at time 0 or after their delay).
     pub fn start(&mut self, spec: &Spec) {
+        let n: usize = spec.tasks.iter().map(|t| t.instances as usize).sum();
+        self.rt.reserve_exact(n);
+        self.metrics.reserve_tasks(n);
+        self.core.reserve_tasks(n);
         for (ti, t) in spec.tasks.iter().enumerate() {
             for _ in 0..t.instances {
                 let attrs = attrs_of(&t.attr);
@@ -241,7 +274,7 @@ impl<S: Scheduler> Engine<S> {
     }
 
     fn instance_name(&self, tmpl: u32) -> String {
-        let base = &self.templates[tmpl as usize].name;
+        let base = &self.programs.task(tmpl).name;
         let n = self.instances[tmpl as usize].len();
         if n == 0 {
             base.clone()
@@ -251,7 +284,7 @@ impl<S: Scheduler> Engine<S> {
     }
 
     fn tgid_for(&mut self, tmpl: u32, pid: u32) -> u32 {
-        match &self.templates[tmpl as usize].process {
+        match &self.programs.task(tmpl).process {
             None => pid,
             Some(p) => {
                 if let Some((_, g)) = self.process_tgid.iter().find(|(n, _)| n == p) {
@@ -278,7 +311,7 @@ impl<S: Scheduler> Engine<S> {
                 crate::event::MAX_EVENT_ID
             )));
         }
-        let group = self.templates[tmpl as usize].group;
+        let group = self.programs.task(tmpl).group;
         let id = self
             .core
             .create_task(attrs, self.effective_cpus(affinity, group), parent);
@@ -291,13 +324,13 @@ impl<S: Scheduler> Engine<S> {
         self.rt.push(TaskRt {
             tmpl,
             name,
-            cursor: Cursor::default(),
+            walk: self.programs.start(tmpl),
             state: TState::Blocked(Block::NotStarted),
             stage: Stage::Fresh,
             burst_end: 0,
             xfer_left: 0,
             wake_gen: 0,
-            timers: vec![u64::MAX; self.nr_timers],
+            timers: TaskTimers::new(&self.unique_timers[tmpl as usize]),
             started_at: now,
             since: now,
             phase_pending: false,
@@ -319,11 +352,12 @@ impl<S: Scheduler> Engine<S> {
     /// The attributes, CPUs and group of a task's first phase, set before it first runs
     /// (no protocol operation: it is not known to the policy yet).
     fn apply_first_phase(&mut self, t: TaskId) {
-        let tmpl = self.rt[t.idx()].tmpl as usize;
-        let Some(first) = self.templates[tmpl].phases.first() else {
+        let tmpl = self.rt[t.idx()].tmpl;
+        let Some(first) = self.programs.phases(tmpl).first() else {
             return;
         };
-        let (attr, cpus, group) = (first.attr.as_ref().map(attrs_of), first.cpus, first.group);
+        let cpus = first.cpus.as_deref().map(mask_of);
+        let (attr, group) = (first.attr.as_ref().map(attrs_of), first.group);
         let machine = CpuMask::first_n(self.core.ctx.nr_cpus());
         if let Some(m) = cpus.map(|m| m.and(&machine)).filter(|m| !m.is_empty()) {
             self.rt[t.idx()].want_cpus = m;
@@ -442,7 +476,15 @@ impl<S: Scheduler> Engine<S> {
     }
 
     /// Run `schedule()` on every CPU that asked for it, until none does.
+    #[inline(always)]
     fn process_resched(&mut self) {
+        // Most events ask for no reschedule: test that before entering the loop.
+        if !self.core.ctx.resched_mask.is_empty() {
+            self.reschedule_cpus();
+        }
+    }
+
+    fn reschedule_cpus(&mut self) {
         while let Some(cpu) = self.core.take_resched() {
             self.schedule(cpu);
             if self.error.is_some() {
@@ -641,9 +683,10 @@ impl<S: Scheduler> Engine<S> {
             .saturating_sub(self.core.ctx.tasks[t.idx()].sum_exec_ns)
     }
 
-    fn current_op(&self, t: TaskId) -> Option<Op> {
-        let rt = &self.rt[t.idx()];
-        self.templates[rt.tmpl as usize].op(&rt.cursor).cloned()
+    /// The op under `t`'s cursor (`None` once its program is over).
+    #[inline]
+    fn current_op(&self, t: TaskId) -> Option<&'a Op> {
+        self.rt[t.idx()].walk.op()
     }
 
     /// Start the op under the cursor: ops that cost CPU time enter `Stage::Burst` first.
@@ -660,12 +703,13 @@ impl<S: Scheduler> Engine<S> {
         };
         if std::mem::replace(&mut self.rt[t.idx()].phase_pending, false) {
             let rt = &self.rt[t.idx()];
-            let p = &self.templates[rt.tmpl as usize].phases[rt.cursor.phase as usize];
-            let (attr, cpus, group) = (p.attr.as_ref().map(attrs_of), p.cpus, p.group);
+            let p = self.programs.phases(rt.tmpl)[rt.walk.cursor.phase as usize];
+            let cpus = p.cpus.as_deref().map(mask_of);
+            let (attr, group) = (p.attr.as_ref().map(attrs_of), p.group);
             self.change_attrs(cpu, t, attr, cpus, group);
             return;
         }
-        let cost = match op {
+        let cost = match *op {
             Op::Run { ns } => ns,
             Op::Runtime { ns } => {
                 self.rt[t.idx()].stage = Stage::Until(self.core.ctx.now + ns);
@@ -696,10 +740,8 @@ impl<S: Scheduler> Engine<S> {
     fn next_op(&mut self, cpu: CpuId, t: TaskId) {
         let rt = &mut self.rt[t.idx()];
         rt.stage = Stage::Fresh;
-        let tmpl = &self.templates[rt.tmpl as usize];
-        if tmpl.advance(&mut rt.cursor) == Advance::NewPhase {
-            let p = &tmpl.phases[rt.cursor.phase as usize];
-            rt.phase_pending = p.changes_task();
+        if self.programs.advance(rt.tmpl, &mut rt.walk) == Advance::NewPhase {
+            rt.phase_pending = rt.walk.phase_changes;
         }
         let _ = cpu;
     }
@@ -710,7 +752,7 @@ impl<S: Scheduler> Engine<S> {
             return self.exit(cpu, t);
         };
         let now = self.core.ctx.now;
-        match op {
+        match *op {
             Op::Run { .. } | Op::Runtime { .. } => self.next_op(cpu, t),
             Op::Sleep { ns } => {
                 self.next_op(cpu, t);
@@ -809,7 +851,7 @@ impl<S: Scheduler> Engine<S> {
         let now = self.core.ctx.now;
         let unique = self.timer_unique[slot];
         let prev = if unique {
-            self.rt[t.idx()].timers[slot]
+            *self.unique_expiry(t, slot)
         } else {
             self.shared_timers[slot]
         };
@@ -823,7 +865,7 @@ impl<S: Scheduler> Engine<S> {
             next = now;
         }
         if unique {
-            self.rt[t.idx()].timers[slot] = next;
+            *self.unique_expiry(t, slot) = next;
         } else {
             self.shared_timers[slot] = next;
         }
@@ -846,6 +888,30 @@ impl<S: Scheduler> Engine<S> {
             self.metrics.runnable(t, now);
             self.metrics.started(t, now);
         }
+    }
+
+    /// Task `t`'s next expiry of unique timer `slot` (one its program uses).
+    #[inline(always)]
+    fn unique_expiry(&mut self, t: TaskId, slot: usize) -> &mut Time {
+        if self.rt[t.idx()].timers.first_slot == slot as u32 {
+            return &mut self.rt[t.idx()].timers.first;
+        }
+        self.other_unique_expiry(t, slot as u32)
+    }
+
+    /// `unique_expiry` of a task's second or later unique timer.
+    #[cold]
+    fn other_unique_expiry(&mut self, t: TaskId, slot: u32) -> &mut Time {
+        let rt = &mut self.rt[t.idx()];
+        let used = &self.unique_timers[rt.tmpl as usize];
+        // A program uses one timer or a few: scan them, search a long list.
+        let found = if used.len() <= 8 {
+            used.iter().position(|&s| s == slot)
+        } else {
+            used.binary_search(&slot).ok()
+        };
+        let i = found.expect("a template's timer ops are among its unique timers");
+        &mut rt.timers.rest[i - 1]
     }
 
     /// Take `mutex` if it is free; else queue on it and block (the op is retried when
@@ -1011,10 +1077,10 @@ impl<S: Scheduler> Engine<S> {
     }
 
     fn fork(&mut self, cpu: CpuId, parent: TaskId, tmpl: u32) {
-        let tp = &self.templates[tmpl as usize];
+        let tp = self.programs.task(tmpl);
         let attrs = attrs_of(&tp.attr);
-        let aff = match tp.cpus.clone() {
-            Some(c) => self.affinity_of(Some(&c)),
+        let aff = match tp.cpus.as_deref() {
+            Some(c) => self.affinity_of(Some(c)),
             None => self.core.ctx.tasks[parent.idx()].affinity,
         };
         let child = self.create_task(tmpl, attrs, aff, Some(parent));
@@ -1086,6 +1152,21 @@ impl<S: Scheduler> Engine<S> {
             self.set_state(t, s);
         }
     }
+}
+
+/// The unique timers a template's program uses, sorted and without repeats.
+fn unique_timers_of(phases: &[&Phase], timer_unique: &[bool]) -> Box<[u32]> {
+    let mut used: Vec<u32> = phases
+        .iter()
+        .flat_map(|p| p.events.iter())
+        .filter_map(|op| match op {
+            Op::Timer { timer, .. } if timer_unique[*timer as usize] => Some(*timer),
+            _ => None,
+        })
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    used.into()
 }
 
 /// Engine attributes from spec attributes.

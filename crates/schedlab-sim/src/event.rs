@@ -1,10 +1,13 @@
 //! Engine events, ordered by (time, sequence) so that ties break identically every run,
-//! kept in a 4-ary min-heap of 24-byte entries.
+//! kept as 24-byte entries in a sorted vector while few are pending, in a 4-ary min-heap
+//! when many are.
 //!
 //! Why not `std::collections::BinaryHeap`: popping is the single largest cost of the hot
-//! loop, and a 4-ary heap of packed entries halves the tree depth and keeps a node's
-//! children in one cache line. The heap's vector only grows to the workload's
-//! steady-state number of pending events, so pushing allocates nothing per event.
+//! loop. With the dozen events a small machine has pending, a sorted vector pops for the
+//! price of `Vec::pop`; with thousands, a 4-ary heap of packed entries halves the depth of
+//! a binary one and keeps a node's children in one cache line. The vector only grows to
+//! the workload's steady-state number of pending events, so pushing allocates nothing per
+//! event.
 
 use crate::types::{CpuId, TaskId, Time};
 
@@ -113,61 +116,89 @@ impl Entry {
     }
 }
 
-/// A 4-ary min-heap of events keyed by (time, seq), with a one-entry front slot.
+/// The pending events, keyed by (time, seq): a sorted vector while they are few, a 4-ary
+/// min-heap when they are many.
 ///
-/// The front slot holds an entry strictly earlier than everything in the heap. A discrete
-/// event simulation often schedules an event that becomes the very next one (a CPU burst
-/// shorter than every pending timer); such an event goes to the slot and is popped from
-/// there, skipping a heap insertion and removal.
+/// A run usually has a few events pending per CPU and per sleeping task — a dozen on a
+/// small machine. Kept sorted with the next event last, popping is `Vec::pop` and pushing
+/// a binary search plus a short move, which costs less than sifting through a heap. A
+/// sorted insertion moves O(n) entries, though, so past `SORTED_MAX` entries the vector
+/// becomes a heap (an array sorted the other way round already is one); it is sorted again
+/// once it has shrunk below `SORTED_MIN`, the gap between the two keeping a queue that
+/// hovers around one size from switching back and forth. Either way the pops come out in
+/// exactly (time, seq) order: the keys are unique.
 pub(crate) struct EventQueue {
-    front: Option<Entry>,
-    heap: Vec<Entry>,
+    /// Sorted: decreasing keys (the next event last). Heap: a min-heap (the next first).
+    v: Vec<Entry>,
+    heap: bool,
+    /// The last sequence number pushed (checked to increase).
+    #[cfg(debug_assertions)]
+    last_seq: u64,
 }
+
+/// The most entries kept sorted.
+const SORTED_MAX: usize = 48;
+/// A heap with fewer entries than this is sorted again.
+const SORTED_MIN: usize = 16;
 
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
-            front: None,
-            heap: Vec::with_capacity(n),
+            v: Vec::with_capacity(n),
+            heap: false,
+            #[cfg(debug_assertions)]
+            last_seq: 0,
         }
     }
 
-    #[inline]
+    /// Queue an event. Its sequence number must exceed every one pushed before (the
+    /// `Ctx` counter), so that it sorts after every pending event of the same time: the
+    /// insertions below compare times only.
+    #[inline(always)]
     pub fn push(&mut self, ev: Event) {
+        #[cfg(debug_assertions)]
+        {
+            assert!(
+                ev.seq > self.last_seq,
+                "event sequence numbers must increase"
+            );
+            self.last_seq = ev.seq;
+        }
         let e = Entry {
             time: ev.time,
             seq: ev.seq,
             payload: ev.kind.pack(),
         };
-        let spill = match self.front {
-            Some(f) if e.key() < f.key() => {
-                self.front = Some(e);
-                f
+        if !self.heap {
+            if self.v.len() < SORTED_MAX {
+                return self.sorted_insert(e);
             }
-            Some(_) => e,
-            None if self.heap.first().is_none_or(|top| e.key() < top.key()) => {
-                self.front = Some(e);
-                return;
-            }
-            None => e,
-        };
-        self.heap_push(spill);
+            self.switch_to_heap();
+        }
+        self.heap_push(e);
     }
 
     /// The earliest event's time, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {
-        match self.front {
-            Some(f) => Some(f.time),
-            None => self.heap.first().map(|e| e.time),
-        }
+        let next = if self.heap {
+            self.v.first()
+        } else {
+            self.v.last()
+        };
+        next.map(|e| e.time)
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<Event> {
-        let top = match self.front.take() {
-            Some(f) => f,
-            None => self.heap_pop()?,
+        let top = if self.heap {
+            let top = self.heap_pop()?;
+            if self.v.len() < SORTED_MIN {
+                self.switch_to_sorted();
+            }
+            top
+        } else {
+            self.v.pop()?
         };
         Some(Event {
             time: top.time,
@@ -176,50 +207,97 @@ impl EventQueue {
         })
     }
 
+    /// Insert into the sorted vector: the entries that come before `e` (at the end) move
+    /// up one place. New events are mostly near ones, so few move; this beats a binary
+    /// search followed by a block move at these sizes. A pending entry comes before the
+    /// new one iff its time is not later: its sequence number is smaller (see `push`).
+    #[inline]
+    fn sorted_insert(&mut self, e: Entry) {
+        let mut i = self.v.len();
+        self.v.push(e);
+        while i > 0 && self.v[i - 1].time <= e.time {
+            self.v[i] = self.v[i - 1];
+            i -= 1;
+        }
+        self.v[i] = e;
+    }
+
+    /// Sorted (decreasing) to heap: increasing order satisfies the heap property.
+    #[cold]
+    fn switch_to_heap(&mut self) {
+        self.v.reverse();
+        self.heap = true;
+    }
+
+    /// Heap to sorted (decreasing).
+    #[cold]
+    fn switch_to_sorted(&mut self) {
+        self.v.sort_unstable_by_key(|e| std::cmp::Reverse(e.key()));
+        self.heap = false;
+    }
+
     #[inline]
     fn heap_push(&mut self, e: Entry) {
-        let mut i = self.heap.len();
-        self.heap.push(e);
+        let mut i = self.v.len();
+        self.v.push(e);
         while i > 0 {
             let parent = (i - 1) / 4;
-            if self.heap[parent].key() <= e.key() {
+            // The parent's sequence number is smaller (see `push`): compare times.
+            if self.v[parent].time <= e.time {
                 break;
             }
-            self.heap[i] = self.heap[parent];
+            self.v[i] = self.v[parent];
             i = parent;
         }
-        self.heap[i] = e;
+        self.v[i] = e;
     }
 
     #[inline]
     fn heap_pop(&mut self) -> Option<Entry> {
-        let top = *self.heap.first()?;
-        let last = self.heap.pop().expect("non-empty");
-        let n = self.heap.len();
-        if n > 0 {
-            let mut i = 0;
-            loop {
-                let first = 4 * i + 1;
-                if first >= n {
-                    break;
-                }
-                let end = (first + 4).min(n);
-                let mut best = first;
-                let mut best_key = self.heap[first].key();
-                for c in first + 1..end {
-                    let k = self.heap[c].key();
-                    let less = k < best_key;
-                    best = if less { c } else { best };
-                    best_key = if less { k } else { best_key };
-                }
-                if best_key >= last.key() {
-                    break;
-                }
-                self.heap[i] = self.heap[best];
-                i = best;
-            }
-            self.heap[i] = last;
+        let top = *self.v.first()?;
+        let last = self.v.pop().expect("non-empty");
+        let v = &mut self.v[..];
+        let n = v.len();
+        if n == 0 {
+            return Some(top);
         }
+        let lk = last.key();
+        let mut i = 0;
+        // Move the hole down along the least children while they precede `last`.
+        loop {
+            let first = 4 * i + 1;
+            let (best, best_key) = if first + 4 <= n {
+                // All four children: a two-round tournament, branch-free.
+                let c = &v[first..first + 4];
+                let (k0, k1, k2, k3) = (c[0].key(), c[1].key(), c[2].key(), c[3].key());
+                let (a, ka) = if k1 < k0 { (1, k1) } else { (0, k0) };
+                let (b, kb) = if k3 < k2 { (3, k3) } else { (2, k2) };
+                if kb < ka {
+                    (first + b, kb)
+                } else {
+                    (first + a, ka)
+                }
+            } else if first < n {
+                let mut best = first;
+                let mut best_key = v[first].key();
+                for (c, e) in v.iter().enumerate().take(n).skip(first + 1) {
+                    let k = e.key();
+                    if k < best_key {
+                        best = c;
+                        best_key = k;
+                    }
+                }
+                (best, best_key)
+            } else {
+                break;
+            };
+            if best_key >= lk {
+                break;
+            }
+            v[i] = v[best];
+            i = best;
+        }
+        v[i] = last;
         Some(top)
     }
 }
@@ -256,13 +334,44 @@ mod tests {
     }
 
     proptest! {
+        /// Pushes and pops interleaved, the queue growing past the sorted limit and
+        /// shrinking back (both switches), against an ordered set.
+        #[test]
+        fn interleaved_pushes_and_pops_come_out_in_order(
+            steps in prop::collection::vec((0u64..400, 0usize..4), 0..1500),
+        ) {
+            let mut q = EventQueue::with_capacity(4);
+            let mut model = std::collections::BTreeSet::new();
+            let mut now = 0;
+            for (seq, &(dt, pops)) in steps.iter().enumerate() {
+                let ev = Event { time: now + dt, seq: seq as u64 + 1, kind: EventKind::Tick { cpu: CpuId(0) } };
+                q.push(ev);
+                model.insert((ev.time, ev.seq));
+                // Pop less often than we push for the first half, more often after.
+                let pops = if seq < steps.len() / 2 { pops / 3 } else { pops };
+                for _ in 0..pops {
+                    let want = model.pop_first();
+                    let got = q.pop().map(|e| (e.time, e.seq));
+                    prop_assert_eq!(got, want);
+                    if let Some((t, _)) = got {
+                        now = t;
+                    }
+                    prop_assert_eq!(q.peek_time(), model.first().map(|&(t, _)| t));
+                }
+            }
+            while let Some(want) = model.pop_first() {
+                prop_assert_eq!(q.pop().map(|e| (e.time, e.seq)), Some(want));
+            }
+            prop_assert!(q.pop().is_none());
+        }
+
         #[test]
         fn pops_in_time_then_sequence_order(times in prop::collection::vec(0u64..50, 0..200)) {
             let mut q = EventQueue::with_capacity(4);
             for (seq, &t) in times.iter().enumerate() {
-                q.push(Event { time: t, seq: seq as u64, kind: EventKind::Tick { cpu: CpuId(0) } });
+                q.push(Event { time: t, seq: seq as u64 + 1, kind: EventKind::Tick { cpu: CpuId(0) } });
             }
-            let mut expected: Vec<(u64, u64)> = times.iter().enumerate().map(|(s, &t)| (t, s as u64)).collect();
+            let mut expected: Vec<(u64, u64)> = times.iter().enumerate().map(|(s, &t)| (t, s as u64 + 1)).collect();
             expected.sort();
             let got: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop()).map(|e| (e.time, e.seq)).collect();
             prop_assert_eq!(got, expected);

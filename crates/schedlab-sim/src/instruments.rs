@@ -542,6 +542,7 @@ impl Scheduler for RingBaseline {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::testing::{Hook, Observed, Observer};
 
     /// v8 `task_timeslice` at HZ 1000 (MIN_TIMESLICE = 1 jiffy): base = 41 / (delta + 2),
     /// slice = base · ((idx − 100) + 8) / 8, at least one jiffy.
@@ -652,55 +653,45 @@ mod tests {
         assert!(e.bad_input && e.message.contains("hz"));
     }
 
-    /// A ring policy that checks, at every hook, the calling protocol of sched.rs as the
-    /// cost harness drives it: flags set as the engine sets them, `put_prev` with the task
-    /// still current, and exactly N runnable tasks at every pick of the steady state.
+    /// Sees every hook the cost harness has the core call on the ring policy
+    /// (`Observed`), and checks the calling protocol of sched.rs there: flags set as the
+    /// engine sets them, `put_prev` with the task still current, and exactly N runnable
+    /// tasks at every pick of the steady state.
+    #[derive(Default)]
     struct Probe {
-        ring: RingBaseline,
         expect_runnable: Option<usize>,
         picks: u64,
         broken: Vec<String>,
     }
 
-    impl Scheduler for Probe {
-        fn info(&self) -> PolicyInfo {
-            self.ring.info()
-        }
-        fn enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
-            if !ctx.task(t).on_rq || ctx.task(t).cpu != cpu {
-                self.broken
-                    .push(format!("enqueue {t:?}: on_rq unset or on another CPU"));
-            }
-            self.ring.enqueue(ctx, cpu, t, kind);
-        }
-        fn dequeue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: DequeueKind) {
-            if ctx.task(t).on_rq || ctx.curr(cpu) != Some(t) || kind != DequeueKind::Sleep {
-                self.broken
-                    .push(format!("dequeue {t:?}: not the blocking current task"));
-            }
-            self.ring.dequeue(ctx, cpu, t, kind);
-        }
-        fn put_prev(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-            if ctx.curr(cpu) != Some(t) || !ctx.task(t).running {
-                self.broken.push(format!("put_prev {t:?}: not current"));
-            }
-            self.ring.put_prev(ctx, cpu, t);
-        }
-        fn pick_next(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
-            if let Some(n) = self.expect_runnable {
-                let runnable = (0..ctx.nr_tasks())
-                    .filter(|&i| ctx.task(TaskId(i as u32)).on_rq)
-                    .count();
-                if runnable != n {
-                    self.broken
-                        .push(format!("pick with {runnable} runnable, not {n}"));
+    impl Observer<RingBaseline> for Probe {
+        fn before(&mut self, hook: Hook, _ring: &RingBaseline, ctx: &Ctx) {
+            let problem = match hook {
+                Hook::Enqueue(cpu, t, _) if !ctx.task(t).on_rq || ctx.task(t).cpu != cpu => {
+                    Some(format!("enqueue {t:?}: on_rq unset or on another CPU"))
                 }
-            }
-            self.picks += 1;
-            self.ring.pick_next(ctx, cpu)
-        }
-        fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
-            self.ring.for_each_queued(f)
+                Hook::Dequeue(cpu, t, kind)
+                    if ctx.task(t).on_rq
+                        || ctx.curr(cpu) != Some(t)
+                        || kind != DequeueKind::Sleep =>
+                {
+                    Some(format!("dequeue {t:?}: not the blocking current task"))
+                }
+                Hook::PutPrev(cpu, t) if ctx.curr(cpu) != Some(t) || !ctx.task(t).running => {
+                    Some(format!("put_prev {t:?}: not current"))
+                }
+                Hook::PickNext(_) => {
+                    self.picks += 1;
+                    let runnable = (0..ctx.nr_tasks())
+                        .filter(|&i| ctx.task(TaskId(i as u32)).on_rq)
+                        .count();
+                    self.expect_runnable
+                        .filter(|&n| n != runnable)
+                        .map(|n| format!("pick with {runnable} runnable, not {n}"))
+                }
+                _ => None,
+            };
+            self.broken.extend(problem);
         }
     }
 
@@ -711,30 +702,22 @@ mod tests {
                 cpus,
                 ..Default::default()
             };
-            let probe = Probe {
-                ring: RingBaseline::new(cpus),
-                expect_runnable: None,
-                picks: 0,
-                broken: Vec::new(),
-            };
+            let probe = Observed::new(RingBaseline::new(cpus), Probe::default());
             let mut h = Harness::new(probe, &cfg, n).unwrap();
             assert_eq!(h.sleepers.len(), SLEEPERS);
-            h.core.policy.expect_runnable = Some(n);
-            let before = h.core.policy.picks;
+            h.core.policy.observer.expect_runnable = Some(n);
+            let before = h.core.policy.observer.picks;
             h.measure(200).unwrap();
             // One pick per decision; a CPU left idle (N < CPUs, or the ring's lack of
             // balancing drained it) picks again after its newidle balance.
-            let picks = h.core.policy.picks - before;
+            let picks = h.core.policy.observer.picks - before;
             if cpus == 1 {
                 assert_eq!(picks, 200, "{cpus} CPUs, N={n}");
             } else {
                 assert!((200..=400).contains(&picks), "{cpus} CPUs, N={n}: {picks}");
             }
-            assert!(
-                h.core.policy.broken.is_empty(),
-                "{:?}",
-                &h.core.policy.broken[..1]
-            );
+            let broken = &h.core.policy.observer.broken;
+            assert!(broken.is_empty(), "{:?}", &broken[..1]);
             h.check().unwrap();
             // Every other round blocks: the sleepers rotate through the runnable set.
             assert!(h.core.ctx.tasks.iter().all(|v| v.sum_exec_ns > 0) || n > 7);

@@ -48,6 +48,13 @@ impl Switch {
     }
 }
 
+/// Where a task was when a change to it began ([`SchedCore::change_begin`]).
+struct Change {
+    cpu: CpuId,
+    queued: bool,
+    running: bool,
+}
+
 /// A reason the core refuses an operation (a policy broke the protocol, or an attribute
 /// change the policy does not accept).
 pub type ProtocolError = String;
@@ -64,7 +71,7 @@ pub struct SchedCore<S: Scheduler> {
     /// Per CPU: a task that exited on it and awaits `task_exit` after the switch
     /// (`finish_task_switch` → `put_task_struct` → `task_dead`).
     dead: Vec<Option<TaskId>>,
-    /// Per task: the dynamic priority last traced as a counter.
+    /// Per task: the dynamic priority last traced as a counter (empty when not tracing).
     traced_dprio: Vec<Option<i64>>,
     /// Scheduling decisions taken (`pick_next` calls).
     pub decisions: u64,
@@ -125,8 +132,20 @@ impl<S: Scheduler> SchedCore<S> {
             sleep_state: PrevState::Sleeping,
         });
         self.ctx.counters.push(TaskCounters::default());
-        self.traced_dprio.push(None);
+        if self.ctx.tracer.enabled() {
+            self.traced_dprio.push(None);
+        }
         id
+    }
+
+    /// Room for `n` more tasks in the per-task tables (a run reserves its start-up tasks at
+    /// once, so that the tables are not left up to twice as large as needed by doubling).
+    pub fn reserve_tasks(&mut self, n: usize) {
+        self.ctx.tasks.reserve_exact(n);
+        self.ctx.counters.reserve_exact(n);
+        if self.ctx.tracer.enabled() {
+            self.traced_dprio.reserve_exact(n);
+        }
     }
 
     /// The policy's `task_new` for a task just created (`sched_fork` →
@@ -322,32 +341,16 @@ impl<S: Scheduler> SchedCore<S> {
             return Ok(());
         }
         self.policy.accepts(&new_attrs)?;
-        let cpu = v.cpu;
-        let (queued, running) = (v.on_rq, v.running);
-        self.ctx.charge_cpu = cpu.idx();
-        if running {
-            self.account(cpu);
-        }
-        if queued {
-            self.ctx.tasks[t.idx()].on_rq = false;
-            self.policy
-                .dequeue(&mut self.ctx, cpu, t, DequeueKind::Save);
-        }
-        if running {
-            self.ctx.tasks[t.idx()].running = false;
-            self.policy.put_prev(&mut self.ctx, cpu, t);
-            self.prev_put[cpu.idx()] = true;
-        }
+        let Change {
+            cpu,
+            queued,
+            running,
+        } = self.change_begin(t);
         let v = &mut self.ctx.tasks[t.idx()];
         v.attrs = new_attrs;
         v.affinity = new_mask;
         if new_mask.contains(cpu) {
-            if queued {
-                self.ctx.tasks[t.idx()].on_rq = true;
-                self.policy
-                    .enqueue(&mut self.ctx, cpu, t, EnqueueKind::Restore);
-            }
-            self.ctx.tasks[t.idx()].running = running;
+            self.change_restore(t, cpu, queued, running);
             self.policy.prio_changed(&mut self.ctx, t, old);
         } else if queued {
             // A sleeping task is simply placed by its next wake-up; a queued or running
@@ -362,10 +365,7 @@ impl<S: Scheduler> SchedCore<S> {
                 .enqueue(&mut self.ctx, dest, t, EnqueueKind::Restore);
             self.check_preempt(dest, t);
         }
-        self.run_balance_callbacks(cpu);
-        if running {
-            self.ctx.resched(cpu);
-        }
+        self.change_end(cpu, running);
         Ok(())
     }
 
@@ -375,12 +375,27 @@ impl<S: Scheduler> SchedCore<S> {
     /// a reschedule if it runs. Its affinity is the caller's to update (the new group's
     /// cpuset), with [`Self::setattr`].
     pub fn move_group(&mut self, t: TaskId, to: GroupId) {
-        let v = self.ctx.tasks[t.idx()];
-        if v.group == to {
+        let from = self.ctx.tasks[t.idx()].group;
+        if from == to {
             return;
         }
-        let cpu = v.cpu;
-        let (queued, running) = (v.on_rq, v.running);
+        let Change {
+            cpu,
+            queued,
+            running,
+        } = self.change_begin(t);
+        self.ctx.tasks[t.idx()].group = to;
+        self.policy.task_change_group(&mut self.ctx, t, from);
+        self.change_restore(t, cpu, queued, running);
+        self.change_end(cpu, running);
+    }
+
+    /// The first half of a change to a task's scheduling state (the kernel's `sched_change`
+    /// pattern of `__sched_setscheduler` and `sched_move_task`): `update_curr` if it runs,
+    /// `dequeue(Save)` if queued, `put_prev` if running.
+    fn change_begin(&mut self, t: TaskId) -> Change {
+        let v = self.ctx.tasks[t.idx()];
+        let (cpu, queued, running) = (v.cpu, v.on_rq, v.running);
         self.ctx.charge_cpu = cpu.idx();
         if running {
             self.account(cpu);
@@ -395,14 +410,27 @@ impl<S: Scheduler> SchedCore<S> {
             self.policy.put_prev(&mut self.ctx, cpu, t);
             self.prev_put[cpu.idx()] = true;
         }
-        self.ctx.tasks[t.idx()].group = to;
-        self.policy.task_change_group(&mut self.ctx, t, v.group);
+        Change {
+            cpu,
+            queued,
+            running,
+        }
+    }
+
+    /// Put the task back where it was: `enqueue(Restore)` if it was queued, current again
+    /// if it was running (the reschedule's pick stands for `set_next_task`).
+    fn change_restore(&mut self, t: TaskId, cpu: CpuId, queued: bool, running: bool) {
         if queued {
             self.ctx.tasks[t.idx()].on_rq = true;
             self.policy
                 .enqueue(&mut self.ctx, cpu, t, EnqueueKind::Restore);
         }
         self.ctx.tasks[t.idx()].running = running;
+    }
+
+    /// The end of a change: the balance callbacks it queued, and a reschedule of the CPU
+    /// the task ran on.
+    fn change_end(&mut self, cpu: CpuId, running: bool) {
         self.run_balance_callbacks(cpu);
         if running {
             self.ctx.resched(cpu);
@@ -484,13 +512,17 @@ impl<S: Scheduler> SchedCore<S> {
     /// Arm the next tick of a busy CPU on the global tick grid (ticks are aligned across
     /// CPUs). Idle CPUs take none (NO_HZ idle), nor do busy CPUs whose policy says the
     /// tick would change nothing (NO_HZ full, `sched_can_stop_tick`).
+    #[inline(always)]
     pub(crate) fn arm_tick(&mut self, cpu: CpuId) {
-        if self.ctx.cpus[cpu.idx()].tick_armed
-            || self.ctx.cpus[cpu.idx()].curr.is_none()
-            || self.policy.can_stop_tick(&self.ctx, cpu)
-        {
+        let c = &self.ctx.cpus[cpu.idx()];
+        if c.tick_armed || c.curr.is_none() || self.policy.can_stop_tick(&self.ctx, cpu) {
             return;
         }
+        self.start_tick(cpu);
+    }
+
+    #[inline(never)]
+    fn start_tick(&mut self, cpu: CpuId) {
         self.ctx.cpus[cpu.idx()].tick_armed = true;
         let tick = self.ctx.tick_ns;
         let next = (self.ctx.now / tick + 1) * tick;
@@ -615,6 +647,11 @@ impl<S: Scheduler> SchedCore<S> {
     /// last switch (zero, and nothing owed, when `sched_work_ps` is 0).
     fn sched_work_cost(&mut self, c: usize) -> u64 {
         let cs = &mut self.ctx.cpus[c];
+        if self.costs.sched_work_ps == 0 {
+            // The cost model is off: nothing is owed and no remainder is ever carried.
+            cs.pending_work = 0;
+            return 0;
+        }
         let units = std::mem::take(&mut cs.pending_work);
         let ps = units.saturating_mul(self.costs.sched_work_ps) + cs.work_carry_ps;
         cs.work_carry_ps = ps % 1000;

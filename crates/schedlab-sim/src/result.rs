@@ -44,12 +44,16 @@ impl Source {
         }
     }
 
-    fn histogram<S: Scheduler>(e: &Engine<S>, t: usize, series: Series) -> &Histogram {
+    fn histogram<'e, S: Scheduler>(
+        e: &'e Engine<'_, S>,
+        t: usize,
+        series: Series,
+    ) -> &'e Histogram {
         let m = &e.metrics.tasks[t];
         match series {
             Series::Latency => &m.latency,
             Series::Response => &m.response,
-            Series::TimerLatency => &m.timer_latency,
+            Series::TimerLatency => m.timer_latency(),
         }
     }
 

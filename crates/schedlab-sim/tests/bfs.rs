@@ -2,16 +2,19 @@
 //! prio_ratios table, the virtual-deadline formula on
 //! refill, earliest-deadline picking against a brute-force reference, the CPU share two
 //! hogs get on one CPU, RT before normal, wake-up preemption by a sleeper's old deadline,
-//! SCHED_BATCH never wake-preempting, SCHED_ISO's CPU limit, and end-to-end runs (hackbench
-//! from the generator, mixed policies) with the invariant checker.
+//! SCHED_BATCH never wake-preempting, SCHED_ISO's CPU limit — the unit tests driven
+//! through the scheduler core (`SchedCore`, the engine's protocol) — and end-to-end runs
+//! (hackbench from the generator, mixed policies) with the invariant checker.
 mod common;
 use common::*;
 
 use proptest::prelude::*;
 use schedlab_sim::cpu::bfs::{self, Bfs};
-use schedlab_sim::sched::{DequeueKind, EnqueueKind, Scheduler};
+use schedlab_sim::protocol::testing::{mask_of_bits, Driver, Op};
+use schedlab_sim::protocol::SchedCore;
+use schedlab_sim::sched::Scheduler;
+use schedlab_sim::trace::writer::PrevState;
 use schedlab_sim::types::{CpuId, CpuMask, SchedAttrs};
-use schedlab_sim::Ctx;
 use schedlab_spec::model::*;
 
 fn attrs(policy: Policy, rt_priority: i32, nice: i32) -> SchedAttrs {
@@ -46,70 +49,69 @@ fn prio_ratios_table_is_128_then_plus_ten_percent_integer() {
     assert_eq!(bfs::timeslice_ns(6), 6144 * 1000);
 }
 
+const C0: CpuId = CpuId(0);
+
 #[test]
 fn deadline_on_creation_and_after_slice_refill_is_now_plus_ratio_times_rr() {
-    let mut ctx = Ctx::for_test(1, 250);
-    let mut b = Bfs::new(1);
-    b.set_param("rr_interval_ms", "4").unwrap();
-    let cpu = CpuId(0);
+    let mut core = SchedCore::bare(Bfs::new(1), 1, 250);
+    core.policy.set_param("rr_interval_ms", "4").unwrap();
     let mut ts = Vec::new();
     for (i, nice) in [-20, -3, 0, 7, 19].into_iter().enumerate() {
         let now = 1_000_000 * (i as u64 + 1);
-        ctx.set_now_for_test(now);
-        let t = ctx.add_task_for_test(attrs(Policy::Other, 0, nice), CpuMask::first_n(1));
-        b.task_new(&mut ctx, t, None);
+        core.set_now(now);
+        let t = core.spawn(attrs(Policy::Other, 0, nice), CpuMask::first_n(1), None);
         let ratio = bfs::prio_ratios()[(nice + 20) as usize];
-        assert_eq!(b.deadline_of(t), now + ratio * 4 * UNIT, "nice {nice}");
-        assert_eq!(b.time_slice_of(t), bfs::timeslice_ns(4));
+        assert_eq!(
+            core.policy.deadline_of(t),
+            now + ratio * 4 * UNIT,
+            "nice {nice}"
+        );
+        assert_eq!(core.policy.time_slice_of(t), bfs::timeslice_ns(4));
         ts.push((t, nice));
     }
-    // Run each task to the end of its slice, then deschedule it: new deadline from now.
+    // Start them all at 100 ms; run each to the end of its slice, then it blocks and is
+    // descheduled: new deadline from now (check_deadline at the switch).
+    core.set_now(100_000_000);
     for &(t, _) in &ts {
-        b.enqueue(&mut ctx, cpu, t, EnqueueKind::Wakeup);
+        core.wake_up_new_task(t, None).unwrap();
     }
-    let mut now = 100_000_000;
+    core.process_resched();
     for _ in 0..ts.len() {
-        ctx.set_now_for_test(now);
-        let t = b.pick_next(&mut ctx, cpu).unwrap();
-        ctx.set_curr_for_test(cpu, Some(t));
-        let slice = b.time_slice_of(t);
-        now += slice;
-        ctx.set_now_for_test(now);
-        b.update_curr(&mut ctx, cpu, t, slice);
-        b.dequeue(&mut ctx, cpu, t, DequeueKind::Sleep);
-        b.put_prev(&mut ctx, cpu, t);
-        ctx.set_curr_for_test(cpu, None);
+        let t = core.ctx.curr(C0).unwrap();
+        let now = core.ctx.now() + core.policy.time_slice_of(t);
+        core.set_now(now);
+        core.block(C0, PrevState::Sleeping);
+        core.process_resched();
         let nice = ts.iter().find(|x| x.0 == t).unwrap().1;
         let ratio = bfs::prio_ratios()[(nice + 20) as usize];
         assert_eq!(
-            b.deadline_of(t),
+            core.policy.deadline_of(t),
             now + ratio * 4 * UNIT,
             "refill of nice {nice}"
         );
-        assert_eq!(b.time_slice_of(t), bfs::timeslice_ns(4));
+        assert_eq!(core.policy.time_slice_of(t), bfs::timeslice_ns(4));
     }
+    assert_eq!(core.ctx.curr(C0), None);
 }
 
 #[test]
 fn sleeping_keeps_slice_and_deadline() {
-    let mut ctx = Ctx::for_test(1, 250);
-    let mut b = Bfs::new(1);
-    let cpu = CpuId(0);
-    let t = ctx.add_task_for_test(attrs(Policy::Other, 0, 0), CpuMask::first_n(1));
-    b.task_new(&mut ctx, t, None);
-    b.enqueue(&mut ctx, cpu, t, EnqueueKind::New);
-    let d = b.deadline_of(t);
-    assert_eq!(b.pick_next(&mut ctx, cpu), Some(t));
-    ctx.set_curr_for_test(cpu, Some(t));
-    ctx.set_now_for_test(1_000_000);
-    b.update_curr(&mut ctx, cpu, t, 1_000_000);
-    b.dequeue(&mut ctx, cpu, t, DequeueKind::Sleep);
-    b.put_prev(&mut ctx, cpu, t);
-    ctx.set_curr_for_test(cpu, None);
-    ctx.set_now_for_test(500_000_000);
-    b.enqueue(&mut ctx, cpu, t, EnqueueKind::Wakeup);
-    assert_eq!(b.deadline_of(t), d);
-    assert_eq!(b.time_slice_of(t), bfs::timeslice_ns(6) - 1_000_000);
+    let mut core = SchedCore::bare(Bfs::new(1), 1, 250);
+    let t = core.spawn(attrs(Policy::Other, 0, 0), CpuMask::first_n(1), None);
+    core.wake_up_new_task(t, None).unwrap();
+    core.process_resched();
+    let d = core.policy.deadline_of(t);
+    assert_eq!(core.ctx.curr(C0), Some(t));
+    core.set_now(1_000_000);
+    core.block(C0, PrevState::Sleeping);
+    core.process_resched();
+    core.set_now(500_000_000);
+    core.try_to_wake_up(t, None, false).unwrap();
+    assert_eq!(core.policy.deadline_of(t), d);
+    assert_eq!(
+        core.policy.time_slice_of(t),
+        bfs::timeslice_ns(6) - 1_000_000
+    );
 }
 
 /// One queued task for the brute-force reference.
@@ -151,13 +153,13 @@ proptest! {
         cpus in proptest::collection::vec(0u32..4, 1..40),
         muqss in any::<bool>(),
     ) {
-        let mut ctx = Ctx::for_test(4, 250);
-        let mut b = if muqss { schedlab_sim::cpu::muqss::muqss(4) } else { Bfs::new(4) };
+        let policy = if muqss { schedlab_sim::cpu::muqss::muqss(4) } else { Bfs::new(4) };
+        let mut core = SchedCore::bare(policy, 4, 250);
         let mut ids = Vec::new();
         let mut sorted = tasks.clone();
         sorted.sort_by_key(|t| t.created_us);
         for q in &sorted {
-            ctx.set_now_for_test(q.created_us * 1000);
+            core.set_now(q.created_us * 1000);
             let mut m = CpuMask::empty();
             for c in 0..4 {
                 if q.cpus & (1 << c) != 0 {
@@ -168,18 +170,23 @@ proptest! {
                 Policy::Fifo => attrs(Policy::Fifo, 1 + q.level % 5, 0),
                 p => attrs(p, 0, q.level - 20),
             };
-            let t = ctx.add_task_for_test(a, m);
-            b.task_new(&mut ctx, t, None);
+            let t = core.spawn(a, m, None);
             ids.push((t, a, m));
         }
-        ctx.set_now_for_test(60_000_000);
-        // Enqueue in id order; RT FIFO order = enqueue order.
+        core.set_now(60_000_000);
+        // Start them in id order (RT FIFO order = wake-up order): every CPU is idle, so
+        // each is queued for its first allowed CPU.
         for &(t, _, m) in &ids {
-            b.enqueue(&mut ctx, m.first().unwrap(), t, EnqueueKind::Wakeup);
+            prop_assert_eq!(core.wake_up_new_task(t, None), Ok(m.first().unwrap()));
         }
+        // Each step, one CPU schedules; the task it picked before blocks first, so every
+        // task is picked at most once.
         let mut left: Vec<usize> = (0..ids.len()).collect();
         for &c in &cpus {
             let cpu = CpuId(c);
+            if core.ctx.curr(cpu).is_some() {
+                core.block(cpu, PrevState::Sleeping);
+            }
             let want = left
                 .iter()
                 .copied()
@@ -191,16 +198,16 @@ proptest! {
                         Policy::Idle => 102,
                         _ => 101,
                     };
-                    let key = if a.policy == Policy::Fifo { i as u64 } else { b.deadline_of(t) };
+                    let key = if a.policy == Policy::Fifo { i as u64 } else { core.policy.deadline_of(t) };
                     (class, key, i)
                 });
-            let got = b.pick_next(&mut ctx, cpu);
+            let got = core.schedule(cpu).next;
             if muqss {
                 // Equal (class, deadline) keys may resolve to either queue; compare keys.
                 prop_assert_eq!(got.is_some(), want.is_some());
                 if let (Some(g), Some(i)) = (got, want) {
-                    prop_assert_eq!(b.deadline_of(g), b.deadline_of(ids[i].0));
-                    prop_assert_eq!(ctx.task(g).attrs.prio(), ids[i].1.prio());
+                    prop_assert_eq!(core.policy.deadline_of(g), core.policy.deadline_of(ids[i].0));
+                    prop_assert_eq!(core.ctx.task(g).attrs.prio(), ids[i].1.prio());
                     let gi = ids.iter().position(|x| x.0 == g).unwrap();
                     left.retain(|&x| x != gi);
                 }
@@ -211,8 +218,59 @@ proptest! {
                 }
             }
             if let Some(g) = got {
-                prop_assert_eq!(ctx.task(g).cpu, cpu);
+                prop_assert_eq!(core.ctx.task(g).cpu, cpu);
             }
+        }
+    }
+}
+
+fn random_attrs(kind: u8, v: i32) -> SchedAttrs {
+    match kind {
+        0 => attrs(Policy::Other, 0, v.clamp(-20, 19)),
+        1 => attrs(Policy::Batch, 0, v.clamp(-20, 19)),
+        2 => attrs(Policy::Idle, 0, v.clamp(-20, 19)),
+        3 => attrs(Policy::Fifo, v.rem_euclid(99) + 1, 0),
+        _ => attrs(Policy::Rr, v.rem_euclid(99) + 1, 0),
+    }
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0usize..10).prop_map(Op::Wake),
+        3 => (1u64..10_000_000).prop_map(Op::Advance),
+        2 => (0usize..4).prop_map(Op::Block),
+        1 => (0usize..4).prop_map(Op::Bounce),
+        1 => (0usize..4).prop_map(Op::Yield),
+        3 => Just(Op::Tick),
+        1 => ((0usize..4), 0u8..5, -20i32..20).prop_map(|(c, k, v)| Op::Change(c, random_attrs(k, v))),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Random operations through the scheduler core keep the invariants every policy must
+    /// keep (`Driver::check`), for BFS and MuQSS, with ISO tasks and every yield type.
+    #[test]
+    fn random_operations_keep_the_invariants(
+        cpus in 1usize..4,
+        muqss in any::<bool>(),
+        rt_as_iso in any::<bool>(),
+        yield_type in 0u8..3,
+        tasks in proptest::collection::vec((0u8..5, -20i32..20, 1u32..16), 1..10),
+        ops in proptest::collection::vec(op(), 1..200),
+    ) {
+        let specs: Vec<_> = tasks
+            .iter()
+            .map(|&(k, v, m)| (random_attrs(k, v), mask_of_bits(m)))
+            .collect();
+        let mut policy = if muqss { schedlab_sim::cpu::muqss::muqss(cpus) } else { Bfs::new(cpus) };
+        policy.set_param("rt_as_iso", if rt_as_iso { "1" } else { "0" }).unwrap();
+        policy.set_param("yield_type", &yield_type.to_string()).unwrap();
+        let mut d = Driver::new(policy, cpus, 250, &specs);
+        for o in ops {
+            d.apply(o);
+            d.check();
         }
     }
 }

@@ -1,14 +1,18 @@
 //! `linux-o1` pinned to vanilla Linux 2.6.18 kernel/sched.c: timeslice formula (l.164-186), effective_prio (l.713-830),
 //! scheduler_tick's expiry rules and EXPIRED_STARVING (l.2897-3080), sched_fork /
-//! sched_exit (l.1536-1720), sys_sched_yield (l.4405-4450), and end-to-end runs with the
-//! invariant checker.
+//! sched_exit (l.1536-1720), sys_sched_yield (l.4405-4450) — driven through the scheduler
+//! core (`SchedCore`, the engine's protocol) — and end-to-end runs with the invariant
+//! checker.
 mod common;
 use common::*;
 
+use proptest::prelude::*;
 use schedlab_sim::cpu::linux_o1::LinuxO1;
-use schedlab_sim::sched::{DequeueKind, EnqueueKind, Scheduler};
+use schedlab_sim::protocol::testing::{mask_of_bits, Driver, Op};
+use schedlab_sim::protocol::SchedCore;
+use schedlab_sim::sched::Scheduler;
+use schedlab_sim::trace::writer::PrevState;
 use schedlab_sim::types::{CpuId, CpuMask, Policy, SchedAttrs, TaskId};
-use schedlab_sim::Ctx;
 use schedlab_spec::model::{Event, Resources, Spec};
 
 const C0: CpuId = CpuId(0);
@@ -51,26 +55,35 @@ fn task_timeslice_for_every_nice_and_hz() {
     assert_eq!(p.task_timeslice(100, 100), 80);
 }
 
-/// One CPU at `hz` with `n` SCHED_OTHER tasks of the given nice values, each enqueued as
-/// a start-up task (no parent).
-fn setup(hz: u32, nices: &[i32]) -> (Ctx, LinuxO1, Vec<TaskId>) {
-    let mut ctx = Ctx::for_test(1, hz);
-    let mut p = LinuxO1::new(1);
-    let mut v = Vec::new();
-    for &n in nices {
-        let t = ctx.add_task_for_test(other(n), CpuMask::first_n(1));
-        p.task_new(&mut ctx, t, None);
-        p.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-        v.push(t);
+/// linux-o1 on one CPU at `hz`, driven by the scheduler core (the engine's protocol).
+fn o1(hz: u32) -> SchedCore<LinuxO1> {
+    SchedCore::bare(LinuxO1::new(1), 1, hz)
+}
+
+/// A start-up SCHED_OTHER task (no parent) of nice `nice`, created but not yet woken.
+fn spawn(core: &mut SchedCore<LinuxO1>, nice: i32) -> TaskId {
+    core.spawn(other(nice), CpuMask::first_n(1), None)
+}
+
+/// Wake created tasks in order (`wake_up_new_task`) and let CPU 0 schedule.
+fn start(core: &mut SchedCore<LinuxO1>, tasks: &[TaskId]) {
+    for &t in tasks {
+        core.wake_up_new_task(t, None).unwrap();
     }
-    (ctx, p, v)
+    core.process_resched();
+}
+
+/// CPU 0's periodic tick (`scheduler_tick`) at `now`; the reschedule it may ask for is
+/// left pending for the test to see.
+fn tick_at(core: &mut SchedCore<LinuxO1>, now: u64) {
+    core.set_now(now);
+    core.tick(C0);
 }
 
 /// effective_prio = static_prio − (CURRENT_BONUS − MAX_BONUS/2), CURRENT_BONUS =
-/// jiffies(sleep_avg) × 10 / 1000 (l.131, 713-830).
+/// jiffies(sleep_avg) × 10 / 1000 (l.131, 713-830), as wake_up_new_task computes it.
 #[test]
 fn effective_prio_bonus_from_sleep_avg() {
-    let (ctx, mut p, t) = setup(1000, &[0, -20, 19]);
     for (ms, bonus) in [
         (0u64, 0i32),
         (99, 0),
@@ -79,11 +92,21 @@ fn effective_prio_bonus_from_sleep_avg() {
         (799, 7),
         (1000, 10),
     ] {
+        let mut core = o1(1000);
+        let t: Vec<_> = [0, -20, 19].map(|n| spawn(&mut core, n)).into();
+        for &x in &t {
+            core.policy
+                .set_sleep_avg_for_test(&core.ctx, x, ms * 1_000_000);
+        }
+        start(&mut core, &t);
         for (i, nice) in [(0usize, 0), (1, -20), (2, 19)] {
-            p.set_sleep_avg_for_test(&ctx, t[i], ms * 1_000_000);
             let want = (120 + nice - (bonus - 5)).clamp(100, 139);
-            assert_eq!(p.prio(t[i]), want, "nice {nice} sleep_avg {ms} ms");
-            assert_eq!(p.dynamic_prio(t[i]), Some(("prio", want as i64)));
+            assert_eq!(
+                core.policy.prio(t[i]),
+                want,
+                "nice {nice} sleep_avg {ms} ms"
+            );
+            assert_eq!(core.policy.dynamic_prio(t[i]), Some(("prio", want as i64)));
         }
     }
 }
@@ -92,68 +115,88 @@ fn effective_prio_bonus_from_sleep_avg() {
 /// on the active array; a non-interactive one goes to the expired array.
 #[test]
 fn interactive_task_requeued_on_active_at_expiry() {
-    let (mut ctx, mut p, t) = setup(1000, &[0, 0]);
-    let (a, b) = (t[0], t[1]);
-    p.set_sleep_avg_for_test(&ctx, a, 1_000_000_000); // bonus 10 -> prio 115, interactive
-    ctx.set_now_for_test(5_000_000);
-    assert_eq!(p.pick_next(&mut ctx, C0), Some(a));
-    ctx.set_curr_for_test(C0, Some(a));
-    p.set_time_slice_for_test(a, 1);
-    p.tick(&mut ctx, C0, a);
-    assert_eq!(p.in_expired(a), Some(false), "interactive: stays active");
-    assert_eq!(p.time_slice(a), 100, "refilled with task_timeslice");
-    assert!(ctx.need_resched(C0));
-    // b: sleep_avg 0, not interactive -> expired.
-    p.put_prev(&mut ctx, C0, a);
-    ctx.set_curr_for_test(C0, Some(b));
-    p.set_time_slice_for_test(b, 1);
-    p.tick(&mut ctx, C0, b);
-    assert_eq!(p.in_expired(b), Some(true));
+    let mut core = o1(1000);
+    let (a, b) = (spawn(&mut core, 0), spawn(&mut core, 0));
+    // bonus 10 -> prio 115, interactive; b: sleep_avg 0, prio 125, not interactive.
+    core.policy
+        .set_sleep_avg_for_test(&core.ctx, a, 1_000_000_000);
+    start(&mut core, &[a, b]);
+    assert_eq!(core.ctx.curr(C0), Some(a));
+    core.policy.set_time_slice_for_test(a, 1);
+    tick_at(&mut core, 1_000_000);
+    assert_eq!(
+        core.policy.in_expired(a),
+        Some(false),
+        "interactive: stays active"
+    );
+    assert_eq!(
+        core.policy.time_slice(a),
+        100,
+        "refilled with task_timeslice"
+    );
+    assert!(core.ctx.need_resched(C0));
+    core.process_resched();
+    assert_eq!(core.ctx.curr(C0), Some(a), "still the best task");
+    // a blocks; b's slice runs out: not interactive -> expired.
+    core.block(C0, PrevState::Sleeping);
+    core.process_resched();
+    assert_eq!(core.ctx.curr(C0), Some(b));
+    core.policy.set_time_slice_for_test(b, 1);
+    tick_at(&mut core, 2_000_000);
+    assert_eq!(core.policy.in_expired(b), Some(true));
 }
 
 /// EXPIRED_STARVING (l.2897-2905), first clause: a better static_prio waits in the
 /// expired array -> an interactive task expires to the expired array too.
 #[test]
 fn starvation_by_better_expired_static_prio() {
-    let (mut ctx, mut p, t) = setup(1000, &[-5, 0]);
-    let (hi, a) = (t[0], t[1]);
-    ctx.set_now_for_test(1_000_000);
-    // hi (nice -5, sleep_avg 0 -> prio 120, not interactive) expires first.
-    ctx.set_curr_for_test(C0, Some(hi));
-    p.set_time_slice_for_test(hi, 1);
-    p.tick(&mut ctx, C0, hi);
-    assert_eq!(p.in_expired(hi), Some(true));
+    let mut core = o1(1000);
+    let (hi, a) = (spawn(&mut core, -5), spawn(&mut core, 0));
+    // hi (nice -5, sleep_avg 0 -> prio 120, not interactive) runs first and expires.
+    start(&mut core, &[hi, a]);
+    assert_eq!(core.ctx.curr(C0), Some(hi));
+    core.policy.set_time_slice_for_test(hi, 1);
+    tick_at(&mut core, 1_000_000);
+    assert_eq!(core.policy.in_expired(hi), Some(true));
+    core.process_resched();
+    assert_eq!(core.ctx.curr(C0), Some(a));
     // a is interactive (bonus 10) but static_prio 120 > best_expired_prio 115.
-    p.set_sleep_avg_for_test(&ctx, a, 1_000_000_000);
-    ctx.set_curr_for_test(C0, Some(a));
-    p.set_time_slice_for_test(a, 1);
-    p.tick(&mut ctx, C0, a);
+    core.policy
+        .set_sleep_avg_for_test(&core.ctx, a, 1_000_000_000);
+    core.policy.set_time_slice_for_test(a, 1);
+    tick_at(&mut core, 2_000_000);
     assert_eq!(
-        p.in_expired(a),
+        core.policy.in_expired(a),
         Some(true),
         "starving: interactive task expires"
     );
 }
 
 /// EXPIRED_STARVING second clause: the first expiry is older than STARVATION_LIMIT ×
-/// nr_running jiffies.
+/// nr_running jiffies. (The ticks between the two expiries are skipped: only the age of
+/// the first expiry matters.)
 #[test]
 fn starvation_by_age_of_first_expiry() {
     for (wait_jiffies, starving) in [(2000u64, false), (2001, true)] {
-        let (mut ctx, mut p, t) = setup(1000, &[0, 0]);
-        let (b, a) = (t[0], t[1]);
-        ctx.set_now_for_test(10_000_000); // jiffy 10
-        ctx.set_curr_for_test(C0, Some(b));
-        p.set_time_slice_for_test(b, 1);
-        p.tick(&mut ctx, C0, b); // expired_timestamp = 10, best_expired_prio = 120
-        assert_eq!(p.in_expired(b), Some(true));
-        p.set_sleep_avg_for_test(&ctx, a, 1_000_000_000);
-        ctx.set_now_for_test((10 + wait_jiffies) * 1_000_000);
-        ctx.set_curr_for_test(C0, Some(a));
-        p.set_time_slice_for_test(a, 1);
-        p.tick(&mut ctx, C0, a);
+        let mut core = o1(1000);
+        let (b, a) = (spawn(&mut core, 0), spawn(&mut core, 0));
+        start(&mut core, &[b, a]);
+        assert_eq!(core.ctx.curr(C0), Some(b));
+        core.policy.set_time_slice_for_test(b, 1);
+        tick_at(&mut core, 10_000_000); // expired_timestamp = jiffy 10, best_expired_prio = 120
+        assert_eq!(core.policy.in_expired(b), Some(true));
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(a));
+        core.policy
+            .set_sleep_avg_for_test(&core.ctx, a, 1_000_000_000);
+        core.policy.set_time_slice_for_test(a, 1);
+        tick_at(&mut core, (10 + wait_jiffies) * 1_000_000);
         // nr_running = 2 -> limit 2000 jiffies; "> limit" starves.
-        assert_eq!(p.in_expired(a), Some(starving), "waited {wait_jiffies}");
+        assert_eq!(
+            core.policy.in_expired(a),
+            Some(starving),
+            "waited {wait_jiffies}"
+        );
     }
 }
 
@@ -161,109 +204,117 @@ fn starvation_by_age_of_first_expiry() {
 /// requeued to the tail of its level every 10 ms of its slice, keeping the slice.
 #[test]
 fn interactive_round_robin_every_granularity() {
-    let (mut ctx, mut p, t) = setup(1000, &[0, 0]);
-    let (a, b) = (t[0], t[1]);
-    p.set_sleep_avg_for_test(&ctx, a, 1_000_000_000);
-    p.set_sleep_avg_for_test(&ctx, b, 1_000_000_000);
-    // Re-link both at their new prio (115) by a save/restore.
+    let mut core = o1(1000);
+    let (a, b) = (spawn(&mut core, 0), spawn(&mut core, 0));
     for x in [a, b] {
-        p.dequeue(&mut ctx, C0, x, DequeueKind::Save);
-        p.enqueue(&mut ctx, C0, x, EnqueueKind::Restore);
+        core.policy
+            .set_sleep_avg_for_test(&core.ctx, x, 1_000_000_000);
     }
-    assert_eq!(p.active_list(C0, 115), vec![a, b]);
-    ctx.set_now_for_test(1_000_000);
-    ctx.set_curr_for_test(C0, Some(a));
+    start(&mut core, &[a, b]);
+    assert_eq!(core.policy.active_list(C0, 115), vec![a, b]);
+    assert_eq!(core.ctx.curr(C0), Some(a));
     for i in 1..=9 {
-        p.tick(&mut ctx, C0, a);
-        assert_eq!(p.active_list(C0, 115), vec![a, b], "tick {i}");
+        tick_at(&mut core, i * 1_000_000);
+        assert_eq!(core.policy.active_list(C0, 115), vec![a, b], "tick {i}");
+        assert!(!core.ctx.need_resched(C0));
     }
-    p.tick(&mut ctx, C0, a); // 10 jiffies used: (100 - 90) % 10 == 0
-    assert_eq!(p.active_list(C0, 115), vec![b, a]);
-    assert_eq!(p.time_slice(a), 90);
-    assert!(ctx.need_resched(C0));
+    tick_at(&mut core, 10_000_000); // 10 jiffies used: (100 - 90) % 10 == 0
+    assert_eq!(core.policy.active_list(C0, 115), vec![b, a]);
+    assert_eq!(core.policy.time_slice(a), 90);
+    assert!(core.ctx.need_resched(C0));
+    core.process_resched();
+    assert_eq!(core.ctx.curr(C0), Some(b));
 }
 
 /// sched_fork (within l.1536-1720): the child gets (ts+1)/2, the parent ts/2; sched_exit
 /// (same range) gives an unused first slice back, capped at task_timeslice(child).
 #[test]
 fn fork_splits_and_exit_gives_back_the_slice() {
+    let one = CpuMask::first_n(1);
     for (ts, child, parent) in [(7u32, 4u32, 3u32), (100, 50, 50), (2, 1, 1)] {
-        let (mut ctx, mut p, t) = setup(1000, &[0]);
-        let par = t[0];
-        ctx.set_curr_for_test(C0, Some(par));
-        assert_eq!(p.pick_next(&mut ctx, C0), Some(par));
-        p.set_time_slice_for_test(par, ts);
-        let c = ctx.add_task_for_test(other(0), CpuMask::first_n(1));
-        p.task_new(&mut ctx, c, Some(par));
-        assert_eq!((p.time_slice(c), p.time_slice(par)), (child, parent));
-        assert!(p.first_time_slice(c));
+        let mut core = o1(1000);
+        let par = spawn(&mut core, 0);
+        start(&mut core, &[par]);
+        core.policy.set_time_slice_for_test(par, ts);
+        let c = core.spawn(other(0), one, Some(par));
+        assert_eq!(
+            (core.policy.time_slice(c), core.policy.time_slice(par)),
+            (child, parent)
+        );
+        assert!(core.policy.first_time_slice(c));
         // wake_up_new_task: same CPU -> linked just ahead of the running parent.
-        p.enqueue(&mut ctx, C0, c, EnqueueKind::New);
-        assert_eq!(p.prio(c), p.prio(par));
-        assert_eq!(p.active_list(C0, p.prio(par) as usize), vec![c, par]);
-        assert!(ctx.need_resched(C0));
+        core.wake_up_new_task(c, Some(C0)).unwrap();
+        let prio = core.policy.prio(par);
+        assert_eq!(core.policy.prio(c), prio);
+        assert_eq!(core.policy.active_list(C0, prio as usize), vec![c, par]);
+        assert!(core.ctx.need_resched(C0));
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(c), "the child runs first");
         // The child exits without finishing its first slice.
-        p.dequeue(&mut ctx, C0, c, DequeueKind::Exit);
-        p.task_exit(&mut ctx, c);
-        assert_eq!(p.time_slice(par), child + parent, "ts {ts}");
+        core.exit(C0);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(par));
+        assert_eq!(core.policy.time_slice(par), child + parent, "ts {ts}");
     }
     // Cap at task_timeslice(child): a nice 19 child (5 jiffies) of a nice 0 parent.
-    let (mut ctx, mut p, t) = setup(1000, &[0]);
-    let par = t[0];
-    ctx.set_curr_for_test(C0, Some(par));
-    p.set_time_slice_for_test(par, 100);
-    let c = ctx.add_task_for_test(other(19), CpuMask::first_n(1));
-    p.task_new(&mut ctx, c, Some(par));
-    p.enqueue(&mut ctx, C0, c, EnqueueKind::New);
-    p.dequeue(&mut ctx, C0, c, DequeueKind::Exit);
-    p.task_exit(&mut ctx, c);
-    assert_eq!(p.time_slice(par), 5);
+    let mut core = o1(1000);
+    let par = spawn(&mut core, 0);
+    start(&mut core, &[par]);
+    core.policy.set_time_slice_for_test(par, 100);
+    let c = core.spawn(other(19), one, Some(par));
+    core.wake_up_new_task(c, Some(C0)).unwrap();
+    core.process_resched();
+    assert_eq!(core.ctx.curr(C0), Some(c));
+    core.exit(C0);
+    core.process_resched();
+    assert_eq!(core.policy.time_slice(par), 5);
 }
 
 /// A parent whose slice the split empties gets 1 jiffy and scheduler_tick() runs at once,
 /// expiring it (sched_fork, within l.1536-1720).
 #[test]
 fn fork_with_one_jiffy_left_expires_the_parent() {
-    let (mut ctx, mut p, t) = setup(1000, &[0]);
-    let par = t[0];
-    ctx.set_curr_for_test(C0, Some(par));
-    p.set_time_slice_for_test(par, 1);
-    let c = ctx.add_task_for_test(other(0), CpuMask::first_n(1));
-    p.task_new(&mut ctx, c, Some(par));
-    assert_eq!(p.time_slice(c), 1);
-    assert_eq!(p.time_slice(par), 100, "expired and refilled");
-    assert_eq!(p.in_expired(par), Some(true));
+    let mut core = o1(1000);
+    let par = spawn(&mut core, 0);
+    start(&mut core, &[par]);
+    core.policy.set_time_slice_for_test(par, 1);
+    let c = core.spawn(other(0), CpuMask::first_n(1), Some(par));
+    assert_eq!(core.policy.time_slice(c), 1);
+    assert_eq!(core.policy.time_slice(par), 100, "expired and refilled");
+    assert_eq!(core.policy.in_expired(par), Some(true));
+    assert!(core.ctx.need_resched(C0));
 }
 
 /// wake_up_new_task: child sleep_avg = bonus×CHILD_PENALTY/100 (truncated) ×
 /// MAX_SLEEP_AVG/MAX_BONUS: bonus 10 -> 9 -> 900 ms.
 #[test]
 fn child_penalty_quantises_sleep_avg() {
-    let (mut ctx, mut p, t) = setup(1000, &[0]);
-    let par = t[0];
-    ctx.set_curr_for_test(C0, Some(par));
-    p.set_sleep_avg_for_test(&ctx, par, 1_000_000_000);
-    let c = ctx.add_task_for_test(other(0), CpuMask::first_n(1));
-    p.task_new(&mut ctx, c, Some(par));
-    p.enqueue(&mut ctx, C0, c, EnqueueKind::New);
-    assert_eq!(p.sleep_avg(c), 900_000_000);
-    assert_eq!(p.sleep_avg(par), 1_000_000_000, "PARENT_PENALTY 100");
+    let mut core = o1(1000);
+    let par = spawn(&mut core, 0);
+    core.policy
+        .set_sleep_avg_for_test(&core.ctx, par, 1_000_000_000);
+    start(&mut core, &[par]);
+    let c = core.spawn(other(0), CpuMask::first_n(1), Some(par));
+    core.wake_up_new_task(c, Some(C0)).unwrap();
+    assert_eq!(core.policy.sleep_avg(c), 900_000_000);
+    assert_eq!(
+        core.policy.sleep_avg(par),
+        1_000_000_000,
+        "PARENT_PENALTY 100"
+    );
 }
 
 /// sys_sched_yield (l.4405-4450): SCHED_OTHER goes to the expired array.
 #[test]
 fn yield_moves_to_expired() {
-    let (mut ctx, mut p, t) = setup(1000, &[0, 5]);
-    ctx.set_curr_for_test(C0, Some(t[0]));
-    assert_eq!(p.pick_next(&mut ctx, C0), Some(t[0]));
-    p.yield_task(&mut ctx, C0, t[0]);
-    assert_eq!(p.in_expired(t[0]), Some(true));
-    p.put_prev(&mut ctx, C0, t[0]);
-    assert_eq!(
-        p.pick_next(&mut ctx, C0),
-        Some(t[1]),
-        "nice 5 in active runs first"
-    );
+    let mut core = o1(1000);
+    let t = [spawn(&mut core, 0), spawn(&mut core, 5)];
+    start(&mut core, &t);
+    assert_eq!(core.ctx.curr(C0), Some(t[0]));
+    core.yield_current(C0);
+    assert_eq!(core.policy.in_expired(t[0]), Some(true));
+    core.process_resched();
+    assert_eq!(core.ctx.curr(C0), Some(t[1]), "nice 5 in active runs first");
 }
 
 fn hog(name: &str, nice: i32) -> schedlab_spec::model::TaskSpec {
@@ -393,4 +444,57 @@ fn params_listed_and_settable() {
     let mut p = LinuxO1::new(1);
     p.set_param("def_timeslice", "200").unwrap();
     assert_eq!(p.task_timeslice(1000, 120), 200);
+}
+
+fn random_attrs(kind: u8, v: i32) -> SchedAttrs {
+    match kind {
+        0 => other(v.clamp(-20, 19)),
+        1 => SchedAttrs {
+            policy: Policy::Batch,
+            ..other(v.clamp(-20, 19))
+        },
+        k => SchedAttrs {
+            policy: if k == 2 { Policy::Fifo } else { Policy::Rr },
+            rt_priority: v.rem_euclid(99) + 1,
+            nice: 0,
+            dl: None,
+        },
+    }
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0usize..10).prop_map(Op::Wake),
+        3 => (1u64..20_000_000).prop_map(Op::Advance),
+        2 => (0usize..4).prop_map(Op::Block),
+        1 => (0usize..4).prop_map(Op::Bounce),
+        1 => (0usize..4).prop_map(Op::Yield),
+        3 => Just(Op::Tick),
+        1 => ((0usize..4), 0u8..4, -20i32..20).prop_map(|(c, k, v)| Op::Change(c, random_attrs(k, v))),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Random operations through the scheduler core keep the invariants every policy must
+    /// keep (`Driver::check`): each runnable task queued once, on its CPU, within its
+    /// affinity; no CPU idle while a task waits on it.
+    #[test]
+    fn random_operations_keep_the_invariants(
+        cpus in 1usize..4,
+        hz in prop_oneof![Just(100u32), Just(250), Just(1000)],
+        tasks in proptest::collection::vec((0u8..4, -20i32..20, 1u32..16), 1..10),
+        ops in proptest::collection::vec(op(), 1..200),
+    ) {
+        let specs: Vec<_> = tasks
+            .iter()
+            .map(|&(k, v, m)| (random_attrs(k, v), mask_of_bits(m)))
+            .collect();
+        let mut d = Driver::new(LinuxO1::new(cpus), cpus, hz, &specs);
+        for o in ops {
+            d.apply(o);
+            d.check();
+        }
+    }
 }

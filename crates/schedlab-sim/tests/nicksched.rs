@@ -1,14 +1,17 @@
 //! `nicksched` pinned to Nick Piggin's scheduler policy v8 (LKML, 28 Aug 2003): the timeslice as a function of the dynamic
 //! priority and the best priority queued in the active *and expired* arrays at HZ
 //! 100/250/1000, the sleep history and priority of a sleeper vs a hog, slice expiry always
-//! to the expired array, fork/exit slice and history rules, yield, preemption, and
-//! end-to-end runs with the invariant checker (hackbench from the generator included).
+//! to the expired array, fork/exit slice and history rules, yield, preemption — driven
+//! through the scheduler core (`SchedCore`, the engine's protocol) — and end-to-end runs with the invariant checker (hackbench from the generator included).
 mod common;
 
+use proptest::prelude::*;
 use schedlab_sim::cpu::nicksched::{nick_prio, History, Nicksched};
-use schedlab_sim::sched::{DequeueKind, EnqueueKind, Scheduler};
+use schedlab_sim::protocol::testing::{mask_of_bits, Driver, Op};
+use schedlab_sim::protocol::SchedCore;
+use schedlab_sim::sched::Scheduler;
+use schedlab_sim::trace::writer::PrevState;
 use schedlab_sim::types::{CpuId, CpuMask, Policy, SchedAttrs, TaskId};
-use schedlab_sim::Ctx;
 
 const C0: CpuId = CpuId(0);
 
@@ -36,57 +39,60 @@ fn v8_timeslice(hz: u64, prio: i64, best: i64) -> u64 {
     (base * (idx - 100 + 8) / 8).max(1) as u64
 }
 
-/// One CPU at `hz`; tasks created (no parent) with the given nice values and histories
-/// (sleep_avg ‰, set before they are queued), then enqueued as new tasks.
-fn setup(hz: u32, tasks: &[(i32, u64)]) -> (Ctx, Nicksched, Vec<TaskId>) {
-    let mut ctx = Ctx::for_test(1, hz);
-    let mut s = Nicksched::new(1);
-    let mut v = Vec::new();
-    for &(nice, sleep_avg) in tasks {
-        let t = ctx.add_task_for_test(other(nice), CpuMask::first_n(1));
-        s.task_new(&mut ctx, t, None);
-        s.set_history_for_test(
-            t,
-            History {
-                total_time: 1_000_000,
-                sleep_time: sleep_avg * 1000,
-                sleep_avg,
-            },
-        );
-        s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-        v.push(t);
+/// A history of 1000 jiffies of which `sleep_avg` ‰ asleep.
+fn history(sleep_avg: u64) -> History {
+    History {
+        total_time: 1_000_000,
+        sleep_time: sleep_avg * 1000,
+        sleep_avg,
     }
-    (ctx, s, v)
 }
 
-/// The engine's schedule(): put_prev of the current task, pick_next, switch.
-fn schedule(ctx: &mut Ctx, s: &mut Nicksched) -> Option<TaskId> {
-    if let Some(p) = ctx.curr(C0) {
-        s.put_prev(ctx, C0, p);
+/// nicksched on one CPU at `hz`, driven by the scheduler core (the engine's protocol).
+fn machine(hz: u32) -> SchedCore<Nicksched> {
+    SchedCore::bare(Nicksched::new(1), 1, hz)
+}
+
+/// A start-up task (no parent) of nice `nice`, created with the sleep history `h` (set
+/// before it is woken), not yet woken.
+fn spawn(core: &mut SchedCore<Nicksched>, nice: i32, h: History) -> TaskId {
+    let t = core.spawn(other(nice), CpuMask::first_n(1), None);
+    core.policy.set_history_for_test(t, h);
+    t
+}
+
+/// Wake created tasks in order (`wake_up_new_task`) and let the CPU schedule.
+fn start(core: &mut SchedCore<Nicksched>, tasks: &[TaskId]) {
+    for &t in tasks {
+        core.wake_up_new_task(t, None).unwrap();
     }
-    let n = s.pick_next(ctx, C0);
-    ctx.set_curr_for_test(C0, n);
-    n
+    core.process_resched();
 }
 
-/// One jiffy passes with the current task running, then the tick and a schedule() (the
-/// test context has no engine to clear resched requests, so it always reschedules; the
-/// policy picks the same task unless the tick moved it).
-fn tick(ctx: &mut Ctx, s: &mut Nicksched) {
-    let t = ctx.curr(C0).expect("a running task");
-    let j = ctx.tick_ns();
-    ctx.set_now_for_test(ctx.now() + j);
-    s.update_curr(ctx, C0, t, j);
-    s.tick(ctx, C0, t);
-    schedule(ctx, s);
+/// One CPU at `hz` running tasks of the given nice values and histories (sleep_avg ‰),
+/// started in order.
+fn setup(hz: u32, tasks: &[(i32, u64)]) -> (SchedCore<Nicksched>, Vec<TaskId>) {
+    let mut core = machine(hz);
+    let v: Vec<TaskId> = tasks
+        .iter()
+        .map(|&(nice, sa)| spawn(&mut core, nice, history(sa)))
+        .collect();
+    start(&mut core, &v);
+    (core, v)
 }
 
-/// The current task blocks.
-fn block(ctx: &mut Ctx, s: &mut Nicksched) {
-    let t = ctx.curr(C0).expect("a running task");
-    s.dequeue(ctx, C0, t, DequeueKind::Sleep);
-    s.put_prev(ctx, C0, t);
-    ctx.set_curr_for_test(C0, None);
+/// One jiffy passes with the current task running: its tick, and a schedule() if the tick
+/// asks for one.
+fn tick(core: &mut SchedCore<Nicksched>) {
+    let to = core.ctx.now() + core.ctx.tick_ns();
+    core.run_until(to);
+}
+
+/// The current task blocks and the CPU switches away.
+fn block(core: &mut SchedCore<Nicksched>) -> TaskId {
+    let t = core.block(C0, PrevState::Sleeping);
+    core.process_resched();
+    t
 }
 
 #[test]
@@ -113,20 +119,28 @@ fn timeslice_tracks_dynamic_prio_and_best_prio_at_hz_100_250_1000() {
         }
         // Through the policy: the best prio is found in the expired array too.
         // a: nice 0, sleep_avg 0 → prio 130; b: nice 0, sleep_avg 1000 → prio 110.
-        let (mut ctx, mut s, t) = setup(hz, &[(0, 0), (0, 1000)]);
+        let (mut core, t) = setup(hz, &[(0, 0), (0, 1000)]);
         let (a, b) = (t[0], t[1]);
-        assert_eq!((s.prio(a), s.prio(b)), (130, 110));
-        assert_eq!(s.task_timeslice(&ctx, a), v8_timeslice(hz as u64, 130, 110));
-        assert_eq!(s.task_timeslice(&ctx, b), v8_timeslice(hz as u64, 110, 110));
+        let s = |core: &SchedCore<Nicksched>, x| core.policy.task_timeslice(&core.ctx, x);
+        assert_eq!((core.policy.prio(a), core.policy.prio(b)), (130, 110));
+        assert_eq!(core.ctx.curr(C0), Some(b));
+        assert_eq!(s(&core, a), v8_timeslice(hz as u64, 130, 110));
+        assert_eq!(s(&core, b), v8_timeslice(hz as u64, 110, 110));
         // b yields: now in the expired array, it still bounds a's slice.
-        assert_eq!(schedule(&mut ctx, &mut s), Some(b));
-        s.yield_task(&mut ctx, C0, b);
-        assert_eq!(s.in_expired(b), Some(true));
-        assert_eq!(s.task_timeslice(&ctx, a), v8_timeslice(hz as u64, 130, 110));
-        assert_eq!(schedule(&mut ctx, &mut s), Some(a));
-        // Once b leaves the CPU, a is alone and gets the big slice.
-        s.dequeue(&mut ctx, C0, b, DequeueKind::Sleep);
-        assert_eq!(s.task_timeslice(&ctx, a), v8_timeslice(hz as u64, 130, 130));
+        core.yield_current(C0);
+        assert_eq!(core.policy.in_expired(b), Some(true));
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(a));
+        assert_eq!(s(&core, a), v8_timeslice(hz as u64, 130, 110));
+        // a yields too: the arrays switch and b runs; once b blocks, a is alone and gets
+        // the big slice.
+        core.yield_current(C0);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(b));
+        block(&mut core);
+        assert_eq!(core.ctx.curr(C0), Some(a));
+        assert_eq!(s(&core, a), v8_timeslice(hz as u64, 130, 130));
+        let s = &core.policy;
         // Trait hook: alone with an empty history; SCHED_RR gets MAX_TIMESLICE.
         let tick = 1_000_000_000 / hz as u64;
         assert_eq!(
@@ -186,7 +200,7 @@ fn history_decays_and_resets() {
 }
 
 /// A task that runs 1 jiffy per 10 ends near sleep_avg 900 (prio 112); a hog stays at 0
-/// (prio 130), both through the policy's own hooks on one CPU.
+/// (prio 130), both driven through the scheduler core on one CPU.
 #[test]
 fn sleeper_rises_and_hog_stays_at_the_bottom() {
     // Pure formula first.
@@ -201,33 +215,35 @@ fn sleeper_rises_and_hog_stays_at_the_bottom() {
         130 - (40 * h.sleep_avg / 1000 / 2) as i32
     );
 
-    let (mut ctx, mut s, t) = setup(1000, &[(0, 0), (0, 0)]);
-    let (hog, sl) = (t[0], t[1]);
-    s.set_history_for_test(sl, History::default());
-    s.set_history_for_test(hog, History::default());
-    assert_eq!(schedule(&mut ctx, &mut s), Some(hog));
-    let tick_ns = ctx.tick_ns();
+    let mut core = machine(1000);
+    let (hog, sl) = (
+        spawn(&mut core, 0, History::default()),
+        spawn(&mut core, 0, History::default()),
+    );
+    start(&mut core, &[hog, sl]);
+    assert_eq!(core.ctx.curr(C0), Some(hog));
+    let tick_ns = core.ctx.tick_ns();
     let mut wake_at: Option<u64> = None;
     let mut sleeper_prios = Vec::new();
     for _ in 0..5000 {
-        tick(&mut ctx, &mut s);
-        if ctx.curr(C0) == Some(sl) {
+        tick(&mut core);
+        if core.ctx.curr(C0) == Some(sl) {
             // The sleeper ran a jiffy: it blocks for 9.
-            block(&mut ctx, &mut s);
-            schedule(&mut ctx, &mut s);
-            wake_at = Some(ctx.now() + 9 * tick_ns);
+            block(&mut core);
+            wake_at = Some(core.ctx.now() + 9 * tick_ns);
         }
-        if wake_at.is_some_and(|w| ctx.now() >= w) {
+        if wake_at.is_some_and(|w| core.ctx.now() >= w) {
             wake_at = None;
-            s.enqueue(&mut ctx, C0, sl, EnqueueKind::Wakeup);
-            sleeper_prios.push(s.prio(sl));
-            // The preemption rule decides (the test context cannot clear need_resched).
-            if s.prio(sl) < s.prio(ctx.curr(C0).unwrap()) {
-                schedule(&mut ctx, &mut s);
-                assert_eq!(ctx.curr(C0), Some(sl));
+            let curr = core.ctx.curr(C0).unwrap();
+            core.try_to_wake_up(sl, None, false).unwrap();
+            sleeper_prios.push(core.policy.prio(sl));
+            if core.policy.prio(sl) < core.policy.prio(curr) {
+                assert!(core.ctx.need_resched(C0), "a better prio preempts");
             }
+            core.process_resched();
         }
     }
+    let s = &core.policy;
     assert!(sleeper_prios.len() > 300, "{}", sleeper_prios.len());
     assert!(s.history(sl).sleep_avg >= 800, "{:?}", s.history(sl));
     assert!(s.prio(sl) <= 114, "sleeper prio {}", s.prio(sl));
@@ -240,27 +256,31 @@ fn sleeper_rises_and_hog_stays_at_the_bottom() {
 /// one, with its used slice reset and its prio recomputed.
 #[test]
 fn expiry_always_goes_to_the_expired_array() {
-    let (mut ctx, mut s, t) = setup(1000, &[(0, 1000), (0, 0)]);
+    let (mut core, t) = setup(1000, &[(0, 1000), (0, 0)]);
     let (a, b) = (t[0], t[1]);
-    assert_eq!(schedule(&mut ctx, &mut s), Some(a));
-    let ts = s.task_timeslice(&ctx, a);
+    assert_eq!(core.ctx.curr(C0), Some(a));
+    let ts = core.policy.task_timeslice(&core.ctx, a);
     assert_eq!(ts, v8_timeslice(1000, 110, 110));
     for i in 1..ts {
-        tick(&mut ctx, &mut s);
-        assert_eq!(s.used_slice(a), i);
-        assert_eq!(ctx.curr(C0), Some(a));
+        tick(&mut core);
+        assert_eq!(core.policy.used_slice(a), i);
+        assert_eq!(core.ctx.curr(C0), Some(a));
     }
-    tick(&mut ctx, &mut s);
-    assert_eq!(s.used_slice(a), 0);
-    assert_eq!(s.in_expired(a), Some(true));
-    assert_eq!(ctx.curr(C0), Some(b));
-    // b's slice is bounded by a's prio in the expired array... but a's history has run time
-    // now: its prio is recomputed from it.
-    let pa = s.prio(a);
-    assert_eq!(pa, nick_prio(0, s.history(a).sleep_avg));
+    tick(&mut core);
+    assert_eq!(core.policy.used_slice(a), 0);
+    assert_eq!(core.policy.in_expired(a), Some(true));
+    assert_eq!(core.ctx.curr(C0), Some(b));
+    // The prio is recomputed at expiry from the history as it stands then: the run enters
+    // the history only when schedule() switches the task out, right after the tick.
+    let pa = core.policy.prio(a);
+    assert_eq!(pa, nick_prio(0, 1000));
+    let mut ran = history(1000);
+    ran.add(ts, false, 1000);
+    assert_eq!(core.policy.history(a), ran);
+    // b's slice is bounded by a's prio in the expired array.
     assert_eq!(
-        s.task_timeslice(&ctx, b),
-        v8_timeslice(1000, s.prio(b) as i64, pa as i64)
+        core.policy.task_timeslice(&core.ctx, b),
+        v8_timeslice(1000, core.policy.prio(b) as i64, pa as i64)
     );
 }
 
@@ -277,10 +297,15 @@ fn wakeup_preemption_rule() {
         (0, 50, true),
         (5, 1000, true),
     ] {
-        let (mut ctx, mut s, t) = setup(1000, &[(0, 0), (nice, sa)]);
-        ctx.set_curr_for_test(C0, Some(t[0]));
-        s.wakeup_preempt(&mut ctx, C0, t[1]);
-        assert_eq!(ctx.need_resched(C0), preempts, "nice {nice} sleep_avg {sa}");
+        let (mut core, t) = setup(1000, &[(0, 0)]);
+        let w = spawn(&mut core, nice, history(sa));
+        assert_eq!(core.ctx.curr(C0), Some(t[0]));
+        core.wake_up_new_task(w, None).unwrap();
+        assert_eq!(
+            core.ctx.need_resched(C0),
+            preempts,
+            "nice {nice} sleep_avg {sa}"
+        );
     }
 }
 
@@ -291,52 +316,54 @@ fn wakeup_preemption_rule() {
 #[test]
 fn wakeup_resets_slice_only_after_an_array_switch() {
     for switch in [false, true] {
-        let (mut ctx, mut s, t) = setup(1000, &[(0, 0), (0, 0)]);
+        let (mut core, t) = setup(1000, &[(0, 0), (0, 0)]);
         let (a, b) = (t[0], t[1]);
-        assert_eq!(schedule(&mut ctx, &mut s), Some(a));
+        assert_eq!(core.ctx.curr(C0), Some(a));
         for _ in 0..3 {
-            tick(&mut ctx, &mut s);
+            tick(&mut core);
         }
-        block(&mut ctx, &mut s);
-        assert_eq!(s.used_slice(a), 3);
-        assert_eq!(schedule(&mut ctx, &mut s), Some(b));
+        block(&mut core);
+        assert_eq!(core.policy.used_slice(a), 3);
+        assert_eq!(core.ctx.curr(C0), Some(b));
         if switch {
             // b runs out its slice: to the expired array, the active one is empty, the CPU
             // switches arrays and b runs again.
-            let ts = s.task_timeslice(&ctx, b);
+            let ts = core.policy.task_timeslice(&core.ctx, b);
             for _ in 0..ts {
-                tick(&mut ctx, &mut s);
+                tick(&mut core);
             }
-            assert_eq!(s.used_slice(b), 0);
-            assert_eq!(s.in_expired(b), Some(false));
-            assert_eq!(ctx.curr(C0), Some(b));
+            assert_eq!(core.policy.used_slice(b), 0);
+            assert_eq!(core.policy.in_expired(b), Some(false));
+            assert_eq!(core.ctx.curr(C0), Some(b));
         } else {
-            ctx.set_now_for_test(ctx.now() + 2 * ctx.tick_ns());
+            tick(&mut core);
+            tick(&mut core);
         }
-        s.enqueue(&mut ctx, C0, a, EnqueueKind::Wakeup);
-        assert_eq!(s.used_slice(a), if switch { 0 } else { 3 });
-        assert!(s.history(a).sleep_avg > 0);
+        core.try_to_wake_up(a, None, false).unwrap();
+        assert_eq!(core.policy.used_slice(a), if switch { 0 } else { 3 });
+        assert!(core.policy.history(a).sleep_avg > 0);
     }
 }
 
 /// sched_fork: the remaining slice is split, history shared out as in the patch.
 #[test]
 fn fork_splits_slice_and_history() {
-    let (mut ctx, mut s, t) = setup(1000, &[(0, 600)]);
-    let p = t[0];
-    s.set_history_for_test(
-        p,
+    let mut core = machine(1000);
+    let p = spawn(
+        &mut core,
+        0,
         History {
             total_time: 800_000,
             sleep_time: 480_000,
             sleep_avg: 600,
         },
     );
-    assert_eq!(schedule(&mut ctx, &mut s), Some(p));
-    s.set_used_slice_for_test(p, 7);
-    let ts = s.task_timeslice(&ctx, p);
-    let c = ctx.add_task_for_test(other(0), CpuMask::first_n(1));
-    s.task_new(&mut ctx, c, Some(p));
+    start(&mut core, &[p]);
+    assert_eq!(core.ctx.curr(C0), Some(p));
+    core.policy.set_used_slice_for_test(p, 7);
+    let ts = core.policy.task_timeslice(&core.ctx, p);
+    let c = core.spawn(other(0), CpuMask::first_n(1), Some(p));
+    let s = &core.policy;
     let rem = ts - 7;
     assert_eq!(s.used_slice(c), 7 + rem / 2);
     assert_eq!(s.used_slice(p), 7 + rem.div_ceil(2));
@@ -348,46 +375,54 @@ fn fork_splits_slice_and_history() {
     let ph = s.history(p);
     assert_eq!(ph.sleep_time, 360_000);
     assert_eq!(ph.sleep_avg, 450);
-    // The child is queued in the active array.
-    s.enqueue(&mut ctx, C0, c, EnqueueKind::New);
-    assert_eq!(s.in_expired(c), Some(false));
+    // The child is queued in the active array; its better prio (sleep_avg 800 against the
+    // parent's 600 when its prio was computed) preempts the parent.
+    core.wake_up_new_task(c, Some(C0)).unwrap();
+    assert_eq!(core.policy.in_expired(c), Some(false));
+    assert!(core.ctx.need_resched(C0));
+    core.process_resched();
+    assert_eq!(core.ctx.curr(C0), Some(c));
 
     // sched_exit: the child's unused slice goes back to the parent; it slept less than
     // the parent → the parent is charged (Δsleep_avg)/2 jiffies of run time.
-    let used_p = s.used_slice(p);
-    let cu = s.used_slice(c);
-    s.dequeue(&mut ctx, C0, c, DequeueKind::Exit);
-    // The child's slice as task_timeslice computes it at exit (on its CPU, dequeued).
-    let cts = s.task_timeslice(&ctx, c);
-    s.task_exit(&mut ctx, c);
+    let used_p = core.policy.used_slice(p);
+    let cu = core.policy.used_slice(c);
+    // The child's slice as task_timeslice computes it at exit (on its CPU, dequeued, the
+    // parent queued there).
+    let cts = v8_timeslice(1000, core.policy.prio(c) as i64, core.policy.prio(p) as i64);
+    core.exit(C0);
+    core.process_resched();
+    assert_eq!(core.ctx.curr(C0), Some(p));
     assert_eq!(
-        s.used_slice(p),
+        core.policy.used_slice(p),
         used_p.saturating_sub(cts.saturating_sub(cu))
     );
     let mut want = ph;
     if ch.sleep_avg < ph.sleep_avg {
         want.add((ph.sleep_avg - ch.sleep_avg) / 2, false, 1000);
     }
-    assert_eq!(s.history(p), want);
+    assert_eq!(core.policy.history(p), want);
 }
 
 /// sys_sched_yield: to the expired array at the same prio, slice untouched; RR tasks to
 /// the tail of their active list.
 #[test]
 fn yield_moves_to_expired_without_changing_prio() {
-    let (mut ctx, mut s, t) = setup(1000, &[(0, 500), (0, 0)]);
+    let (mut core, t) = setup(1000, &[(0, 500), (0, 0)]);
     let (a, b) = (t[0], t[1]);
-    assert_eq!(schedule(&mut ctx, &mut s), Some(a));
-    tick(&mut ctx, &mut s);
-    let (pa, ua) = (s.prio(a), s.used_slice(a));
-    s.yield_task(&mut ctx, C0, a);
-    assert_eq!(s.in_expired(a), Some(true));
-    assert_eq!((s.prio(a), s.used_slice(a)), (pa, ua));
-    assert_eq!(schedule(&mut ctx, &mut s), Some(b));
+    assert_eq!(core.ctx.curr(C0), Some(a));
+    tick(&mut core);
+    let (pa, ua) = (core.policy.prio(a), core.policy.used_slice(a));
+    core.yield_current(C0);
+    assert_eq!(core.policy.in_expired(a), Some(true));
+    core.process_resched();
+    assert_eq!(core.ctx.curr(C0), Some(b));
+    assert_eq!((core.policy.prio(a), core.policy.used_slice(a)), (pa, ua));
     // b yields too: active array empty → switch, a (better prio) runs.
-    s.yield_task(&mut ctx, C0, b);
-    assert_eq!(schedule(&mut ctx, &mut s), Some(a));
-    assert_eq!(s.in_expired(a), Some(false));
+    core.yield_current(C0);
+    core.process_resched();
+    assert_eq!(core.ctx.curr(C0), Some(a));
+    assert_eq!(core.policy.in_expired(a), Some(false));
 }
 
 #[test]
@@ -421,6 +456,50 @@ fn params_and_rejections() {
     assert!(s.accepts(&attrs(Policy::Batch, 0, 0)).is_err());
     assert!(s.accepts(&attrs(Policy::Idle, 0, 0)).is_err());
     assert!(s.accepts(&attrs(Policy::Rr, 0, 5)).is_ok());
+}
+
+fn random_attrs(kind: u8, v: i32) -> SchedAttrs {
+    match kind {
+        0 => other(v.clamp(-20, 19)),
+        1 => attrs(Policy::Fifo, 0, v.rem_euclid(99) + 1),
+        _ => attrs(Policy::Rr, 0, v.rem_euclid(99) + 1),
+    }
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0usize..10).prop_map(Op::Wake),
+        3 => (1u64..20_000_000).prop_map(Op::Advance),
+        2 => (0usize..4).prop_map(Op::Block),
+        1 => (0usize..4).prop_map(Op::Bounce),
+        1 => (0usize..4).prop_map(Op::Yield),
+        3 => Just(Op::Tick),
+        1 => ((0usize..4), 0u8..3, -20i32..20).prop_map(|(c, k, v)| Op::Change(c, random_attrs(k, v))),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Random operations through the scheduler core keep the invariants every policy must
+    /// keep (`Driver::check`).
+    #[test]
+    fn random_operations_keep_the_invariants(
+        cpus in 1usize..4,
+        hz in prop_oneof![Just(100u32), Just(250), Just(1000)],
+        tasks in proptest::collection::vec((0u8..3, -20i32..20, 1u32..16), 1..10),
+        ops in proptest::collection::vec(op(), 1..200),
+    ) {
+        let specs: Vec<_> = tasks
+            .iter()
+            .map(|&(k, v, m)| (random_attrs(k, v), mask_of_bits(m)))
+            .collect();
+        let mut d = Driver::new(Nicksched::new(cpus), cpus, hz, &specs);
+        for o in ops {
+            d.apply(o);
+            d.check();
+        }
+    }
 }
 
 // ------------------------------------------------------------------ end to end

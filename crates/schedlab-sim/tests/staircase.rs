@@ -1,67 +1,77 @@
 //! `staircase` (Con Kolivas' Staircase v16 for 2.6.17): behaviour pinned to the LKML patch
 //! "[ckpatch][3/29] 2.6.17-smpnice-staircase-16" (rr_interval, slice, effective_prio,
 //! recalc_task_prio, inc_bonus, continue_slice, scheduler_tick, sys_sched_yield,
-//! wake_up_new_task), driven through the hooks with `Ctx::for_test`, plus end-to-end runs
-//! through `simulate` with the invariant checker on.
+//! wake_up_new_task), driven through the scheduler core (`SchedCore`, the engine's protocol:
+//! real ticks on the tick grid, `schedule()` only when a CPU must reschedule), plus
+//! end-to-end runs through `simulate` with the invariant checker on.
 //!
 //! Expected numbers are worked out from the patch's formulas, not from the implementation.
 
 mod common;
 
+use proptest::prelude::*;
 use schedlab_sim::cpu::staircase::{rr_base, rr_interval, slice, Staircase};
-use schedlab_sim::sched::{DequeueKind, EnqueueKind, Scheduler};
+use schedlab_sim::protocol::testing::{mask_of_bits, Driver, Op};
+use schedlab_sim::protocol::SchedCore;
+use schedlab_sim::sched::Scheduler;
+use schedlab_sim::trace::writer::PrevState;
 use schedlab_sim::types::{fair, rt};
 use schedlab_sim::types::{CpuId, CpuMask, Policy, SchedAttrs, TaskId};
-use schedlab_sim::Ctx;
 
 const MS: u64 = 1_000_000;
 const C0: CpuId = CpuId(0);
 
-fn prio(s: &Staircase, t: TaskId) -> i64 {
-    s.dynamic_prio(t).unwrap().1
+fn prio(core: &SchedCore<Staircase>, t: TaskId) -> i64 {
+    core.policy.dynamic_prio(t).unwrap().1
 }
 
-/// A one-CPU context with the given tasks created (start-up tasks, no parent), not queued.
-fn setup(hz: u32, attrs: &[SchedAttrs]) -> (Ctx, Staircase, Vec<TaskId>) {
-    let mut ctx = Ctx::for_test(1, hz);
-    let mut s = Staircase::new(1);
-    let mut ts = Vec::new();
-    for a in attrs {
-        let t = ctx.add_task_for_test(*a, CpuMask::first_n(1));
-        s.task_new(&mut ctx, t, None);
-        ts.push(t);
+/// staircase on `cpus` CPUs at `hz`, driven by the scheduler core.
+fn machine(cpus: usize, hz: u32) -> SchedCore<Staircase> {
+    SchedCore::bare(Staircase::new(cpus), cpus, hz)
+}
+
+/// A start-up task (no parent) allowed on CPU 0 only, created but not yet woken.
+fn spawn(core: &mut SchedCore<Staircase>, a: SchedAttrs) -> TaskId {
+    core.spawn(a, CpuMask::first_n(1), None)
+}
+
+/// Wake created tasks in order (`wake_up_new_task`) and let the CPUs schedule.
+fn start(core: &mut SchedCore<Staircase>, tasks: &[TaskId]) {
+    for &t in tasks {
+        core.wake_up_new_task(t, None).unwrap();
     }
-    (ctx, s, ts)
+    core.process_resched();
 }
 
-/// Make `t` the running task (as the engine's schedule() would).
-fn run(ctx: &mut Ctx, s: &mut Staircase, t: TaskId) {
-    if let Some(prev) = ctx.curr(C0) {
-        s.put_prev(ctx, C0, prev);
-    }
-    ctx.set_curr_for_test(C0, Some(t));
+/// Let `ns` pass: the running tasks compute, taking their ticks (on the tick grid) and the
+/// reschedules those ask for on the way.
+fn run_for(core: &mut SchedCore<Staircase>, ns: u64) {
+    let to = core.ctx.now() + ns;
+    core.run_until(to);
 }
 
-/// Advance time by one jiffy with `t` running and deliver the tick.
-fn tick(ctx: &mut Ctx, s: &mut Staircase, t: TaskId) {
-    let j = ctx.tick_ns();
-    ctx.set_now_for_test(ctx.now() + j);
-    s.update_curr(ctx, C0, t, j);
-    s.tick(ctx, C0, t);
+/// CPU 0's task runs `ns` more, then blocks, and the CPU switches away.
+fn run_then_block(core: &mut SchedCore<Staircase>, ns: u64) -> TaskId {
+    run_for(core, ns);
+    let t = core.block(C0, PrevState::Sleeping);
+    core.process_resched();
+    t
 }
 
-/// `t` (running) runs `ns` more, then blocks and is switched out.
-fn run_then_block(ctx: &mut Ctx, s: &mut Staircase, t: TaskId, ns: u64) {
-    ctx.set_now_for_test(ctx.now() + ns);
-    s.update_curr(ctx, C0, t, ns);
-    s.dequeue(ctx, C0, t, DequeueKind::Sleep);
-    s.put_prev(ctx, C0, t);
-    ctx.set_curr_for_test(C0, None);
+/// `ns` pass (the CPU runs whatever else is runnable), then `t` wakes and the CPU
+/// reschedules if the wake-up asks it to.
+fn sleep_then_wake(core: &mut SchedCore<Staircase>, t: TaskId, ns: u64) {
+    run_for(core, ns);
+    core.try_to_wake_up(t, None, false).unwrap();
+    core.process_resched();
 }
 
-fn sleep_then_wake(ctx: &mut Ctx, s: &mut Staircase, t: TaskId, ns: u64) {
-    ctx.set_now_for_test(ctx.now() + ns);
-    s.enqueue(ctx, C0, t, EnqueueKind::Wakeup);
+/// One cycle of a task that sleeps less than it runs: 0.75 ms of CPU (never a whole jiffy,
+/// so no tick charges it) and a 0.25 ms sleep. Each wake-up adds runtime − sleep = 0.5 ms
+/// to totalrun and continues the slice (continue_slice).
+fn creep(core: &mut SchedCore<Staircase>, t: TaskId) {
+    run_then_block(core, 3 * MS / 4);
+    sleep_then_wake(core, t, MS / 4);
 }
 
 // ------------------------------------------------------------------ formulas
@@ -114,72 +124,61 @@ fn cpu_hog_descends_one_stair_per_rr_interval() {
     for hz in [100u32, 250, 1000] {
         for nice in [-20, -5, 0, 7, 19] {
             let a = fair(Policy::Other, nice);
-            let (mut ctx, mut s, ts) = setup(hz, &[a]);
-            let t = ts[0];
-            s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-            assert_eq!(s.pick_next(&mut ctx, C0), Some(t));
-            run(&mut ctx, &mut s, t);
+            let mut core = machine(1, hz);
+            let t = spawn(&mut core, a);
+            start(&mut core, &[t]);
             let rr = rr_interval(hz, false, &a) as u64;
             let full = slice(hz, false, &a) as u64;
             let top = 100 + (nice + 20) as i64;
-            assert_eq!(prio(&s, t), top, "HZ={hz} nice={nice} start");
+            assert_eq!(prio(&core, t), top, "HZ={hz} nice={nice} start");
+            let tick = core.ctx.tick_ns();
             for i in 1..=(3 * full) {
-                tick(&mut ctx, &mut s, t);
+                run_for(&mut core, tick);
                 let want = (top + ((i % full) / rr) as i64).min(139);
-                assert_eq!(prio(&s, t), want, "HZ={hz} nice={nice} after {i} ticks");
+                assert_eq!(prio(&core, t), want, "HZ={hz} nice={nice} after {i} ticks");
                 // Still the only task: it keeps the CPU.
-                assert_eq!(s.pick_next(&mut ctx, C0), Some(t));
+                assert_eq!(core.ctx.curr(C0), Some(t));
             }
         }
     }
 }
 
-/// Sub-jiffy runs are not charged at the tick (ns_debit < NSJIFFY).
+/// Sub-jiffy runs are not charged at the tick (ns_debit < NSJIFFY): a task that starts
+/// half-way through a jiffy is charged at its second tick, not its first.
 #[test]
 fn tick_charges_only_whole_jiffies() {
-    let a = fair(Policy::Other, 0);
-    let (mut ctx, mut s, ts) = setup(1000, &[a]);
-    let t = ts[0];
-    s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-    run(&mut ctx, &mut s, t);
-    ctx.set_now_for_test(MS / 2);
-    s.update_curr(&mut ctx, C0, t, MS / 2);
-    s.tick(&mut ctx, C0, t);
-    assert_eq!(s.slices_of(t), (120, 6));
-    ctx.set_now_for_test(MS + MS / 2);
-    s.update_curr(&mut ctx, C0, t, MS);
-    s.tick(&mut ctx, C0, t);
-    assert_eq!(s.slices_of(t), (119, 5));
+    let mut core = machine(1, 1000);
+    let t = spawn(&mut core, fair(Policy::Other, 0));
+    core.set_now(MS / 2);
+    start(&mut core, &[t]);
+    run_for(&mut core, MS / 2); // the tick at 1 ms sees 0.5 ms
+    assert_eq!(core.policy.slices_of(t), (120, 6));
+    run_for(&mut core, MS); // the tick at 2 ms sees 1.5 ms: one jiffy charged
+    assert_eq!(core.policy.slices_of(t), (119, 5));
 }
 
 /// SCHED_RR rotates every rr_interval; SCHED_FIFO is never charged.
 #[test]
 fn rr_rotates_every_rr_interval_and_fifo_never() {
-    let (mut ctx, mut s, ts) = setup(1000, &[rt(Policy::Rr, 10), rt(Policy::Rr, 10)]);
-    for &t in &ts {
-        s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-    }
-    assert_eq!(s.pick_next(&mut ctx, C0), Some(ts[0]));
-    run(&mut ctx, &mut s, ts[0]);
+    let mut core = machine(1, 1000);
+    let ts = [rt(Policy::Rr, 10), rt(Policy::Rr, 10)].map(|a| spawn(&mut core, a));
+    start(&mut core, &ts);
+    assert_eq!(core.ctx.curr(C0), Some(ts[0]));
     for _ in 0..5 {
-        tick(&mut ctx, &mut s, ts[0]);
-        assert_eq!(s.pick_next(&mut ctx, C0), Some(ts[0]));
+        run_for(&mut core, MS);
+        assert_eq!(core.ctx.curr(C0), Some(ts[0]));
     }
-    tick(&mut ctx, &mut s, ts[0]);
-    assert!(ctx.need_resched(C0));
-    assert_eq!(s.pick_next(&mut ctx, C0), Some(ts[1]));
-    assert_eq!(prio(&s, ts[0]), 89);
+    run_for(&mut core, MS);
+    assert_eq!(core.ctx.curr(C0), Some(ts[1]));
+    assert_eq!(prio(&core, ts[0]), 89);
 
-    let (mut ctx, mut s, ts) = setup(1000, &[rt(Policy::Fifo, 10), rt(Policy::Fifo, 10)]);
-    for &t in &ts {
-        s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-    }
-    run(&mut ctx, &mut s, ts[0]);
-    for _ in 0..1000 {
-        tick(&mut ctx, &mut s, ts[0]);
-    }
-    assert!(!ctx.need_resched(C0));
-    assert_eq!(s.pick_next(&mut ctx, C0), Some(ts[0]));
+    let mut core = machine(1, 1000);
+    let ts = [rt(Policy::Fifo, 10), rt(Policy::Fifo, 10)].map(|a| spawn(&mut core, a));
+    start(&mut core, &ts);
+    let decisions = core.decisions;
+    run_for(&mut core, 1000 * MS);
+    assert_eq!(core.decisions, decisions, "1000 ticks, no reschedule");
+    assert_eq!(core.ctx.curr(C0), Some(ts[0]));
 }
 
 // ------------------------------------------------------------------ sleep bonus
@@ -189,34 +188,29 @@ fn rr_rotates_every_rr_interval_and_fifo_never() {
 /// enters one stair higher each time.
 #[test]
 fn sleeping_longer_than_running_earns_one_bonus_point_per_wakeup() {
-    let a = fair(Policy::Other, 0);
-    let (mut ctx, mut s, ts) = setup(1000, &[a]);
-    let t = ts[0];
-    s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-    run(&mut ctx, &mut s, t);
+    let mut core = machine(1, 1000);
+    let t = spawn(&mut core, fair(Policy::Other, 0));
+    start(&mut core, &[t]);
     for k in 1..=25u32 {
-        run_then_block(&mut ctx, &mut s, t, 2 * MS);
-        // sleep 10 ms after a 2 ms run: best = 10e6 / (2e6 + 1) = 4.
-        sleep_then_wake(&mut ctx, &mut s, t, 100 * MS);
+        // sleep 100 ms after a 2 ms run: best = 100e6 / (2e6 + 1) = 49.
+        run_then_block(&mut core, 2 * MS);
+        sleep_then_wake(&mut core, t, 100 * MS);
         let want = k.min(20);
-        assert_eq!(s.bonus_of(t), want, "after wake-up {k}");
-        assert_eq!(prio(&s, t), 120 - want as i64);
-        assert_eq!(s.totalrun_of(t), 0);
-        assert_eq!(s.slices_of(t), (120, 6), "fresh slice");
-        run(&mut ctx, &mut s, t);
+        assert_eq!(core.policy.bonus_of(t), want, "after wake-up {k}");
+        assert_eq!(prio(&core, t), 120 - want as i64);
+        assert_eq!(core.policy.totalrun_of(t), 0);
+        assert_eq!(core.policy.slices_of(t), (120, 6), "fresh slice");
     }
     // nice 10: the bonus is capped at nice + 20 = 30 → top stair 100.
-    let (mut ctx, mut s, ts) = setup(1000, &[fair(Policy::Other, 10)]);
-    let t = ts[0];
-    s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-    run(&mut ctx, &mut s, t);
+    let mut core = machine(1, 1000);
+    let t = spawn(&mut core, fair(Policy::Other, 10));
+    start(&mut core, &[t]);
     for _ in 0..40 {
-        run_then_block(&mut ctx, &mut s, t, MS / 10);
-        sleep_then_wake(&mut ctx, &mut s, t, 100 * MS);
-        run(&mut ctx, &mut s, t);
+        run_then_block(&mut core, MS / 10);
+        sleep_then_wake(&mut core, t, 100 * MS);
     }
-    assert_eq!(s.bonus_of(t), 30);
-    assert_eq!(prio(&s, t), 100);
+    assert_eq!(core.policy.bonus_of(t), 30);
+    assert_eq!(prio(&core, t), 100);
 }
 
 /// inc_bonus needs sleep/(totalrun+1) > bonus: with bonus b a task must sleep more than
@@ -224,85 +218,81 @@ fn sleeping_longer_than_running_earns_one_bonus_point_per_wakeup() {
 /// (and still refills the slice, totalrun = 0).
 #[test]
 fn bonus_growth_needs_sleep_to_run_ratio_above_the_bonus() {
-    let a = fair(Policy::Other, 0);
-    let (mut ctx, mut s, ts) = setup(1000, &[a]);
-    let t = ts[0];
-    s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-    run(&mut ctx, &mut s, t);
+    let mut core = machine(1, 1000);
+    let t = spawn(&mut core, fair(Policy::Other, 0));
+    start(&mut core, &[t]);
     for _ in 0..5 {
-        run_then_block(&mut ctx, &mut s, t, MS);
-        sleep_then_wake(&mut ctx, &mut s, t, 50 * MS);
-        run(&mut ctx, &mut s, t);
+        run_then_block(&mut core, MS);
+        sleep_then_wake(&mut core, t, 50 * MS);
     }
-    assert_eq!(s.bonus_of(t), 5);
+    assert_eq!(core.policy.bonus_of(t), 5);
     // Run 1 ms, sleep 3 ms: best = 3e6/(1e6+1) = 2 < 5 → no change.
-    run_then_block(&mut ctx, &mut s, t, MS);
-    sleep_then_wake(&mut ctx, &mut s, t, 3 * MS);
-    assert_eq!(s.bonus_of(t), 5);
-    assert_eq!(s.totalrun_of(t), 0);
-    assert_eq!(prio(&s, t), 115);
-    run(&mut ctx, &mut s, t);
+    run_then_block(&mut core, MS);
+    sleep_then_wake(&mut core, t, 3 * MS);
+    assert_eq!(core.policy.bonus_of(t), 5);
+    assert_eq!(core.policy.totalrun_of(t), 0);
+    assert_eq!(prio(&core, t), 115);
     // Run 1 ms, sleep 6 ms: best = 5 (5.99) — not above 5 → no change.
-    run_then_block(&mut ctx, &mut s, t, MS);
-    sleep_then_wake(&mut ctx, &mut s, t, 6 * MS);
-    assert_eq!(s.bonus_of(t), 5);
-    run(&mut ctx, &mut s, t);
+    run_then_block(&mut core, MS);
+    sleep_then_wake(&mut core, t, 6 * MS);
+    assert_eq!(core.policy.bonus_of(t), 5);
     // Run 1 ms, sleep 7 ms: best = 6 > 5 → 6.
-    run_then_block(&mut ctx, &mut s, t, MS);
-    sleep_then_wake(&mut ctx, &mut s, t, 7 * MS);
-    assert_eq!(s.bonus_of(t), 6);
+    run_then_block(&mut core, MS);
+    sleep_then_wake(&mut core, t, 7 * MS);
+    assert_eq!(core.policy.bonus_of(t), 6);
 }
 
-/// A short sleep after a long run continues the old slice part-way down the staircase
-/// (continue_slice): totalrun −= sleep, slice −= jiffies(totalrun), time_slice = slice %
-/// rr.
+/// A task that sleeps less than it runs continues its old slice part-way down the
+/// staircase (continue_slice): totalrun −= sleep, slice −= jiffies(totalrun), time_slice =
+/// slice % rr. (One long run cannot get there: schedule() restarts prev->runtime, and the
+/// tick's time_slice expiry reschedules every rr_interval; totalrun grows over wake-ups.)
 #[test]
 fn short_sleep_continues_the_slice_part_way_down() {
-    let a = fair(Policy::Other, 0);
-    let (mut ctx, mut s, ts) = setup(1000, &[a]);
-    let t = ts[0];
-    s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-    run(&mut ctx, &mut s, t);
-    // Run 10 ms (no ticks delivered), sleep 2 ms: totalrun = 8 ms → slice 112, time_slice
-    // 112 % 6 = 4, prio 120 + 8/6 = 121.
-    run_then_block(&mut ctx, &mut s, t, 10 * MS);
-    sleep_then_wake(&mut ctx, &mut s, t, 2 * MS);
-    assert_eq!(s.bonus_of(t), 0);
-    assert_eq!(s.totalrun_of(t), 8 * MS);
-    assert_eq!(s.slices_of(t), (112, 4));
-    assert_eq!(prio(&s, t), 121);
+    let mut core = machine(1, 1000);
+    let t = spawn(&mut core, fair(Policy::Other, 0));
+    start(&mut core, &[t]);
+    // Run 0.75 ms, sleep 0.25 ms: totalrun 0.5 ms, less than a jiffy: the full slice.
+    creep(&mut core, t);
+    assert_eq!(core.policy.totalrun_of(t), MS / 2);
+    assert_eq!(core.policy.slices_of(t), (120, 6));
+    assert_eq!(prio(&core, t), 120);
+    // 16 cycles: totalrun = 8 ms → slice 112, time_slice 112 % 6 = 4, prio 120 + 8/6 = 121.
+    for _ in 1..16 {
+        creep(&mut core, t);
+    }
+    assert_eq!(core.policy.bonus_of(t), 0);
+    assert_eq!(core.policy.totalrun_of(t), 8 * MS);
+    assert_eq!(core.policy.slices_of(t), (112, 4));
+    assert_eq!(prio(&core, t), 121);
 }
 
 /// A task that ran down to its last stair loses a bonus point on wake-up and restarts at
 /// its best stair (first rule of recalc_task_prio).
 #[test]
 fn running_down_to_the_last_stair_costs_a_bonus_point() {
-    let a = fair(Policy::Other, 0);
-    let (mut ctx, mut s, ts) = setup(1000, &[a]);
-    let t = ts[0];
-    s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-    run(&mut ctx, &mut s, t);
+    let mut core = machine(1, 1000);
+    let t = spawn(&mut core, fair(Policy::Other, 0));
+    start(&mut core, &[t]);
     for _ in 0..3 {
-        run_then_block(&mut ctx, &mut s, t, MS);
-        sleep_then_wake(&mut ctx, &mut s, t, 50 * MS);
-        run(&mut ctx, &mut s, t);
+        run_then_block(&mut core, MS);
+        sleep_then_wake(&mut core, t, 50 * MS);
     }
-    assert_eq!(s.bonus_of(t), 3);
-    // Run 116 ms, sleep 1 ms: totalrun 115 ms → 120 - 115 = 5 < time_slice 6.
-    run_then_block(&mut ctx, &mut s, t, 116 * MS);
-    sleep_then_wake(&mut ctx, &mut s, t, MS);
-    // This wake-up: the first rule sees totalrun 0; then totalrun = 116 − 1 ms and the
-    // slice continues on its last stair (slice 5, prio 117 + 19 = 136).
-    assert_eq!(s.totalrun_of(t), 115 * MS);
-    assert_eq!(s.slices_of(t), (5, 5));
-    assert_eq!(prio(&s, t), 136);
-    run(&mut ctx, &mut s, t);
+    assert_eq!(core.policy.bonus_of(t), 3);
+    // 230 cycles of 0.5 ms net run: totalrun 115 ms → 120 - 115 = 5 jiffies left, on the
+    // last stair (slice 5, time_slice 5, prio 117 + 115/6 = 136). The first rule has not
+    // fired: each wake-up saw totalrun ≤ 114.5 ms before adding the run (120 − 114 ≥ 6).
+    for _ in 0..230 {
+        creep(&mut core, t);
+    }
+    assert_eq!(core.policy.totalrun_of(t), 115 * MS);
+    assert_eq!(core.policy.slices_of(t), (5, 5));
+    assert_eq!(prio(&core, t), 136);
+    assert_eq!(core.policy.bonus_of(t), 3);
     // The next wake-up sees slice − jiffies(totalrun) = 120 − 115 < 6: dec_bonus, restart.
-    run_then_block(&mut ctx, &mut s, t, 0);
-    sleep_then_wake(&mut ctx, &mut s, t, MS / 2);
-    assert_eq!(s.bonus_of(t), 2);
-    assert_eq!(s.totalrun_of(t), 0);
-    assert_eq!(prio(&s, t), 118);
+    creep(&mut core, t);
+    assert_eq!(core.policy.bonus_of(t), 2);
+    assert_eq!(core.policy.totalrun_of(t), 0);
+    assert_eq!(prio(&core, t), 118);
 }
 
 // ------------------------------------------------------------------ fork and yield
@@ -312,34 +302,35 @@ fn running_down_to_the_last_stair_costs_a_bonus_point() {
 #[test]
 fn fork_child_gets_no_bonus_and_parent_loses_its_next_sleep_credit() {
     let a = fair(Policy::Other, 0);
-    let mut ctx = Ctx::for_test(1, 1000);
-    let mut s = Staircase::new(1);
-    let parent = ctx.add_task_for_test(a, CpuMask::first_n(1));
-    s.task_new(&mut ctx, parent, None);
-    s.enqueue(&mut ctx, C0, parent, EnqueueKind::New);
-    run(&mut ctx, &mut s, parent);
+    let mut core = machine(1, 1000);
+    let parent = spawn(&mut core, a);
+    start(&mut core, &[parent]);
     for _ in 0..4 {
-        run_then_block(&mut ctx, &mut s, parent, MS);
-        sleep_then_wake(&mut ctx, &mut s, parent, 50 * MS);
-        run(&mut ctx, &mut s, parent);
+        run_then_block(&mut core, MS);
+        sleep_then_wake(&mut core, parent, 50 * MS);
     }
-    assert_eq!(s.bonus_of(parent), 4);
-    let child = ctx.add_task_for_test(a, CpuMask::first_n(1));
-    s.task_new(&mut ctx, child, Some(parent));
-    s.enqueue(&mut ctx, C0, child, EnqueueKind::New);
-    assert_eq!(s.bonus_of(child), 0);
-    assert_eq!(prio(&s, child), 120);
-    assert_eq!(s.slices_of(child), (120, 6));
-    // Parent runs 1 ms, sleeps long: no bonus, totalrun kept (continue_slice).
-    run_then_block(&mut ctx, &mut s, parent, MS);
-    sleep_then_wake(&mut ctx, &mut s, parent, 500 * MS);
-    assert_eq!(s.bonus_of(parent), 4);
-    assert_eq!(s.slices_of(parent).0, 119);
-    run(&mut ctx, &mut s, parent);
+    assert_eq!(core.policy.bonus_of(parent), 4);
+    let child = core.spawn(a, CpuMask::first_n(1), Some(parent));
+    core.wake_up_new_task(child, Some(C0)).unwrap();
+    assert_eq!(core.policy.bonus_of(child), 0);
+    assert_eq!(prio(&core, child), 120);
+    assert_eq!(core.policy.slices_of(child), (120, 6));
+    // Child-runs-first asks for a reschedule, but the parent's stair (116) is better.
+    assert!(core.ctx.need_resched(C0));
+    core.process_resched();
+    assert_eq!(core.ctx.curr(C0), Some(parent));
+    // Parent runs 1 ms, sleeps long while the child runs: no bonus, totalrun kept
+    // (continue_slice).
+    run_then_block(&mut core, MS);
+    assert_eq!(core.ctx.curr(C0), Some(child));
+    sleep_then_wake(&mut core, parent, 500 * MS);
+    assert_eq!(core.policy.bonus_of(parent), 4);
+    assert_eq!(core.policy.slices_of(parent).0, 119);
+    assert_eq!(core.ctx.curr(C0), Some(parent), "preempts the child");
     // The flag is cleared by that activation: the next sleep counts again.
-    run_then_block(&mut ctx, &mut s, parent, MS);
-    sleep_then_wake(&mut ctx, &mut s, parent, 500 * MS);
-    assert_eq!(s.bonus_of(parent), 5);
+    run_then_block(&mut core, MS);
+    sleep_then_wake(&mut core, parent, 500 * MS);
+    assert_eq!(core.policy.bonus_of(parent), 5);
 }
 
 /// sys_sched_yield: a non-RT task is requeued at MIN_USER_PRIO (139) with a refilled
@@ -349,69 +340,67 @@ fn fork_child_gets_no_bonus_and_parent_loses_its_next_sleep_credit() {
 #[test]
 fn yield_requeues_at_139_with_a_full_slice() {
     let a = fair(Policy::Other, 0);
-    let (mut ctx, mut s, ts) = setup(1000, &[a, a]);
-    let (y, other) = (ts[0], ts[1]);
-    s.enqueue(&mut ctx, C0, y, EnqueueKind::New);
-    s.enqueue(&mut ctx, C0, other, EnqueueKind::New);
-    run(&mut ctx, &mut s, y);
-    for _ in 0..3 {
-        tick(&mut ctx, &mut s, y);
-    }
-    s.yield_task(&mut ctx, C0, y);
-    assert_eq!(prio(&s, y), 139);
-    assert_eq!(s.slices_of(y), (120, 6));
-    assert_eq!(s.pick_next(&mut ctx, C0), Some(other));
-    run(&mut ctx, &mut s, other);
+    let mut core = machine(1, 1000);
+    let (y, other) = (spawn(&mut core, a), spawn(&mut core, a));
+    start(&mut core, &[y, other]);
+    assert_eq!(core.ctx.curr(C0), Some(y));
+    run_for(&mut core, 3 * MS);
+    core.yield_current(C0);
+    assert_eq!(prio(&core, y), 139);
+    assert_eq!(core.policy.slices_of(y), (120, 6));
+    core.process_resched();
+    assert_eq!(core.ctx.curr(C0), Some(other));
     // Alone again: y runs from 139; after one rr_interval it requeues at 121.
-    s.dequeue(&mut ctx, C0, other, DequeueKind::Exit);
-    assert_eq!(s.pick_next(&mut ctx, C0), Some(y));
-    run(&mut ctx, &mut s, y);
-    for _ in 0..6 {
-        tick(&mut ctx, &mut s, y);
-    }
-    assert_eq!(prio(&s, y), 121);
+    core.exit(C0);
+    core.process_resched();
+    assert_eq!(core.ctx.curr(C0), Some(y));
+    run_for(&mut core, 6 * MS);
+    assert_eq!(prio(&core, y), 121);
 
-    let (mut ctx, mut s, ts) = setup(1000, &[rt(Policy::Fifo, 5), rt(Policy::Fifo, 5)]);
-    for &t in &ts {
-        s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-    }
-    run(&mut ctx, &mut s, ts[0]);
-    s.yield_task(&mut ctx, C0, ts[0]);
-    assert_eq!(prio(&s, ts[0]), 94);
-    assert_eq!(s.pick_next(&mut ctx, C0), Some(ts[1]));
+    let mut core = machine(1, 1000);
+    let ts = [rt(Policy::Fifo, 5), rt(Policy::Fifo, 5)].map(|a| spawn(&mut core, a));
+    start(&mut core, &ts);
+    core.yield_current(C0);
+    assert_eq!(prio(&core, ts[0]), 94);
+    core.process_resched();
+    assert_eq!(core.ctx.curr(C0), Some(ts[1]));
 }
 
 // ------------------------------------------------------------------ preemption, tunables
 
 #[test]
 fn wakeup_preempts_only_for_a_strictly_better_dynamic_prio() {
-    // A hog runs at its top stair 120 (no tick charged yet). A waker that ran 10 ms and
-    // slept 2 ms continues its slice at 121: no preemption. One that ran 1 ms and slept
-    // 50 ms gains a bonus point → 119 < 120: preemption (TASK_PREEMPTS_CURR, strict).
+    // A hog starts at its top stair 120 as w wakes. A w that crept down its slice (16
+    // cycles of 0.75 ms runs and 0.25 ms sleeps: totalrun 8 ms) continues it at 121: no
+    // preemption. One that ran 1 ms and slept 50 ms gains a bonus point → 119 < 120:
+    // preemption (TASK_PREEMPTS_CURR, strict).
     let a = fair(Policy::Other, 0);
-    for (ran, slept, want_prio, preempts) in
-        [(10 * MS, 2 * MS, 121, false), (MS, 50 * MS, 119, true)]
-    {
-        let (mut ctx, mut s, ts) = setup(1000, &[a, a]);
-        let (hog, w) = (ts[0], ts[1]);
-        s.enqueue(&mut ctx, C0, w, EnqueueKind::New);
-        run(&mut ctx, &mut s, w);
-        run_then_block(&mut ctx, &mut s, w, ran);
-        s.enqueue(&mut ctx, C0, hog, EnqueueKind::New);
-        run(&mut ctx, &mut s, hog);
-        assert!(!ctx.need_resched(C0));
-        sleep_then_wake(&mut ctx, &mut s, w, slept);
-        s.wakeup_preempt(&mut ctx, C0, w);
-        assert_eq!(prio(&s, w), want_prio);
-        assert_eq!(ctx.need_resched(C0), preempts);
+    let crept = vec![(3 * MS / 4, MS / 4); 16];
+    for (history, want_prio, preempts) in [(crept, 121, false), (vec![(MS, 50 * MS)], 119, true)] {
+        let mut core = machine(1, 1000);
+        let (hog, w) = (spawn(&mut core, a), spawn(&mut core, a));
+        start(&mut core, &[w]);
+        let ((ran, slept), before) = history.split_last().unwrap();
+        for &(r, s) in before {
+            run_then_block(&mut core, r);
+            sleep_then_wake(&mut core, w, s);
+        }
+        run_then_block(&mut core, *ran);
+        run_for(&mut core, *slept);
+        core.wake_up_new_task(hog, None).unwrap();
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(hog));
+        assert_eq!(prio(&core, hog), 120);
+        core.try_to_wake_up(w, None, false).unwrap();
+        assert_eq!(prio(&core, w), want_prio);
+        assert_eq!(core.ctx.need_resched(C0), preempts);
     }
     // Equal priority never preempts.
-    let (mut ctx, mut s, ts) = setup(1000, &[a, a]);
-    s.enqueue(&mut ctx, C0, ts[0], EnqueueKind::New);
-    run(&mut ctx, &mut s, ts[0]);
-    s.enqueue(&mut ctx, C0, ts[1], EnqueueKind::New);
-    s.wakeup_preempt(&mut ctx, C0, ts[1]);
-    assert!(!ctx.need_resched(C0));
+    let mut core = machine(1, 1000);
+    let ts = [a, a].map(|a| spawn(&mut core, a));
+    start(&mut core, &ts[..1]);
+    core.wake_up_new_task(ts[1], None).unwrap();
+    assert!(!core.ctx.need_resched(C0));
 }
 
 #[test]
@@ -425,80 +414,128 @@ fn interactive_and_compute_tunables() {
 
     // interactive = 0: the bonus still accrues but is not applied.
     for (param, want_prio, rr) in [("interactive", 120, 6u32), ("compute", 120, 60)] {
-        let a = fair(Policy::Other, 0);
-        let (mut ctx, mut s, ts) = setup(1000, &[a]);
-        s.set_param(param, if param == "interactive" { "0" } else { "1" })
+        let mut core = machine(1, 1000);
+        core.policy
+            .set_param(param, if param == "interactive" { "0" } else { "1" })
             .unwrap();
-        let t = ts[0];
-        s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-        run(&mut ctx, &mut s, t);
+        let t = spawn(&mut core, fair(Policy::Other, 0));
+        start(&mut core, &[t]);
         for _ in 0..3 {
-            run_then_block(&mut ctx, &mut s, t, MS);
-            sleep_then_wake(&mut ctx, &mut s, t, 500 * MS);
-            run(&mut ctx, &mut s, t);
+            run_then_block(&mut core, MS);
+            sleep_then_wake(&mut core, t, 500 * MS);
         }
-        assert_eq!(prio(&s, t), want_prio, "{param}");
-        assert_eq!(s.slices_of(t), (20 * rr, rr), "{param}");
+        assert_eq!(prio(&core, t), want_prio, "{param}");
+        assert_eq!(core.policy.slices_of(t), (20 * rr, rr), "{param}");
     }
 }
 
 #[test]
 fn batch_tasks_never_use_their_bonus() {
-    let (mut ctx, mut s, ts) = setup(1000, &[fair(Policy::Batch, 0)]);
-    let t = ts[0];
-    s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-    run(&mut ctx, &mut s, t);
+    let mut core = machine(1, 1000);
+    let t = spawn(&mut core, fair(Policy::Batch, 0));
+    start(&mut core, &[t]);
     for _ in 0..3 {
-        run_then_block(&mut ctx, &mut s, t, MS);
-        sleep_then_wake(&mut ctx, &mut s, t, 500 * MS);
-        run(&mut ctx, &mut s, t);
+        run_then_block(&mut core, MS);
+        sleep_then_wake(&mut core, t, 500 * MS);
     }
-    assert_eq!(prio(&s, t), 120);
+    assert_eq!(prio(&core, t), 120);
 }
 
 // ------------------------------------------------------------------ SMP
 
-/// move_tasks (simplified): an idle CPU pulls half the difference from the busiest CPU,
-/// scanning from the best priority, never the running task, respecting affinity.
+/// move_tasks (simplified): a CPU about to go idle pulls half the difference from the
+/// busiest CPU, scanning from the best priority, never the running task, respecting
+/// affinity.
 #[test]
 fn newidle_balance_pulls_best_prio_movable_tasks() {
-    use schedlab_sim::sched::BalanceKind;
-    let mut ctx = Ctx::for_test(2, 1000);
-    let mut s = Staircase::new(2);
-    let mut ts = Vec::new();
-    for (i, nice) in [0, 5, -5, 10].into_iter().enumerate() {
-        // Task 3 may only run on CPU 0.
-        let aff = if i == 3 {
-            CpuMask::first_n(1)
-        } else {
-            CpuMask::first_n(2)
-        };
-        let t = ctx.add_task_for_test(fair(Policy::Other, nice), aff);
-        s.task_new(&mut ctx, t, None);
-        s.enqueue(&mut ctx, C0, t, EnqueueKind::New);
-        ts.push(t);
-    }
-    // CPU 0 runs the nice -5 task (prio 115); queued: 120, 125, 130 (pinned).
-    assert_eq!(s.pick_next(&mut ctx, C0), Some(ts[2]));
-    ctx.set_curr_for_test(C0, Some(ts[2]));
+    let mut core = machine(2, 1000);
     let c1 = CpuId(1);
-    s.balance(&mut ctx, c1, BalanceKind::NewIdle);
-    // 4 vs 0 → move 2: the best movable ones, 120 then 125.
-    assert_eq!(s.pick_next(&mut ctx, c1), Some(ts[0]));
-    let mut on1 = Vec::new();
-    s.for_each_queued(&mut |c, t| {
-        if c == c1 {
-            on1.push(t)
+    let mut on_cpu1 = CpuMask::empty();
+    on_cpu1.set(c1);
+    let x = core.spawn(fair(Policy::Other, 0), on_cpu1, None);
+    start(&mut core, &[x]);
+    // Four tasks start on CPU 0 (created there), then all but the last are allowed on
+    // both CPUs (sched_setaffinity): they stay queued on CPU 0.
+    let ts: Vec<TaskId> = [0, 5, -5, 10]
+        .map(|nice| spawn(&mut core, fair(Policy::Other, nice)))
+        .into();
+    start(&mut core, &ts);
+    for &t in &ts[..3] {
+        core.setattr(t, None, Some(CpuMask::first_n(2))).unwrap();
+    }
+    core.process_resched();
+    // CPU 0 runs the nice -5 task (prio 115); queued: 120, 125, 130 (pinned).
+    assert_eq!(core.ctx.curr(C0), Some(ts[2]));
+    assert!(ts.iter().all(|&t| core.ctx.task(t).cpu == C0));
+    // x blocks: CPU 1 finds nothing and balances before idling.
+    core.block(c1, PrevState::Sleeping);
+    core.process_resched();
+    // 4 vs 0 → move 2: the best movable ones, 120 then 125; CPU 1 runs the first.
+    assert_eq!(core.ctx.curr(c1), Some(ts[0]));
+    let queued_on = |core: &SchedCore<Staircase>, cpu| {
+        let mut v = Vec::new();
+        core.policy.for_each_queued(&mut |c, t| {
+            if c == cpu {
+                v.push(t)
+            }
+        });
+        v.sort();
+        v
+    };
+    assert_eq!(queued_on(&core, c1), vec![ts[0], ts[1]]);
+    assert_eq!(core.ctx.task(ts[0]).cpu, c1);
+    // Balanced now: the ticks' balancing moves nothing more.
+    run_for(&mut core, 5 * MS);
+    assert_eq!(queued_on(&core, c1), vec![ts[0], ts[1]]);
+    assert_eq!(queued_on(&core, C0), vec![ts[2], ts[3]]);
+}
+
+fn random_attrs(kind: u8, v: i32) -> SchedAttrs {
+    match kind {
+        0 => fair(Policy::Other, v.clamp(-20, 19)),
+        1 => fair(Policy::Batch, v.clamp(-20, 19)),
+        2 => rt(Policy::Fifo, v.rem_euclid(99) + 1),
+        _ => rt(Policy::Rr, v.rem_euclid(99) + 1),
+    }
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0usize..10).prop_map(Op::Wake),
+        3 => (1u64..20_000_000).prop_map(Op::Advance),
+        2 => (0usize..4).prop_map(Op::Block),
+        1 => (0usize..4).prop_map(Op::Bounce),
+        1 => (0usize..4).prop_map(Op::Yield),
+        3 => Just(Op::Tick),
+        1 => ((0usize..4), 0u8..4, -20i32..20).prop_map(|(c, k, v)| Op::Change(c, random_attrs(k, v))),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Random operations through the scheduler core keep the invariants every policy must
+    /// keep (`Driver::check`), with and without compute mode.
+    #[test]
+    fn random_operations_keep_the_invariants(
+        cpus in 1usize..4,
+        hz in prop_oneof![Just(100u32), Just(250), Just(1000)],
+        compute in any::<bool>(),
+        tasks in proptest::collection::vec((0u8..4, -20i32..20, 1u32..16), 1..10),
+        ops in proptest::collection::vec(op(), 1..200),
+    ) {
+        let specs: Vec<_> = tasks
+            .iter()
+            .map(|&(k, v, m)| (random_attrs(k, v), mask_of_bits(m)))
+            .collect();
+        let mut policy = Staircase::new(cpus);
+        policy.set_param("compute", if compute { "1" } else { "0" }).unwrap();
+        let mut d = Driver::new(policy, cpus, hz, &specs);
+        for o in ops {
+            d.apply(o);
+            d.check();
         }
-    });
-    on1.sort();
-    assert_eq!(on1, vec![ts[0], ts[1]]);
-    assert_eq!(ctx.task(ts[0]).cpu, c1);
-    // Balanced now: nothing more moves.
-    s.balance(&mut ctx, c1, BalanceKind::NewIdle);
-    let mut n1 = 0;
-    s.for_each_queued(&mut |c, _| n1 += (c == c1) as usize);
-    assert_eq!(n1, 2);
+    }
 }
 
 // ------------------------------------------------------------------ end to end

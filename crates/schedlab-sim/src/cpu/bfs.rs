@@ -774,98 +774,140 @@ fn bfs_tunables() -> Vec<Tunable<BfsParams>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::SchedCore;
+    use crate::trace::writer::PrevState;
     use crate::types::CpuMask;
+
+    const C0: CpuId = CpuId(0);
+    const C1: CpuId = CpuId(1);
 
     fn normal(nice: i32) -> SchedAttrs {
         crate::types::fair(Policy::Other, nice)
     }
 
-    fn setup(n: usize) -> (Ctx, Bfs) {
-        (Ctx::for_test(n, 250), Bfs::new(n))
+    /// BFS on `n` CPUs at HZ 250, driven by the scheduler core (the engine's protocol).
+    fn machine(n: usize) -> SchedCore<Bfs> {
+        SchedCore::bare(Bfs::new(n), n, 250)
+    }
+
+    /// A parent of the given remaining slice that starts running at `at` and forks at once
+    /// (nothing of its slice used yet).
+    fn running_parent(core: &mut SchedCore<Bfs>, slice: u64, at: u64) -> TaskId {
+        let p = core.spawn(normal(0), CpuMask::first_n(1), None);
+        core.policy.time_slice[p.idx()] = slice;
+        core.set_now(at);
+        core.wake_up_new_task(p, None).unwrap();
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(p));
+        p
     }
 
     #[test]
     fn fork_halves_the_parent_slice_and_child_inherits_the_deadline() {
-        let (mut ctx, mut b) = setup(1);
-        let p = ctx.add_task_for_test(normal(0), CpuMask::first_n(1));
-        b.task_new(&mut ctx, p, None);
-        b.time_slice[p.idx()] = 4_000_000;
-        ctx.set_now_for_test(3_000_000);
-        let c = ctx.add_task_for_test(normal(5), CpuMask::first_n(1));
-        b.task_new(&mut ctx, c, Some(p));
-        assert_eq!(b.time_slice_of(p), 2_000_000);
-        assert_eq!(b.time_slice_of(c), 2_000_000);
-        assert_eq!(b.deadline_of(c), b.deadline_of(p));
+        let mut core = machine(1);
+        let p = running_parent(&mut core, 4_000_000, 3_000_000);
+        let c = core.spawn(normal(5), CpuMask::first_n(1), Some(p));
+        assert_eq!(core.policy.time_slice_of(p), 2_000_000);
+        assert_eq!(core.policy.time_slice_of(c), 2_000_000);
+        assert_eq!(core.policy.deadline_of(c), core.policy.deadline_of(p));
+        // The child runs first: the parent, put back with the same deadline, queues
+        // behind it.
+        core.wake_up_new_task(c, Some(C0)).unwrap();
+        assert!(core.ctx.need_resched(C0));
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(c));
     }
 
     #[test]
     fn fork_with_a_nearly_used_slice_gives_the_child_a_fresh_one() {
-        let (mut ctx, mut b) = setup(1);
-        let p = ctx.add_task_for_test(normal(0), CpuMask::first_n(1));
-        b.task_new(&mut ctx, p, None);
-        ctx.set_curr_for_test(CpuId(0), Some(p));
-        b.time_slice[p.idx()] = 150_000;
-        ctx.set_now_for_test(7_000_000);
-        let c = ctx.add_task_for_test(normal(0), CpuMask::first_n(1));
-        b.task_new(&mut ctx, c, Some(p));
-        assert_eq!(b.time_slice_of(p), 0);
-        assert!(ctx.need_resched(CpuId(0)));
-        assert_eq!(b.time_slice_of(c), timeslice_ns(6));
-        assert_eq!(b.deadline_of(c), 7_000_000 + prio_deadline_diff(0, 6));
+        let mut core = machine(1);
+        let p = running_parent(&mut core, 150_000, 7_000_000);
+        let c = core.spawn(normal(0), CpuMask::first_n(1), Some(p));
+        assert_eq!(core.policy.time_slice_of(p), 0);
+        assert!(core.ctx.need_resched(C0));
+        assert_eq!(core.policy.time_slice_of(c), timeslice_ns(6));
+        assert_eq!(
+            core.policy.deadline_of(c),
+            7_000_000 + prio_deadline_diff(0, 6)
+        );
     }
 
     #[test]
     fn can_preempt_batch_never_on_equal_class_rt_always_above() {
-        let (mut ctx, b) = setup(1);
-        let cur = ctx.add_task_for_test(normal(0), CpuMask::first_n(1));
+        let mut core = machine(1);
+        let one = CpuMask::first_n(1);
         let mut ba = normal(0);
         ba.policy = Policy::Batch;
-        let bt = ctx.add_task_for_test(ba, CpuMask::first_n(1));
-        let nt = ctx.add_task_for_test(normal(0), CpuMask::first_n(1));
-        let mut b = b;
-        for t in [cur, bt, nt] {
-            b.task_new(&mut ctx, t, None);
-        }
+        let [cur, bt, nt] = [normal(0), ba, normal(0)].map(|a| core.spawn(a, one, None));
+        let b = &mut core.policy;
         b.deadline[cur.idx()] = 100;
         b.deadline[bt.idx()] = 10;
         b.deadline[nt.idx()] = 10;
-        assert!(!b.can_preempt(&ctx, bt, NORMAL_PRIO, cur, NORMAL_PRIO));
-        assert!(b.can_preempt(&ctx, nt, NORMAL_PRIO, cur, NORMAL_PRIO));
-        assert!(!b.can_preempt(&ctx, cur, NORMAL_PRIO, nt, NORMAL_PRIO));
-        assert!(b.can_preempt(&ctx, bt, 50, cur, NORMAL_PRIO));
-        assert!(!b.can_preempt(&ctx, nt, IDLE_PRIO, cur, NORMAL_PRIO));
-        assert!(!b.can_preempt(&ctx, nt, 50, cur, 50));
+        let (b, ctx) = (&core.policy, &core.ctx);
+        assert!(!b.can_preempt(ctx, bt, NORMAL_PRIO, cur, NORMAL_PRIO));
+        assert!(b.can_preempt(ctx, nt, NORMAL_PRIO, cur, NORMAL_PRIO));
+        assert!(!b.can_preempt(ctx, cur, NORMAL_PRIO, nt, NORMAL_PRIO));
+        assert!(b.can_preempt(ctx, bt, 50, cur, NORMAL_PRIO));
+        assert!(!b.can_preempt(ctx, nt, IDLE_PRIO, cur, NORMAL_PRIO));
+        assert!(!b.can_preempt(ctx, nt, 50, cur, 50));
     }
 
+    /// A task queued while it is still current on its CPU (an attribute change re-queues
+    /// the running task) is not picked by another CPU, even with the earlier deadline.
     #[test]
-    fn task_current_on_another_cpu_is_not_picked_and_sticky_tasks_are_biased() {
-        let (mut ctx, mut b) = setup(2);
+    fn a_task_current_on_another_cpu_is_not_picked() {
+        let mut core = machine(2);
         let all = CpuMask::first_n(2);
-        let a = ctx.add_task_for_test(normal(0), all);
-        let c = ctx.add_task_for_test(normal(0), all);
-        for t in [a, c] {
-            b.task_new(&mut ctx, t, None);
+        let a = core.spawn(normal(0), all, None);
+        core.set_now(1_000_000);
+        let c = core.spawn(normal(0), all, None);
+        assert!(core.policy.deadline_of(a) < core.policy.deadline_of(c));
+        core.wake_up_new_task(a, None).unwrap();
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(a));
+        // c goes to the idle CPU 1, which has not rescheduled yet when a's nice changes.
+        assert_eq!(core.wake_up_new_task(c, None), Ok(C1));
+        core.setattr(a, Some(normal(1)), None).unwrap();
+        assert!(core.ctx.task(a).on_rq && core.ctx.task(a).running);
+        assert_eq!(core.schedule(C1).next, Some(c));
+        assert_eq!(core.schedule(C0).next, Some(a));
+    }
+
+    /// A task descheduled involuntarily with slice left is sticky to its CPU
+    /// (`rq->sticky_task`): looked at from another CPU its deadline counts shifted left by
+    /// `locality` (2) bits, so that CPU prefers a later deadline; its own CPU takes it
+    /// back at its real deadline.
+    #[test]
+    fn a_sticky_task_is_biased_from_other_cpus() {
+        let mut core = machine(2);
+        let all = CpuMask::first_n(2);
+        let [a, h] = [0, 0].map(|n| core.spawn(normal(n), all, None));
+        core.set_now(1_000_000);
+        let c = core.spawn(normal(0), all, None);
+        let r = core.spawn(crate::types::rt(Policy::Fifo, 10), CpuMask::first_n(1), None);
+        let (da, dc) = (core.policy.deadline_of(a), core.policy.deadline_of(c));
+        assert!(da < dc && da << 2 > dc, "a wins unbiased, loses biased");
+        // a runs on CPU 0, h on CPU 1; c waits (its deadline is later than both).
+        for t in [a, h] {
+            core.wake_up_new_task(t, None).unwrap();
+            core.process_resched();
         }
-        ctx.set_now_for_test(1_000_000_000);
-        b.deadline[a.idx()] = 1_000_000_000;
-        b.deadline[c.idx()] = 1_500_000_000;
-        // `a` woken while still current on CPU 0 (queued there by a Restore).
-        b.enqueue(&mut ctx, CpuId(0), a, EnqueueKind::Restore);
-        b.enqueue(&mut ctx, CpuId(1), c, EnqueueKind::Wakeup);
-        ctx.set_curr_for_test(CpuId(0), Some(a));
-        assert_eq!(b.pick_next(&mut ctx, CpuId(1)), Some(c));
-        assert_eq!(b.pick_next(&mut ctx, CpuId(0)), Some(a));
-        // `a` preempted on CPU 0 with slice left: sticky there. From CPU 1 its deadline
-        // counts as 1 s << 2 = 4 s, later than c's 1.5 s.
-        ctx.tasks[a.idx()].on_rq = true;
-        b.put_prev(&mut ctx, CpuId(0), a);
-        ctx.set_curr_for_test(CpuId(0), None);
-        ctx.set_curr_for_test(CpuId(1), None);
-        b.insert(&mut ctx, CpuId(1), c);
-        assert_eq!(b.sticky[0], Some(a));
-        assert_eq!(b.pick_next(&mut ctx, CpuId(1)), Some(c));
-        b.insert(&mut ctx, CpuId(1), c);
-        assert_eq!(b.pick_next(&mut ctx, CpuId(0)), Some(a));
-        assert_eq!(b.sticky[0], None);
+        assert_eq!((core.ctx.curr(C0), core.ctx.curr(C1)), (Some(a), Some(h)));
+        core.wake_up_new_task(c, None).unwrap();
+        assert!(!core.ctx.need_resched(C0) && !core.ctx.need_resched(C1));
+        // An RT task preempts a, which has slice left: sticky to CPU 0.
+        core.wake_up_new_task(r, None).unwrap();
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(r));
+        assert_eq!(core.policy.sticky[0], Some(a));
+        // CPU 1 frees up: a's deadline counts as da << 2 there, later than c's.
+        core.block(C1, PrevState::Sleeping);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C1), Some(c));
+        // CPU 0 frees up: it takes its sticky task back.
+        core.block(C0, PrevState::Sleeping);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(a));
+        assert_eq!(core.policy.sticky[0], None);
     }
 }

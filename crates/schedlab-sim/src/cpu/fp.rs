@@ -33,7 +33,9 @@
 //! charges `ctx.count_work` with the steps it really took (nodes walked, bitmap words
 //! scanned, tree nodes visited).
 
-use schedlab_rtq::{AnyQueue, Kind, Prio, ReadyQueue};
+use schedlab_rtq::{Kind, Prio};
+
+use super::cpu_queues::CpuQueues;
 
 use super::tunables::{self, Tunable};
 use crate::ctx::Ctx;
@@ -42,8 +44,6 @@ use crate::types::{CpuId, Policy, SchedAttrs, TaskId};
 
 /// Priority levels: kernel prio 0..=139 (index = prio).
 const LEVELS: usize = 140;
-/// Task slots the queues start with; they double when a new task does not fit.
-const INITIAL_CAPACITY: usize = 16;
 
 /// The `readyq` tunable (shared with the Linux RT class): the ready-queue back end.
 pub(crate) fn readyq_row() -> Tunable<Kind> {
@@ -88,31 +88,11 @@ fn tunables() -> Vec<Tunable<FpParams>> {
     ]
 }
 
-/// Room for task `t` in every queue, doubling (never per event: only when a task index
-/// beyond the capacity is first seen).
-pub(crate) fn grow_queues<'a>(
-    queues: impl Iterator<Item = &'a mut AnyQueue>,
-    cap: &mut usize,
-    t: TaskId,
-) {
-    if t.idx() < *cap {
-        return;
-    }
-    *cap = (*cap * 2).max(t.idx() + 1);
-    for q in queues {
-        q.grow(*cap);
-    }
-}
-
 pub struct Fp {
     /// One ready queue per CPU; the running task stays in it, at the head of its priority.
-    rq: Vec<AnyQueue>,
-    /// The CPU whose queue holds each task (meaningful while it is queued).
-    cpu_of: Vec<u32>,
+    rq: CpuQueues,
     /// Tunables (the queues' back end among them).
     params: FpParams,
-    /// Task capacity of the queues.
-    cap: usize,
     /// Tasks assigned to each CPU (for partitioning new tasks).
     assigned: Vec<u32>,
     ticks_left: Vec<u32>,
@@ -122,29 +102,20 @@ impl Fp {
     pub fn new(nr_cpus: usize) -> Self {
         let params = FpParams::default();
         Fp {
-            rq: Self::queues(params.readyq, nr_cpus, INITIAL_CAPACITY),
-            cpu_of: Vec::new(),
+            rq: CpuQueues::new(params.readyq, LEVELS, nr_cpus),
             params,
-            cap: INITIAL_CAPACITY,
             assigned: vec![0; nr_cpus],
             ticks_left: vec![0; nr_cpus],
         }
-    }
-
-    fn queues(kind: Kind, nr_cpus: usize, cap: usize) -> Vec<AnyQueue> {
-        (0..nr_cpus)
-            .map(|_| AnyQueue::new(kind, LEVELS, cap))
-            .collect()
     }
 
     fn level(attrs: &SchedAttrs) -> Prio {
         attrs.prio().clamp(0, LEVELS as i32 - 1) as Prio
     }
 
-    /// The queue holding `t`, if it is queued.
-    fn queue_of(&mut self, t: TaskId) -> Option<&mut AnyQueue> {
-        let q = &mut self.rq[*self.cpu_of.get(t.idx())? as usize];
-        q.is_queued(t.0).then_some(q)
+    /// The CPU whose queue holds `t`, if it is queued.
+    fn queue_of(&self, t: TaskId) -> Option<CpuId> {
+        self.rq.cpu_of(t.0)
     }
 
     /// rot_rdq for the priority of the running `t`: if it has peers it goes behind them.
@@ -152,19 +123,20 @@ impl Fp {
     /// priority change already put it elsewhere it moves to the tail all the same. Returns
     /// whether it moved.
     fn rotate(&mut self, ctx: &mut Ctx, t: TaskId) -> bool {
-        let Some(q) = self.queue_of(t) else {
+        let Some(c) = self.queue_of(t) else {
             return false;
         };
-        let peers = q.next_in_prio(t.0).is_some();
-        let mut work = q.last_steps();
+        let q = &mut self.rq;
+        let peers = q.next_in_prio(c, t.0).is_some();
+        let mut work = q.last_steps(c);
         if peers {
-            let prio = q.prio_of(t.0).expect("queued");
-            if q.prev_in_prio(t.0).is_none() {
-                q.rotate(prio);
+            let prio = q.prio_of(c, t.0).expect("queued");
+            if q.prev_in_prio(c, t.0).is_none() {
+                q.rotate(c, prio);
             } else {
-                q.change_priority(t.0, prio);
+                q.change_priority(c, t.0, prio);
             }
-            work += q.last_steps();
+            work += q.last_steps(c);
         }
         ctx.count_work(work as u64);
         peers
@@ -183,9 +155,8 @@ impl Scheduler for Fp {
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
-        debug_assert!(self.rq.iter().all(|q| q.is_empty()), "set_param mid-run");
         tunables::set(&tunables(), &mut self.params, "fp", name, value)?;
-        self.rq = Self::queues(self.params.readyq, self.rq.len(), self.cap);
+        self.rq.set_kind(self.params.readyq);
         Ok(())
     }
 
@@ -199,12 +170,9 @@ impl Scheduler for Fp {
         Ok(())
     }
 
-    /// Room for the new task in every CPU's queue (grown by doubling, not per event).
+    /// Room for the new task's state (grown by doubling, not per event).
     fn task_new(&mut self, _ctx: &mut Ctx, t: TaskId, _parent: Option<TaskId>) {
-        grow_queues(self.rq.iter_mut(), &mut self.cap, t);
-        if self.cpu_of.len() <= t.idx() {
-            self.cpu_of.resize(t.idx() + 1, 0);
-        }
+        self.rq.ensure_task(t);
     }
 
     /// Partitioned placement: the CPU chosen at creation is kept (no migration).
@@ -228,17 +196,15 @@ impl Scheduler for Fp {
     /// make_runnable: tail of its priority.
     fn enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, _kind: EnqueueKind) {
         let level = Self::level(&ctx.task(t).attrs);
-        let q = &mut self.rq[cpu.idx()];
-        q.push_tail(t.0, level);
-        ctx.count_work(q.last_steps() as u64);
-        self.cpu_of[t.idx()] = cpu.0;
+        self.rq.push_tail(cpu, t.0, level);
+        ctx.count_work(self.rq.last_steps(cpu) as u64);
     }
 
     /// make_non_runnable.
     fn dequeue(&mut self, ctx: &mut Ctx, _cpu: CpuId, t: TaskId, _kind: DequeueKind) {
-        let work = self.queue_of(t).map_or(1, |q| {
-            q.remove(t.0);
-            q.last_steps()
+        let work = self.queue_of(t).map_or(1, |c| {
+            self.rq.remove(c, t.0);
+            self.rq.last_steps(c)
         });
         ctx.count_work(work as u64);
     }
@@ -255,9 +221,8 @@ impl Scheduler for Fp {
     /// search_schedtsk: head of the highest non-empty priority. The running task stays
     /// linked (at the head), so a preempted task keeps its precedence.
     fn pick_next(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
-        let q = &self.rq[cpu.idx()];
-        let head = q.peek();
-        ctx.count_work(q.last_steps() as u64);
+        let head = self.rq.peek(cpu);
+        ctx.count_work(self.rq.last_steps(cpu) as u64);
         let t = TaskId(head?);
         if ctx.curr(cpu) != Some(t) {
             self.ticks_left[cpu.idx()] = self.params.timeslice_ticks;
@@ -291,15 +256,194 @@ impl Scheduler for Fp {
         self.rotate(ctx, t);
     }
 
-    /// chg_pri: the task goes to the tail of its new priority (the engine re-enqueues it).
-    fn prio_changed(&mut self, _ctx: &mut Ctx, _t: TaskId, _old: SchedAttrs) {}
+    /// chg_pri: the task goes to the tail of its new priority (the core re-enqueued it);
+    /// a ready task raised above the running one dispatches at once, as `chg_pri`'s
+    /// `change_priority` → `dispatch` does (a running task lowered below a ready one is
+    /// rescheduled by the core already).
+    fn prio_changed(&mut self, ctx: &mut Ctx, t: TaskId, _old: SchedAttrs) {
+        let v = ctx.task(t);
+        if v.on_rq && !v.running {
+            let beats_curr = ctx
+                .curr(v.cpu)
+                .is_none_or(|c| v.attrs.prio() < ctx.task(c).attrs.prio());
+            if beats_curr {
+                ctx.resched(v.cpu);
+            }
+        }
+    }
 
     fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
-        for (c, q) in self.rq.iter().enumerate() {
-            q.for_each(|t, _| {
-                f(CpuId(c as u32), TaskId(t));
+        for c in 0..self.rq.nr_cpus() {
+            let cpu = CpuId(c as u32);
+            self.rq.for_each(cpu, |t, _| {
+                f(cpu, TaskId(t));
                 true
             });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::testing::{mask_of_bits, Driver, Op};
+    use crate::protocol::SchedCore;
+    use crate::trace::writer::PrevState;
+    use crate::types::{fair, rt, CpuMask};
+    use proptest::prelude::*;
+
+    const C0: CpuId = CpuId(0);
+
+    /// fp on `cpus` CPUs at HZ 1000, driven by the scheduler core (the engine's protocol).
+    fn machine(cpus: usize) -> SchedCore<Fp> {
+        SchedCore::bare(Fp::new(cpus), cpus, 1000)
+    }
+
+    /// Create a task of SCHED_FIFO priority `prio` on CPU 0 and wake it; the CPU
+    /// reschedules only when the test says so.
+    fn start(core: &mut SchedCore<Fp>, prio: i32) -> TaskId {
+        let t = core.spawn(rt(Policy::Fifo, prio), CpuMask::first_n(1), None);
+        core.wake_up_new_task(t, None).unwrap();
+        t
+    }
+
+    /// The current task of CPU 0 blocks, then each task that runs in turn does; returns
+    /// the order in which they ran.
+    fn drain(core: &mut SchedCore<Fp>) -> Vec<TaskId> {
+        let mut order = Vec::new();
+        while core.ctx.curr(C0).is_some() {
+            core.block(C0, PrevState::Sleeping);
+            core.process_resched();
+            order.extend(core.ctx.curr(C0));
+        }
+        order
+    }
+
+    /// make_runnable puts a task at the tail of its priority and an equal priority never
+    /// preempts; a strictly higher one preempts at once; the preempted task keeps the head
+    /// of its priority (precedence) and resumes before its peers; rot_rdq(TPRI_SELF) moves
+    /// the running task behind its peers.
+    #[test]
+    fn preempted_task_resumes_first_and_yield_rotates() {
+        let mut core = machine(1);
+        let a = start(&mut core, 10);
+        core.process_resched();
+        let b = start(&mut core, 10);
+        assert!(!core.ctx.need_resched(C0), "equal priority never preempts");
+        let hi = start(&mut core, 50);
+        assert!(core.ctx.need_resched(C0));
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(hi));
+        core.block(C0, PrevState::Sleeping);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(a), "precedence: a resumes before b");
+        core.yield_current(C0);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(b));
+        assert_eq!(drain(&mut core), vec![a]);
+    }
+
+    /// chg_pri: the task goes to the tail of its new priority, lowered or raised (unlike
+    /// Linux's RT class, which puts a lowered task at the head).
+    #[test]
+    fn priority_change_goes_to_the_tail_of_the_new_priority() {
+        let mut core = machine(1);
+        start(&mut core, 90);
+        core.process_resched();
+        let [a, b] = [20, 20].map(|p| start(&mut core, p));
+        let c = start(&mut core, 10);
+        core.process_resched();
+        // b is lowered into the priority that holds c: behind c.
+        core.setattr(b, Some(rt(Policy::Fifo, 10)), None).unwrap();
+        core.process_resched();
+        assert_eq!(drain(&mut core), vec![a, c, b]);
+    }
+
+    /// chg_pri of a ready task above the running one: it runs at once.
+    #[test]
+    fn a_ready_task_raised_above_the_running_one_preempts_it() {
+        let mut core = machine(1);
+        let a = start(&mut core, 20);
+        core.process_resched();
+        let b = start(&mut core, 10);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(a));
+        core.setattr(b, Some(rt(Policy::Fifo, 30)), None).unwrap();
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(b));
+    }
+
+    /// Partitioned: a new task goes to the allowed CPU with the fewest tasks assigned so
+    /// far and stays there; a CPU never takes another CPU's waiting task.
+    #[test]
+    fn tasks_are_partitioned_at_creation_and_never_migrate() {
+        let mut core = machine(2);
+        let all = CpuMask::first_n(2);
+        let ts: Vec<TaskId> = (0..4)
+            .map(|_| core.spawn(rt(Policy::Fifo, 10), all, None))
+            .collect();
+        let cpus: Vec<CpuId> = ts
+            .iter()
+            .map(|&t| core.wake_up_new_task(t, None).unwrap())
+            .collect();
+        assert_eq!(cpus, [C0, CpuId(1), C0, CpuId(1)]);
+        core.process_resched();
+        // CPU 1's tasks block: it idles although CPU 0 has a task waiting.
+        for _ in 0..2 {
+            core.block(CpuId(1), PrevState::Sleeping);
+            core.process_resched();
+        }
+        assert_eq!(core.ctx.curr(CpuId(1)), None);
+        assert_eq!(core.ctx.curr(C0), Some(ts[0]));
+        assert_eq!(core.ctx.task(ts[2]).cpu, C0);
+    }
+
+    fn random_attrs(kind: u8, v: i32) -> SchedAttrs {
+        match kind {
+            0 => fair(Policy::Other, v.clamp(-20, 19)),
+            1 => rt(Policy::Fifo, v.rem_euclid(99) + 1),
+            _ => rt(Policy::Rr, v.rem_euclid(99) + 1),
+        }
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (0usize..10).prop_map(Op::Wake),
+            3 => (1u64..20_000_000).prop_map(Op::Advance),
+            2 => (0usize..4).prop_map(Op::Block),
+            1 => (0usize..4).prop_map(Op::Bounce),
+            1 => (0usize..4).prop_map(Op::Yield),
+            3 => Just(Op::Tick),
+            1 => ((0usize..4), 0u8..3, -20i32..20).prop_map(|(c, k, v)| Op::Change(c, random_attrs(k, v))),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Random operations through the scheduler core keep the invariants every policy
+        /// must keep (`Driver::check`), with and without the emulated rot_rdq handler, on
+        /// every ready-queue back end.
+        #[test]
+        fn random_operations_keep_the_invariants(
+            cpus in 1usize..4,
+            timeslice_ticks in 0u32..4,
+            readyq in 0usize..Kind::ALL.len(),
+            tasks in proptest::collection::vec((0u8..3, -20i32..20, 1u32..16), 1..10),
+            ops in proptest::collection::vec(op(), 1..200),
+        ) {
+            let specs: Vec<_> = tasks
+                .iter()
+                .map(|&(k, v, m)| (random_attrs(k, v), mask_of_bits(m)))
+                .collect();
+            let mut policy = Fp::new(cpus);
+            policy.set_param("timeslice_ticks", &timeslice_ticks.to_string()).unwrap();
+            policy.set_param("readyq", Kind::ALL[readyq].name()).unwrap();
+            let mut d = Driver::new(policy, cpus, 1000, &specs);
+            for o in ops {
+                d.apply(o);
+                d.check();
+            }
         }
     }
 }

@@ -55,16 +55,15 @@ use crate::sched::{
 };
 use crate::types::{CpuId, Policy, SchedAttrs, TaskId, MAX_RT_PRIO};
 
-use schedlab_rtq::{AnyQueue, Kind, Prio, ReadyQueue};
+use schedlab_rtq::{Kind, Prio};
 
-use super::fp::{grow_queues, readyq_row};
+use super::cpu_queues::CpuQueues;
+use super::fp::readyq_row;
 use super::stack::SchedClass;
 use super::tunables::{self, Tunable};
 
 const NIL: u32 = u32::MAX;
 const NR_PRIO: usize = MAX_RT_PRIO as usize;
-/// Task slots the queues start with; they double when a new task does not fit.
-const INITIAL_CAPACITY: usize = 16;
 
 /// Where an enqueue puts the task in its priority's list.
 #[derive(Clone, Copy)]
@@ -103,10 +102,9 @@ impl Default for RtSe {
     }
 }
 
-/// Per-CPU RT run queue (`struct rt_rq`).
+/// Per-CPU RT run queue (`struct rt_rq`); its `rt_prio_array` (FIFO lists per prio
+/// 0..99, best first) is the CPU's queue in `LinuxRt::active`.
 struct RtRq {
-    /// `rt_prio_array`: FIFO lists per prio 0..99, best first.
-    active: AnyQueue,
     /// `highest_prio.curr`: the best queued prio, MAX_RT_PRIO if none — cached like the
     /// kernel's (`inc_rt_prio`/`dec_rt_prio`), so cpupri queries cost no queue search.
     highest: i32,
@@ -121,9 +119,8 @@ struct RtRq {
 }
 
 impl RtRq {
-    fn new(kind: Kind, cap: usize) -> Self {
+    fn new() -> Self {
         RtRq {
-            active: AnyQueue::new(kind, NR_PRIO, cap),
             highest: MAX_RT_PRIO,
             curr: None,
             nr_running: 0,
@@ -136,10 +133,10 @@ impl RtRq {
 /// The RT class (SCHED_FIFO / SCHED_RR).
 pub struct LinuxRt {
     rqs: Vec<RtRq>,
+    /// Every CPU's `rt_prio_array`.
+    active: CpuQueues,
     /// Tunables (the queues' back end among them).
     params: RtParams,
-    /// Task capacity of the per-CPU queues.
-    cap: usize,
     se: Vec<RtSe>,
 }
 
@@ -185,28 +182,23 @@ impl LinuxRt {
     pub fn new(nr_cpus: usize) -> Self {
         let params = RtParams::default();
         LinuxRt {
-            rqs: (0..nr_cpus.max(1))
-                .map(|_| RtRq::new(params.readyq, INITIAL_CAPACITY))
-                .collect(),
+            rqs: (0..nr_cpus.max(1)).map(|_| RtRq::new()).collect(),
+            active: CpuQueues::new(params.readyq, NR_PRIO, nr_cpus.max(1)),
             params,
-            cap: INITIAL_CAPACITY,
             se: Vec::new(),
         }
     }
 
-    /// Per-task state and queue room for `t`, queues for every CPU. Allocates only when
-    /// a task index or a CPU is seen for the first time (queues grow by doubling).
+    /// Per-task state for `t`, queues for every CPU. Allocates only when a task index or
+    /// a CPU is seen for the first time.
     fn ensure(&mut self, ctx: &Ctx, t: TaskId) {
         if self.se.len() <= t.idx() {
             self.se.resize(t.idx() + 1, RtSe::default());
-            grow_queues(
-                self.rqs.iter_mut().map(|rq| &mut rq.active),
-                &mut self.cap,
-                t,
-            );
+            self.active.ensure_task(t);
         }
-        while self.rqs.len() < ctx.nr_cpus() {
-            self.rqs.push(RtRq::new(self.params.readyq, self.cap));
+        if self.rqs.len() < ctx.nr_cpus() {
+            self.rqs.resize_with(ctx.nr_cpus(), RtRq::new);
+            self.active.ensure_cpus(ctx.nr_cpus());
         }
     }
 
@@ -235,7 +227,7 @@ impl LinuxRt {
         let rq = &self.rqs[cpu.idx()];
         debug_assert_eq!(
             rq.highest,
-            rq.active.top_prio().map_or(MAX_RT_PRIO, |p| p as i32),
+            self.active.top_prio(cpu).map_or(MAX_RT_PRIO, |p| p as i32),
             "stale highest_prio on {cpu:?}"
         );
         (rq.highest < MAX_RT_PRIO).then_some(rq.highest as usize)
@@ -301,11 +293,11 @@ impl LinuxRt {
         let p = Self::prio_of(&ctx.task(t).attrs);
         let rq = &mut self.rqs[cpu.idx()];
         match pos {
-            Pos::Tail => rq.active.push_tail(t.0, p as Prio),
-            Pos::Head => rq.active.push_head(t.0, p as Prio),
-            Pos::After(pred) => rq.active.insert_after(t.0, pred),
+            Pos::Tail => self.active.push_tail(cpu, t.0, p as Prio),
+            Pos::Head => self.active.push_head(cpu, t.0, p as Prio),
+            Pos::After(pred) => self.active.insert_after(cpu, t.0, pred),
         }
-        ctx.count_work(rq.active.last_steps() as u64);
+        ctx.count_work(self.active.last_steps(cpu) as u64);
         rq.highest = rq.highest.min(p as i32); // inc_rt_prio
         rq.nr_running += 1;
         if ctx.task(t).affinity.count() > 1 {
@@ -324,12 +316,12 @@ impl LinuxRt {
             "rt dequeue of {t:?} not queued on {cpu:?}"
         );
         let rq = &mut self.rqs[cpu.idx()];
-        rq.active.remove(t.0);
-        ctx.count_work(rq.active.last_steps() as u64);
+        self.active.remove(cpu, t.0);
+        ctx.count_work(self.active.last_steps(cpu) as u64);
         if se.prio as i32 == rq.highest {
             // dec_rt_prio: the best prio may have gone; find-first-set again.
-            rq.highest = rq.active.top_prio().map_or(MAX_RT_PRIO, |p| p as i32);
-            ctx.count_work(rq.active.last_steps() as u64);
+            rq.highest = self.active.top_prio(cpu).map_or(MAX_RT_PRIO, |p| p as i32);
+            ctx.count_work(self.active.last_steps(cpu) as u64);
         }
         rq.nr_running -= 1;
         if ctx.task(t).affinity.count() > 1 {
@@ -343,17 +335,17 @@ impl LinuxRt {
     /// tick the kernel skips a lone task; `sched_yield` requeues it to the same place.
     /// Returns whether it had peers.
     fn requeue_tail(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) -> bool {
-        let arr = &mut self.rqs[cpu.idx()].active;
-        let mut alone = arr.prev_in_prio(t.0).is_none();
-        let mut work = arr.last_steps();
+        let arr = &mut self.active;
+        let mut alone = arr.prev_in_prio(cpu, t.0).is_none();
+        let mut work = arr.last_steps(cpu);
         if alone {
-            alone = arr.next_in_prio(t.0).is_none();
-            work += arr.last_steps();
+            alone = arr.next_in_prio(cpu, t.0).is_none();
+            work += arr.last_steps(cpu);
         }
         if !alone {
-            let p = arr.prio_of(t.0).expect("queued");
-            arr.change_priority(t.0, p);
-            work += arr.last_steps();
+            let p = arr.prio_of(cpu, t.0).expect("queued");
+            arr.change_priority(cpu, t.0, p);
+            work += arr.last_steps(cpu);
         }
         ctx.count_work(work as u64);
         !alone
@@ -379,7 +371,7 @@ impl LinuxRt {
         }
         let mut found = None;
         let mut steps = 0u64;
-        rq.active.for_each(|t, _| {
+        self.active.for_each(cpu, |t, _| {
             let t = TaskId(t);
             steps += 1;
             let allowed = match dst {
@@ -476,14 +468,8 @@ impl Scheduler for LinuxRt {
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
-        debug_assert!(
-            self.rqs.iter().all(|rq| rq.active.is_empty()),
-            "set_param mid-run"
-        );
         tunables::set(&tunables(), &mut self.params, "linux-rt", name, value)?;
-        for rq in &mut self.rqs {
-            rq.active = AnyQueue::new(self.params.readyq, NR_PRIO, self.cap);
-        }
+        self.active.set_kind(self.params.readyq);
         Ok(())
     }
 
@@ -577,9 +563,8 @@ impl Scheduler for LinuxRt {
         }
         if kind == DequeueKind::Save {
             let se = self.se[t.idx()];
-            let arr = &self.rqs[cpu.idx()].active;
-            let pred = arr.prev_in_prio(t.0).unwrap_or(NIL);
-            ctx.count_work(arr.last_steps() as u64);
+            let pred = self.active.prev_in_prio(cpu, t.0).unwrap_or(NIL);
+            ctx.count_work(self.active.last_steps(cpu) as u64);
             self.se[t.idx()].saved = Some((se.prio, pred));
         }
         self.do_dequeue(ctx, cpu, t);
@@ -603,11 +588,11 @@ impl Scheduler for LinuxRt {
                 // check_preempt_equal_prio: the pinned wakee goes to the head and the
                 // migratable current is rescheduled so that it can be pushed away.
                 let pr = self.se[t.idx()].prio as Prio;
-                let arr = &mut self.rqs[cpu.idx()].active;
-                arr.remove(t.0);
-                let mut work = arr.last_steps();
-                arr.push_head(t.0, pr);
-                work += arr.last_steps();
+                let arr = &mut self.active;
+                arr.remove(cpu, t.0);
+                let mut work = arr.last_steps(cpu);
+                arr.push_head(cpu, t.0, pr);
+                work += arr.last_steps(cpu);
                 ctx.count_work(work as u64);
                 ctx.resched(cpu);
                 return;
@@ -647,9 +632,8 @@ impl Scheduler for LinuxRt {
                 self.pull_rt_task(ctx, cpu);
             }
         }
-        let arr = &self.rqs[cpu.idx()].active;
-        let head = arr.peek();
-        ctx.count_work(arr.last_steps() as u64);
+        let head = self.active.peek(cpu);
+        ctx.count_work(self.active.last_steps(cpu) as u64);
         let t = TaskId(head?);
         let rq = &mut self.rqs[cpu.idx()];
         rq.curr = Some(t);
@@ -735,7 +719,7 @@ impl Scheduler for LinuxRt {
     fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
         for (i, rq) in self.rqs.iter().enumerate() {
             let cpu = CpuId(i as u32);
-            rq.active.for_each(|t, _| {
+            self.active.for_each(cpu, |t, _| {
                 if rq.curr != Some(TaskId(t)) {
                     f(cpu, TaskId(t));
                 }
@@ -779,61 +763,59 @@ impl SchedClass for LinuxRt {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::testing::{mask_of_bits, Driver, Op};
+    use crate::protocol::SchedCore;
+    use crate::trace::writer::PrevState;
     use crate::types::rt;
     use crate::types::CpuMask;
+    use proptest::prelude::*;
 
-    fn order(s: &LinuxRt, cpu: CpuId) -> Vec<u32> {
+    const C0: CpuId = CpuId(0);
+    const C1: CpuId = CpuId(1);
+    const C2: CpuId = CpuId(2);
+
+    /// The tasks of `cpu`'s RT queue in pick order (the running one included).
+    fn order(s: &LinuxRt, cpu: CpuId) -> Vec<TaskId> {
         let mut v = Vec::new();
-        s.rqs[cpu.idx()].active.for_each(|t, _| {
-            v.push(t);
+        s.active.for_each(cpu, |t, _| {
+            v.push(TaskId(t));
             true
         });
         v
     }
 
-    #[test]
-    fn fifo_preempted_stays_at_head_wakeup_goes_to_tail() {
-        let mut ctx = Ctx::for_test(1, 1000);
-        let mut s = LinuxRt::new(1);
-        let c0 = CpuId(0);
-        let one = CpuMask::first_n(1);
-        let a = ctx.add_task_for_test(rt(Policy::Fifo, 10), one);
-        let b = ctx.add_task_for_test(rt(Policy::Fifo, 10), one);
-        let hi = ctx.add_task_for_test(rt(Policy::Fifo, 50), one);
-        for t in [a, b, hi] {
-            s.task_new(&mut ctx, t, None);
-        }
-        s.enqueue(&mut ctx, c0, a, EnqueueKind::Wakeup);
-        assert_eq!(s.pick_next(&mut ctx, c0), Some(a));
-        ctx.set_curr_for_test(c0, Some(a));
-        s.enqueue(&mut ctx, c0, b, EnqueueKind::Wakeup);
-        s.wakeup_preempt(&mut ctx, c0, b);
-        assert!(
-            !ctx.resched_mask.contains(c0),
-            "equal prio must not preempt"
-        );
-        assert_eq!(order(&s, c0), vec![a.0, b.0]);
-        s.enqueue(&mut ctx, c0, hi, EnqueueKind::Wakeup);
-        s.wakeup_preempt(&mut ctx, c0, hi);
-        assert!(ctx.resched_mask.contains(c0), "higher prio preempts");
-        s.put_prev(&mut ctx, c0, a);
-        assert_eq!(s.pick_next(&mut ctx, c0), Some(hi));
-        ctx.set_curr_for_test(c0, Some(hi));
-        // hi blocks: a (preempted) is still at the head of prio list 89, before b.
-        s.dequeue(&mut ctx, c0, hi, DequeueKind::Sleep);
-        s.put_prev(&mut ctx, c0, hi);
-        assert_eq!(s.pick_next(&mut ctx, c0), Some(a));
-        assert_eq!(order(&s, c0), vec![a.0, b.0]);
+    /// The RT class alone on `cpus` CPUs at HZ 1000, driven by the scheduler core.
+    fn machine(cpus: usize) -> SchedCore<LinuxRt> {
+        SchedCore::bare(LinuxRt::new(cpus), cpus, 1000)
     }
 
-    /// put_prev + pick_next, as the engine's schedule() does.
-    fn resched(ctx: &mut Ctx, s: &mut LinuxRt, cpu: CpuId) -> Option<TaskId> {
-        if let Some(p) = ctx.curr(cpu) {
-            s.put_prev(ctx, cpu, p);
-        }
-        let n = s.pick_next(ctx, cpu);
-        ctx.set_curr_for_test(cpu, n);
-        n
+    /// Create a task and wake it (`wake_up_new_task`); the CPUs reschedule only when the
+    /// test says so.
+    fn start(core: &mut SchedCore<LinuxRt>, attrs: SchedAttrs, affinity: CpuMask) -> TaskId {
+        let t = core.spawn(attrs, affinity, None);
+        core.wake_up_new_task(t, None).unwrap();
+        t
+    }
+
+    #[test]
+    fn fifo_preempted_stays_at_head_wakeup_goes_to_tail() {
+        let mut core = machine(1);
+        let one = CpuMask::first_n(1);
+        let a = start(&mut core, rt(Policy::Fifo, 10), one);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(a));
+        let b = start(&mut core, rt(Policy::Fifo, 10), one);
+        assert!(!core.ctx.need_resched(C0), "equal prio must not preempt");
+        assert_eq!(order(&core.policy, C0), vec![a, b]);
+        let hi = start(&mut core, rt(Policy::Fifo, 50), one);
+        assert!(core.ctx.need_resched(C0), "higher prio preempts");
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(hi));
+        // hi blocks: a (preempted) is still at the head of prio list 89, before b.
+        core.block(C0, PrevState::Sleeping);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(a));
+        assert_eq!(order(&core.policy, C0), vec![a, b]);
     }
 
     #[test]
@@ -845,95 +827,137 @@ mod tests {
     }
 
     fn priority_change_rules(readyq: &str) {
-        let c0 = CpuId(0);
-        // Four queued user-prio-10 tasks [a b c d].
+        let one = CpuMask::first_n(1);
+        // Four user-prio-10 tasks [a b c d] queued behind a running prio-90 task.
         let setup = || {
-            let mut ctx = Ctx::for_test(1, 1000);
-            let mut s = LinuxRt::new(1);
-            s.set_param("readyq", readyq).unwrap();
+            let mut core = machine(1);
+            core.policy.set_param("readyq", readyq).unwrap();
+            start(&mut core, rt(Policy::Fifo, 90), one);
+            core.process_resched();
             let ts: Vec<TaskId> = (0..4)
-                .map(|_| {
-                    let t = ctx.add_task_for_test(rt(Policy::Fifo, 10), CpuMask::first_n(1));
-                    s.task_new(&mut ctx, t, None);
-                    s.enqueue(&mut ctx, c0, t, EnqueueKind::Wakeup);
-                    t
-                })
+                .map(|_| start(&mut core, rt(Policy::Fifo, 10), one))
                 .collect();
-            (ctx, s, ts)
+            core.process_resched();
+            (core, ts)
         };
-        // engine.rs change_attrs order: DEQUEUE_SAVE, new attrs, prio_changed, RESTORE.
-        let change = |ctx: &mut Ctx, s: &mut LinuxRt, t: TaskId, prio: i32| {
-            s.dequeue(ctx, c0, t, DequeueKind::Save);
-            let old = ctx.task(t).attrs;
-            ctx.tasks[t.idx()].attrs.rt_priority = prio;
-            s.prio_changed(ctx, t, old);
-            s.enqueue(ctx, c0, t, EnqueueKind::Restore);
+        // sched_setattr (`__sched_setscheduler`): DEQUEUE_SAVE, new attributes,
+        // ENQUEUE_RESTORE, prio_changed.
+        let change = |core: &mut SchedCore<LinuxRt>, t: TaskId, attrs: SchedAttrs| {
+            core.setattr(t, Some(attrs), None).unwrap();
+            core.process_resched();
         };
-        let drain = |ctx: &mut Ctx, s: &mut LinuxRt| {
+        // The prio-90 task blocks, then each task in turn runs and blocks.
+        let drain = |core: &mut SchedCore<LinuxRt>| {
             let mut v = Vec::new();
-            while let Some(t) = resched(ctx, s, c0) {
+            core.block(C0, PrevState::Sleeping);
+            core.process_resched();
+            while let Some(t) = core.ctx.curr(C0) {
                 v.push(t);
-                s.dequeue(ctx, c0, t, DequeueKind::Sleep);
+                core.block(C0, PrevState::Sleeping);
+                core.process_resched();
             }
             v
         };
-        // Unchanged: b keeps its place (DEQUEUE_SAVE without DEQUEUE_MOVE).
-        let (mut ctx, mut s, ts) = setup();
-        change(&mut ctx, &mut s, ts[1], 10);
-        assert_eq!(drain(&mut ctx, &mut s), ts, "{readyq}");
+        // Unchanged: b switches from SCHED_FIFO to SCHED_RR at the same priority and
+        // keeps its place (oldprio == newprio: DEQUEUE_SAVE without DEQUEUE_MOVE).
+        let (mut core, ts) = setup();
+        change(&mut core, ts[1], rt(Policy::Rr, 10));
+        assert_eq!(drain(&mut core), ts, "{readyq}");
         // Lowered (user 10 → 5) into a list that already holds d: head (ENQUEUE_HEAD).
-        let (mut ctx, mut s, ts) = setup();
-        change(&mut ctx, &mut s, ts[3], 5);
-        change(&mut ctx, &mut s, ts[1], 5);
+        let (mut core, ts) = setup();
+        change(&mut core, ts[3], rt(Policy::Fifo, 5));
+        change(&mut core, ts[1], rt(Policy::Fifo, 5));
         assert_eq!(
-            drain(&mut ctx, &mut s),
+            drain(&mut core),
             vec![ts[0], ts[2], ts[1], ts[3]],
             "{readyq}"
         );
         // Raised (10 → 20) into a list that already holds c: tail.
-        let (mut ctx, mut s, ts) = setup();
-        change(&mut ctx, &mut s, ts[2], 20);
-        change(&mut ctx, &mut s, ts[0], 20);
+        let (mut core, ts) = setup();
+        change(&mut core, ts[2], rt(Policy::Fifo, 20));
+        change(&mut core, ts[0], rt(Policy::Fifo, 20));
         assert_eq!(
-            drain(&mut ctx, &mut s),
+            drain(&mut core),
             vec![ts[2], ts[0], ts[1], ts[3]],
             "{readyq}"
         );
     }
 
+    /// `busy` (FIFO 50) runs on CPU 0, `other` (FIFO 30) on CPU 1, CPU 2 is idle.
+    fn three_cpus() -> (SchedCore<LinuxRt>, TaskId, TaskId) {
+        let mut core = machine(3);
+        let all = CpuMask::first_n(3);
+        let busy = start(&mut core, rt(Policy::Fifo, 50), all);
+        core.process_resched();
+        let other = start(&mut core, rt(Policy::Fifo, 30), all);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(busy));
+        assert_eq!(core.ctx.curr(C1), Some(other));
+        (core, busy, other)
+    }
+
     #[test]
     fn wakeup_goes_to_a_cpu_running_lower_priority_work() {
-        let mut ctx = Ctx::for_test(3, 1000);
-        let mut s = LinuxRt::new(3);
         let all = CpuMask::first_n(3);
-        let busy = ctx.add_task_for_test(rt(Policy::Fifo, 50), all);
-        let other = ctx.add_task_for_test(rt(Policy::Fifo, 30), all);
-        let w = ctx.add_task_for_test(rt(Policy::Fifo, 40), all);
-        for t in [busy, other, w] {
-            s.task_new(&mut ctx, t, None);
+        // Forked by `busy`, w (FIFO 40) starts from CPU 0, which runs a higher RT prio: it
+        // goes to the lowest CPU, idle CPU 2 (below CPU 1's lower RT prio).
+        let (mut core, busy, _) = three_cpus();
+        let w = core.spawn(rt(Policy::Fifo, 40), all, Some(busy));
+        assert_eq!(core.ctx.task(w).cpu, C0);
+        assert_eq!(core.wake_up_new_task(w, Some(C0)), Ok(C2));
+        // Forked by `other`, w starts from CPU 1, which runs a lower RT prio: it stays and
+        // preempts (strictly higher).
+        let (mut core, _, other) = three_cpus();
+        let w = core.spawn(rt(Policy::Fifo, 40), all, Some(other));
+        assert_eq!(core.wake_up_new_task(w, Some(C1)), Ok(C1));
+        assert!(core.ctx.need_resched(C1));
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C1), Some(w));
+        // `other` (preempted, migratable) is pushed to the idle CPU 2 after the switch
+        // (the push queued by set_next_task_rt, run as a balance callback).
+        assert_eq!(core.ctx.task(other).cpu, C2);
+        assert_eq!(core.ctx.curr(C2), Some(other));
+    }
+
+    fn random_rt(rr: bool, prio: i32) -> SchedAttrs {
+        rt(if rr { Policy::Rr } else { Policy::Fifo }, prio)
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (0usize..10).prop_map(Op::Wake),
+            3 => (1u64..20_000_000).prop_map(Op::Advance),
+            2 => (0usize..4).prop_map(Op::Block),
+            1 => (0usize..4).prop_map(Op::Bounce),
+            1 => (0usize..4).prop_map(Op::Yield),
+            3 => Just(Op::Tick),
+            1 => ((0usize..4), any::<bool>(), 1i32..100).prop_map(|(c, rr, p)| Op::Change(c, random_rt(rr, p))),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Random operations through the scheduler core keep the invariants every policy
+        /// must keep (`Driver::check`), on every ready-queue back end.
+        #[test]
+        fn random_operations_keep_the_invariants(
+            cpus in 1usize..4,
+            readyq in 0usize..Kind::ALL.len(),
+            tasks in proptest::collection::vec((any::<bool>(), 1i32..100, 1u32..16), 1..10),
+            ops in proptest::collection::vec(op(), 1..200),
+        ) {
+            let specs: Vec<_> = tasks
+                .iter()
+                .map(|&(rr, p, m)| (random_rt(rr, p), mask_of_bits(m)))
+                .collect();
+            let mut policy = LinuxRt::new(cpus);
+            policy.set_param("readyq", Kind::ALL[readyq].name()).unwrap();
+            let mut d = Driver::new(policy, cpus, 1000, &specs);
+            for o in ops {
+                d.apply(o);
+                d.check();
+            }
         }
-        let (c0, c1, c2) = (CpuId(0), CpuId(1), CpuId(2));
-        s.enqueue(&mut ctx, c0, busy, EnqueueKind::Wakeup);
-        assert_eq!(resched(&mut ctx, &mut s, c0), Some(busy));
-        s.enqueue(&mut ctx, c1, other, EnqueueKind::Wakeup);
-        ctx.tasks[other.idx()].cpu = c1;
-        assert_eq!(resched(&mut ctx, &mut s, c1), Some(other));
-        // prev = 0 runs a higher RT prio: go to the lowest CPU, idle CPU 2 (below CPU 1's
-        // lower RT prio).
-        assert_eq!(s.select_cpu(&mut ctx, w, c0, WakeKind::Wakeup), c2);
-        // prev = 1 runs a lower RT prio: stay and preempt.
-        assert_eq!(s.select_cpu(&mut ctx, w, c1, WakeKind::Wakeup), c1);
-        // Strictly higher preempts, equal does not.
-        ctx.tasks[w.idx()].cpu = c1;
-        s.enqueue(&mut ctx, c1, w, EnqueueKind::Wakeup);
-        s.wakeup_preempt(&mut ctx, c1, w);
-        assert!(ctx.resched_mask.contains(c1));
-        assert_eq!(resched(&mut ctx, &mut s, c1), Some(w));
-        // `other` (preempted, migratable) is pushed to the idle CPU 2 after the switch.
-        let classes = std::mem::take(&mut ctx.cpus[c1.idx()].callbacks);
-        s.balance_callback(&mut ctx, c1, classes);
-        assert_eq!(ctx.task(other).cpu, c2);
-        assert!(ctx.resched_mask.contains(c2));
-        assert_eq!(resched(&mut ctx, &mut s, c2), Some(other));
     }
 }

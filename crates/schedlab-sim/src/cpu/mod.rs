@@ -105,7 +105,7 @@ registry! {
         "no primary source survives: neither the plugsched 6.3 tarballs nor LKML keep its \
          code, so it is not modelled rather than invented";
     }
-    infrastructure { fair, linux_rt, stack, tunables }
+    infrastructure { cpu_queues, fair, linux_rt, stack, tunables }
 }
 
 /// Construct the policy called `name` for `nr_cpus` CPUs and hand it to `v`.

@@ -138,53 +138,81 @@ impl Bfs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sched::{EnqueueKind, Scheduler};
+    use crate::protocol::SchedCore;
+    use crate::sched::Scheduler;
+    use crate::trace::writer::PrevState;
     use crate::types::{CpuMask, Policy, SchedAttrs};
+
+    const C0: CpuId = CpuId(0);
+    const C1: CpuId = CpuId(1);
 
     fn normal(nice: i32) -> SchedAttrs {
         crate::types::fair(Policy::Other, nice)
     }
 
+    fn queued(core: &SchedCore<Bfs>) -> Vec<(CpuId, TaskId)> {
+        let mut seen = Vec::new();
+        core.policy.for_each_queued(&mut |c, t| seen.push((c, t)));
+        seen.sort();
+        seen
+    }
+
+    /// Two CPUs busy with h0 and h1 (created at 0), `a` waiting in CPU 0's queue and `b`
+    /// in CPU 1's with an earlier deadline: b (created at 0) ran on CPU 1 and slept, a was
+    /// created at 2 ms. Neither preempts: a's deadline is later than both runners', b's
+    /// equals them. Returns the core and [a, b].
+    fn two_queues(interactive: bool) -> (SchedCore<Bfs>, [TaskId; 2]) {
+        let mut core = SchedCore::bare(muqss(2), 2, 250);
+        let flag = if interactive { "1" } else { "0" };
+        core.policy.set_param("interactive", flag).unwrap();
+        let all = CpuMask::first_n(2);
+        let [h0, h1, b] = [(); 3].map(|_| core.spawn(normal(0), all, None));
+        for t in [h0, b] {
+            core.wake_up_new_task(t, None).unwrap();
+            core.process_resched();
+        }
+        assert_eq!(core.ctx.curr(C1), Some(b));
+        core.set_now(1_000_000);
+        core.block(C1, PrevState::Sleeping);
+        core.wake_up_new_task(h1, None).unwrap();
+        core.process_resched();
+        assert_eq!((core.ctx.curr(C0), core.ctx.curr(C1)), (Some(h0), Some(h1)));
+        core.set_now(2_000_000);
+        let a = core.spawn(normal(0), all, None);
+        assert_eq!(core.wake_up_new_task(a, None), Ok(C0));
+        assert_eq!(core.try_to_wake_up(b, None, false), Ok(C1));
+        assert!(core.policy.deadline_of(b) < core.policy.deadline_of(a));
+        assert!(!core.ctx.need_resched(C0) && !core.ctx.need_resched(C1));
+        assert_eq!(queued(&core), vec![(C0, a), (C1, b)]);
+        (core, [a, b])
+    }
+
     #[test]
     fn tasks_queue_per_cpu_and_the_earliest_deadline_anywhere_is_picked() {
-        let mut ctx = Ctx::for_test(2, 250);
-        let mut m = muqss(2);
-        let all = CpuMask::first_n(2);
-        let a = ctx.add_task_for_test(normal(0), all);
-        let b = ctx.add_task_for_test(normal(0), all);
-        ctx.set_now_for_test(10_000_000);
-        m.task_new(&mut ctx, a, None); // later deadline
-        ctx.set_now_for_test(0);
-        m.task_new(&mut ctx, b, None); // earlier deadline
-        m.enqueue(&mut ctx, CpuId(0), a, EnqueueKind::Wakeup);
-        m.enqueue(&mut ctx, CpuId(1), b, EnqueueKind::Wakeup);
-        let mut seen = Vec::new();
-        m.for_each_queued(&mut |c, t| seen.push((c, t)));
-        seen.sort();
-        assert_eq!(seen, vec![(CpuId(0), a), (CpuId(1), b)]);
-        // CPU 0 takes b from CPU 1's queue: its deadline is earlier.
-        assert_eq!(m.pick_next(&mut ctx, CpuId(0)), Some(b));
-        assert_eq!(ctx.task(b).cpu, CpuId(0));
-        assert_eq!(m.pick_next(&mut ctx, CpuId(1)), Some(a));
-        assert_eq!(m.pick_next(&mut ctx, CpuId(1)), None);
+        let (mut core, [a, b]) = two_queues(true);
+        // CPU 0 frees up and takes b from CPU 1's queue: its deadline is earlier.
+        core.block(C0, PrevState::Sleeping);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(b));
+        assert_eq!(core.ctx.task(b).cpu, C0);
+        // CPU 1 frees up and takes a from CPU 0's queue.
+        core.block(C1, PrevState::Sleeping);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C1), Some(a));
+        assert_eq!(queued(&core), vec![]);
     }
 
     #[test]
     fn non_interactive_mode_only_steals_from_more_loaded_queues() {
-        let mut ctx = Ctx::for_test(2, 250);
-        let mut m = muqss(2);
-        m.set_param("interactive", "0").unwrap();
-        assert!(m.set_param("locality", "1").is_err());
-        let all = CpuMask::first_n(2);
-        let a = ctx.add_task_for_test(normal(0), all);
-        let b = ctx.add_task_for_test(normal(-10), all);
-        m.task_new(&mut ctx, a, None);
-        m.task_new(&mut ctx, b, None);
-        m.enqueue(&mut ctx, CpuId(0), a, EnqueueKind::Wakeup);
-        m.enqueue(&mut ctx, CpuId(1), b, EnqueueKind::Wakeup);
+        assert!(muqss(2).set_param("locality", "1").is_err());
+        let (mut core, [a, b]) = two_queues(false);
         // Equal loads: CPU 0 keeps to its own queue though b's deadline is earlier.
-        assert_eq!(m.pick_next(&mut ctx, CpuId(0)), Some(a));
+        core.block(C0, PrevState::Sleeping);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(a));
         // Now CPU 0's queue is empty and CPU 1's is not: steal.
-        assert_eq!(m.pick_next(&mut ctx, CpuId(0)), Some(b));
+        core.block(C0, PrevState::Sleeping);
+        core.process_resched();
+        assert_eq!(core.ctx.curr(C0), Some(b));
     }
 }

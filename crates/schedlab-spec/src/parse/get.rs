@@ -60,19 +60,15 @@ impl<'a> Obj<'a> {
     /// Members with their paths. The n-th (n ≥ 2) repetition of a key gets the path segment
     /// `key#n`, so that two `"run"` events in one phase are told apart in messages.
     pub(crate) fn iter(&self) -> Vec<(&'a str, &'a Json, String)> {
-        let mut seen: Vec<(&str, usize)> = Vec::new();
+        // Counted in a map: a tasks object may hold 100 000 keys (a list made this O(n²)).
+        let mut seen: std::collections::HashMap<&str, usize> = Default::default();
         self.members
             .iter()
             .map(|(k, v)| {
-                let n = match seen.iter_mut().find(|(s, _)| *s == k.as_str()) {
-                    Some((_, c)) => {
-                        *c += 1;
-                        *c
-                    }
-                    None => {
-                        seen.push((k.as_str(), 1));
-                        1
-                    }
+                let n = {
+                    let c = seen.entry(k.as_str()).or_insert(0);
+                    *c += 1;
+                    *c
                 };
                 let mut p = self.at(k);
                 if n > 1 {
@@ -103,11 +99,15 @@ impl<'a> Obj<'a> {
     /// Reject a key given twice unless `repeat_ok(key)` (events may repeat, as rt-app's
     /// `workgen` allows). serde_json would silently keep the last value.
     pub(crate) fn no_repeats(&self, repeat_ok: impl Fn(&str) -> bool) -> Result<(), SpecError> {
-        for (i, (k, _)) in self.members.iter().enumerate() {
+        // Occurrences so far, in a map (a list made a 100 000-key tasks object O(n²)).
+        let mut seen: std::collections::HashMap<&str, usize> = Default::default();
+        for (k, _) in self.members.iter() {
+            let c = seen.entry(k.as_str()).or_insert(0);
+            *c += 1;
             if repeat_ok(k) {
                 continue;
             }
-            let before = self.members[..i].iter().filter(|(p, _)| p == k).count();
+            let before = *c - 1;
             if before > 0 {
                 return Err(SpecError::new(
                     format!("{}#{}", self.at(k), before + 1),
