@@ -209,8 +209,16 @@ fn on_two_cpus_the_balancer_weighs_tasks_by_their_hierarchical_load() {
     for sched in FAIR {
         let out = run(&text(3072), sched, 6_000);
         let moved = migrations(&out);
-        assert_eq!(moved[..2].iter().sum::<u64>(), 1, "{sched}: one /a hog moves");
-        assert_eq!(moved[2..].iter().sum::<u64>(), 1, "{sched}: one /b hog moves");
+        assert_eq!(
+            moved[..2].iter().sum::<u64>(),
+            1,
+            "{sched}: one /a hog moves"
+        );
+        assert_eq!(
+            moved[2..].iter().sum::<u64>(),
+            1,
+            "{sched}: one /b hog moves"
+        );
         for a in ["a", "a-1"] {
             assert_share(sched, a, share_of(&out, a), 0.75, 0.02);
         }
@@ -218,9 +226,43 @@ fn on_two_cpus_the_balancer_weighs_tasks_by_their_hierarchical_load() {
             assert_share(sched, b, share_of(&out, b), 0.25, 0.04);
         }
         let out = run(&text(1024), sched, 2_000);
-        assert_eq!(migrations(&out), vec![0; 4], "{sched}: balanced from the start");
+        assert_eq!(
+            migrations(&out),
+            vec![0; 4],
+            "{sched}: balanced from the start"
+        );
         for (name, got) in shares(&out) {
             assert_share(sched, &name, got, 0.5, 0.01);
         }
     }
+}
+
+/// DELAY_DEQUEUE under a group (linux-eevdf with `delay_dequeue=1`, 6.12's default), on
+/// one CPU: /a holds a hog and a task that runs 1 ms and sleeps 20 ms, /b a hog. The
+/// sleeper blocks while not eligible and stays queued in /a until `pick_task_fair`, having
+/// picked /a's entity at the root, picks it inside /a and completes its dequeue instead;
+/// the pick then starts again from the root, where /a's entity, still queued for its hog,
+/// must be back in the tree (nothing is made current before the pick reaches a task).
+/// /a is never empty, so its entity weighs 1024 like /b's and each group gets half of
+/// the CPU.
+#[test]
+fn a_delayed_dequeue_completed_by_the_pick_inside_a_group_keeps_the_group_queued() {
+    let text = r#"{
+        "tasks": {
+            "sleeper": {"loop": -1, "run": 1000, "sleep": 20000, "taskgroup": "/a"},
+            "hog_a": {"loop": -1, "run": 100000, "taskgroup": "/a"},
+            "hog_b": {"loop": -1, "run": 100000, "taskgroup": "/b"}
+        },
+        "schedlab": {"machine": {"cpus": 1},
+                     "scheduler": {"name": "linux-eevdf", "params": {"delay_dequeue": 1}}}
+    }"#;
+    let out = run(text, "linux-eevdf", 2_000);
+    let sched = "linux-eevdf";
+    let a = share_of(&out, "sleeper") + share_of(&out, "hog_a");
+    assert_share(sched, "/a", a, 0.5, 0.005);
+    assert_share(sched, "hog_b", share_of(&out, "hog_b"), 0.5, 0.005);
+    assert!(
+        share_of(&out, "sleeper") > 0.03,
+        "{sched}: the sleeper runs"
+    );
 }

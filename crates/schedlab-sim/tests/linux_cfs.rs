@@ -312,16 +312,16 @@ fn timeline_is_vruntime_ordered_fifo_on_ties_and_excludes_curr() {
     // All at vruntime 0: insertion order.
     assert_eq!(order(&core), ents);
     assert_eq!(resched(&mut core, C0), Some(ts[0]));
-    assert!(
-        !order(&core).contains(&ents[0]),
-        "curr is not in the tree"
-    );
+    assert!(!order(&core).contains(&ents[0]), "curr is not in the tree");
     // ts[0] runs 1 ms (within its 1.2 ms slice), then the CPU reschedules: it goes back
     // behind the others, and ts[1] runs.
     run_to(&mut core, C0, MS);
     assert_eq!(resched(&mut core, C0), Some(ts[1]));
     assert_eq!(order(&core), vec![ents[2], ents[3], ents[4], ents[0]]);
-    assert_eq!(core.policy.dynamic_prio(ts[0]), Some(("vruntime", MS as i64)));
+    assert_eq!(
+        core.policy.dynamic_prio(ts[0]),
+        Some(("vruntime", MS as i64))
+    );
 }
 
 #[test]
@@ -357,7 +357,11 @@ fn select_cpu_prefers_idle_cpus() {
     core.block(CpuId(1), PrevState::Sleeping);
     core.process_resched();
     core.setattr(w, None, Some(all)).unwrap();
-    assert_eq!(core.try_to_wake_up(w, None, false), Ok(CpuId(1)), "idle prev");
+    assert_eq!(
+        core.try_to_wake_up(w, None, false),
+        Ok(CpuId(1)),
+        "idle prev"
+    );
     // w last ran on CPU 2, where the hog runs now: the next idle CPU after it.
     let mut core = cfs(4, &[]);
     let w = start(&mut core, nice(0), only(2));
@@ -379,10 +383,7 @@ fn select_cpu_prefers_idle_cpus() {
 /// The RT class alone behind the scheduler core, with these tasks created (not started).
 fn rt_class(hz: u32, tasks: &[SchedAttrs]) -> (SchedCore<LinuxRt>, Vec<TaskId>) {
     let mut core = SchedCore::bare(LinuxRt::new(1), 1, hz);
-    let ts = tasks
-        .iter()
-        .map(|&a| core.spawn(a, one(), None))
-        .collect();
+    let ts = tasks.iter().map(|&a| core.spawn(a, one(), None)).collect();
     (core, ts)
 }
 
@@ -423,7 +424,11 @@ fn fifo_head_on_preempt_tail_on_wakeup_and_yield() {
     wake(&mut core, hi, true);
     core.process_resched();
     assert_eq!(core.ctx.curr(C0), Some(hi));
-    assert_eq!(block(&mut core), Some(a), "preempted FIFO task resumes first");
+    assert_eq!(
+        block(&mut core),
+        Some(a),
+        "preempted FIFO task resumes first"
+    );
     // sched_yield: to the tail.
     core.yield_current(C0);
     core.process_resched();

@@ -458,6 +458,7 @@ fn random_attrs(kind: u8, v: i32) -> SchedAttrs {
             rt_priority: v.rem_euclid(99) + 1,
             nice: 0,
             dl: None,
+            slice_ns: None,
         },
     }
 }

@@ -859,10 +859,10 @@ impl GroupClass for LinuxCfs {
         self.se[e.idx()].exec_start = ctx.now();
     }
 
-    /// `pick_next_entity(cfs_rq, NULL)` + `set_next_entity`: the leftmost entity, unless
-    /// it is the skip buddy and the second is within the granularity, or the last or next
-    /// buddy is.
-    fn pick_entity(&mut self, ctx: &mut Ctx, rq: RqId) -> Option<Ent> {
+    /// `pick_next_entity(cfs_rq, NULL)`: the leftmost entity, unless it is the skip buddy
+    /// and the second is within the granularity, or the last or next buddy is; the
+    /// picked entity's buddies are cleared.
+    fn pick_entity(&mut self, _ctx: &mut Ctx, rq: RqId) -> Option<Ent> {
         let r = &self.rqs[rq.idx()];
         let left = r.tl.first()?;
         let mut pick = left.e;
@@ -884,13 +884,17 @@ impl GroupClass for LinuxCfs {
             }
         }
         self.clear_buddies(pick);
-        self.tl_remove(ctx, rq, pick);
-        self.h.rq_mut(rq).curr = Some(pick);
+        Some(pick)
+    }
+
+    /// `set_next_entity`: out of the timeline, current, its slice starting now.
+    fn set_next_entity(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent) {
+        self.tl_remove(ctx, rq, e);
+        self.h.rq_mut(rq).curr = Some(e);
         self.h.rq_mut(rq).pending_ns = 0;
-        let se = &mut self.se[pick.idx()];
+        let se = &mut self.se[e.idx()];
         se.prev_sum_exec = se.sum_exec;
         se.exec_start = ctx.now();
-        Some(pick)
     }
 
     /// `entity_tick`: `check_preempt_tick` when more than one entity is queued here.
@@ -1563,8 +1567,9 @@ mod tests {
 
     /// What the `linux-cfs` stack must keep true after every operation, beyond what every
     /// policy must (`Driver::check`): the hierarchy's counts and weights, monotonic
-    /// min_vruntime on every run queue, the running entities out of their timelines, RT
-    /// push/pull settled, RT work never waiting behind fair work.
+    /// min_vruntime on every run queue, each queued entity in its run queue's timeline
+    /// or its current entity (never both), RT push/pull settled, RT work never waiting
+    /// behind fair work.
     fn check_stack(core: &SchedCore<LinuxCfsStack>, last_min: &mut Vec<i64>) {
         let ctx = &core.ctx;
         let n = ctx.nr_tasks();
@@ -1576,9 +1581,10 @@ mod tests {
             let mv = cfs.min_vruntime(rq);
             assert!(mv >= *last, "min_vruntime of {rq:?} went backwards");
             *last = mv;
-            if let Some(cur) = cfs.h.rq(rq).curr {
-                assert!(cfs.timeline(rq).iter().all(|&(_, e)| e != cur));
-            }
+            let mut held: Vec<Ent> = cfs.timeline(rq).into_iter().map(|(_, e)| e).collect();
+            held.extend(cfs.h.rq(rq).curr.filter(|&c| cfs.h.on_rq(c)));
+            held.sort();
+            assert_eq!(held, cfs.h.queued_on(rq), "{rq:?}: timeline and current entity");
         }
         for c in 0..ctx.nr_cpus() {
             let cpu = CpuId(c as u32);

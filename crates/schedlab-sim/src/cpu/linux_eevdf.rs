@@ -1090,10 +1090,9 @@ impl GroupClass for LinuxEevdf {
         self.se[e.idx()].exec_start = ctx.now();
     }
 
-    /// `pick_next_entity` + `set_next_entity`: the previous task's entity at this level
-    /// if RUN_TO_PARITY still protects it, else `pick_eevdf`; a delayed task picked
-    /// completes its dequeue instead. The picked entity's deadline is stashed for
-    /// RUN_TO_PARITY.
+    /// `pick_next_entity`: the previous task's entity at this level if RUN_TO_PARITY
+    /// still protects it, else `pick_eevdf`; a delayed task picked completes its dequeue
+    /// instead.
     fn pick_entity(&mut self, ctx: &mut Ctx, rq: RqId) -> Option<Ent> {
         let protected = self.prev_on(ctx, rq).filter(|&p| {
             let s = &self.se[p.idx()];
@@ -1106,20 +1105,27 @@ impl GroupClass for LinuxEevdf {
         });
         let pick = match protected {
             Some(p) => p,
-            None => self.pick_eevdf(rq, None)?,
+            None => self
+                .pick_eevdf(rq, None)
+                .expect("a queued entity is in the tree while none is current"),
         };
         if self.se[pick.idx()].delayed {
             let t = pick.task_id().expect("only tasks are delayed");
             self.finish_delayed_dequeue(ctx, t);
             return None;
         }
-        self.tree_remove(ctx, rq, pick);
-        self.h.rq_mut(rq).curr = Some(pick);
+        Some(pick)
+    }
+
+    /// `set_next_entity`: out of the tree and current; its deadline is stashed for
+    /// RUN_TO_PARITY.
+    fn set_next_entity(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent) {
+        self.tree_remove(ctx, rq, e);
+        self.h.rq_mut(rq).curr = Some(e);
         self.h.rq_mut(rq).pending_ns = 0;
-        let se = &mut self.se[pick.idx()];
+        let se = &mut self.se[e.idx()];
         se.protect = se.deadline;
         se.exec_start = ctx.now();
-        Some(pick)
     }
 
     /// 6.12 (`enqueue_task_fair`/`dequeue_entities`): a group entity's slice is the
@@ -2026,8 +2032,9 @@ mod tests {
     type Checked = Observed<LinuxEevdf, InHookChecks>;
 
     /// What EEVDF keeps true after every operation, beyond what every policy must
-    /// (`Driver::check`): the hierarchy's counts and weights, monotonic min_vruntime, the
-    /// treaps and their sums, Σ w·lag = 0 on every run queue, and delayed tasks counted
+    /// (`Driver::check`): the hierarchy's counts and weights, monotonic min_vruntime, each
+    /// queued entity in its run queue's tree or its current entity, the treaps and their
+    /// sums, Σ w·lag = 0 on every run queue, and delayed tasks counted
     /// only where they wait.
     fn check_rqs(core: &SchedCore<Checked>, last_min: &mut Vec<i64>) {
         let ctx = &core.ctx;
@@ -2039,6 +2046,9 @@ mod tests {
             let mv = s.min_vruntime(rq);
             assert!(mv >= *last, "min_vruntime of {rq:?} went backwards");
             *last = mv;
+            let mut held = s.queued(rq);
+            held.sort();
+            assert_eq!(held, s.h.queued_on(rq), "{rq:?}: tree and current entity");
             check_tree(s, rq);
             check_lag_sum(s, rq);
         }

@@ -11,13 +11,16 @@
 //! (l.6093-6170: entities are enqueued up the tree while their run queue was empty, then
 //! every ancestor's group weight is recomputed), `dequeue_task_fair` (l.6187-6250: up the
 //! tree while a run queue becomes empty, a sleeper's parent entity becomes next buddy),
-//! `put_prev_task_fair` (l.7939), `pick_next_task_fair` (l.7794: descend from the root,
-//! `pick_next_entity` + `set_next_entity` per level), `task_tick_fair` (l.11901:
+//! `put_prev_task_fair` (l.7939), `pick_next_task_fair` (l.7794: on its path from a
+//! fair task, every level is picked before any is set), `task_tick_fair` (l.11901:
 //! `entity_tick` per level), `update_cfs_rq_h_load`/`task_h_load` (l.8763-8815);
 //! Linux 6.12.117 `kernel/sched/fair.c` (the Debian `linux-source-6.12` tree):
 //! `calc_group_shares` (l.4033-4068), `update_cfs_group` (l.4072-4094: an empty group
 //! keeps its weight), `enqueue_task_fair`/`dequeue_entities` (l.7020-7275, the same
-//! walks, with a group entity's slice the smallest of its run queue's).
+//! walks, with a group entity's slice the smallest of its run queue's), `pick_task_fair`
+//! (l.8956-8981: `pick_next_entity` per level, which may complete a delayed dequeue and
+//! restart the descent) and `set_next_task_fair` (l.13408: `set_next_entity` from the
+//! task up).
 //!
 //! What is modelled: `calc_group_shares` sets a group entity's weight to
 //! `shares · load / Σ load` clamped to `MIN_SHARES..=shares`, where `load` is its run
@@ -568,9 +571,12 @@ pub trait GroupClass {
     fn reweight_entity(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent, weight: u32);
     /// `put_prev_entity`: `e` stops being `rq`'s current entity.
     fn put_prev_entity(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent);
-    /// `pick_next_entity` + `set_next_entity` on a non-empty `rq`; `None` when the pick
-    /// completed a delayed dequeue instead (the pick starts again from the root).
+    /// `pick_next_entity` on a non-empty `rq`, which leaves the entity where it is;
+    /// `None` when the pick completed a delayed dequeue instead (the pick starts again
+    /// from the root).
     fn pick_entity(&mut self, ctx: &mut Ctx, rq: RqId) -> Option<Ent>;
+    /// `set_next_entity`: `e`, queued on `rq`, becomes its current entity.
+    fn set_next_entity(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent);
     /// What `entity_tick` does after `update_curr` and `update_cfs_group` (CFS:
     /// `check_preempt_tick`).
     fn entity_tick(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent) {
@@ -730,14 +736,18 @@ pub fn put_prev_task<C: GroupClass + ?Sized>(c: &mut C, ctx: &mut Ctx, t: TaskId
     }
 }
 
-/// `pick_next_task_fair`: from `cpu`'s root run queue, pick an entity per level until a
-/// task.
+/// `pick_next_task_fair`: `pick_task_fair` picks an entity per level from `cpu`'s root
+/// run queue down to a task, changing nothing but what a completed delayed dequeue
+/// changes (then it starts again from the root); only then does `set_next_task_fair`
+/// make the task's entity and each ancestor current, from the task up. Setting a level
+/// during the descent would leave a group entity out of its tree and no longer current
+/// when a delayed dequeue below it restarts the pick.
 pub fn pick_next_task<C: GroupClass + ?Sized>(
     c: &mut C,
     ctx: &mut Ctx,
     cpu: CpuId,
 ) -> Option<TaskId> {
-    'again: loop {
+    let task = 'again: loop {
         let mut rq = RqId::root(cpu);
         if c.h().rq(rq).nr_running == 0 {
             return None;
@@ -749,10 +759,17 @@ pub fn pick_next_task<C: GroupClass + ?Sized>(
             };
             match c.h().my_q(e) {
                 Some(q) => rq = q,
-                None => return e.task_id(),
+                None => break 'again e,
             }
         }
+    };
+    let mut at = Some(task);
+    while let Some(e) = at {
+        let rq = c.h().rq_of(e);
+        c.set_next_entity(ctx, rq, e);
+        at = c.h().owner(rq);
     }
+    task.task_id()
 }
 
 /// `task_tick_fair`: `entity_tick` on every level of the running task's path.
@@ -771,6 +788,16 @@ pub fn tick_task<C: GroupClass + ?Sized>(c: &mut C, ctx: &mut Ctx, t: TaskId) {
 }
 
 impl Hierarchy {
+    /// The entities queued on `rq` (`on_rq` there), in id order: what its class's tree
+    /// and current entity must hold between them (for tests).
+    #[doc(hidden)]
+    pub fn queued_on(&self, rq: RqId) -> Vec<Ent> {
+        (0..self.ents.len() as u32)
+            .map(Ent)
+            .filter(|&e| self.on_rq(e) && self.rq_of(e) == rq)
+            .collect()
+    }
+
     /// The bookkeeping every operation must leave consistent (for tests): each run
     /// queue's entity count and weight are those of the entities queued on it, and each
     /// group's total is the sum over its run queues; a group entity is queued exactly when
