@@ -10,7 +10,7 @@ use crate::timer::{ClassSet, TimerId, TimerTable};
 use crate::topology::{SchedDomain, SchedDomains, SdEra, Topology, TopologyMasks};
 use crate::trace::writer::PrevState;
 use crate::trace::Tracer;
-use crate::types::{CpuId, CpuMask, GroupId, SchedAttrs, TaskId, Time, ROOT_GROUP};
+use crate::types::{CpuId, CpuMask, GroupId, SchedAttrs, TaskId, Time};
 use schedlab_spec::model::{group_cpus, Cgroup, CpuCgroup};
 use schedlab_spec::rng::Rng;
 
@@ -179,58 +179,6 @@ impl Ctx {
         self.topology = t;
     }
 
-    /// Give a test context a topology (see [`Ctx::set_topology`]).
-    #[doc(hidden)]
-    pub fn set_topology_for_test(&mut self, t: Topology) {
-        self.set_topology(t);
-    }
-
-    /// A bare context for policy unit tests: `nr_cpus` CPUs, no tasks, no trace.
-    #[doc(hidden)]
-    pub fn for_test(nr_cpus: usize, hz: u32) -> Ctx {
-        Ctx::new(nr_cpus, hz, 1, Tracer::disabled())
-    }
-
-    /// Add a task to a test context (the engine does this itself in a run). The task is
-    /// assigned to the first CPU of `affinity`, not queued and not running.
-    #[doc(hidden)]
-    pub fn add_task_for_test(&mut self, attrs: SchedAttrs, affinity: CpuMask) -> TaskId {
-        let t = TaskId(self.tasks.len() as u32);
-        self.tasks.push(TaskView {
-            attrs,
-            affinity,
-            cpu: affinity.first().unwrap_or(CpuId(0)),
-            sum_exec_ns: 0,
-            parent: None,
-            on_rq: false,
-            running: false,
-            exited: false,
-            group: ROOT_GROUP,
-            sleep_state: PrevState::Sleeping,
-        });
-        self.counters.push(TaskCounters::default());
-        t
-    }
-
-    /// Set the clock of a test context.
-    #[doc(hidden)]
-    pub fn set_now_for_test(&mut self, now: Time) {
-        self.now = now;
-    }
-
-    /// Mark `t` as the running task of its CPU in a test context.
-    #[doc(hidden)]
-    pub fn set_curr_for_test(&mut self, cpu: CpuId, t: Option<TaskId>) {
-        if let Some(old) = self.cpus[cpu.idx()].curr {
-            self.tasks[old.idx()].running = false;
-        }
-        self.cpus[cpu.idx()].curr = t;
-        if let Some(t) = t {
-            self.tasks[t.idx()].running = true;
-            self.tasks[t.idx()].cpu = cpu;
-        }
-    }
-
     /// Schedule an engine event (allocation-free once the heap has grown to the
     /// workload's steady-state size).
     #[inline]
@@ -379,12 +327,6 @@ impl Ctx {
     #[inline]
     pub fn wake_flags(&self) -> WakeFlags {
         self.wake
-    }
-
-    /// Set the wake-up flags, for policy unit tests that call the wake hooks directly.
-    #[doc(hidden)]
-    pub fn set_wake_flags_for_test(&mut self, w: WakeFlags) {
-        self.wake = w;
     }
 
     /// Arm a one-shot policy timer (`hrtimer_start` with an absolute expiry): at `at` (or

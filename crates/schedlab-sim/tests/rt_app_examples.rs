@@ -67,6 +67,48 @@ fn every_accepted_example_runs() {
     assert_eq!(ran, 2 * 20, "20 examples ran under both schedulers");
 }
 
+/// custom-slice.json without its SCHED_DEADLINE thread (no policy here has a deadline
+/// class): thread0, SCHED_OTHER with dl-runtime 100 ms, runs under linux-eevdf, which
+/// takes the runtime as its slice as Linux 6.12 does, and under linux-cfs, whose result
+/// says the custom slice was ignored.
+#[test]
+fn the_custom_slice_example_runs_its_fair_thread_under_both_fair_classes() {
+    let text = std::fs::read_to_string(dir().join("custom-slice.json")).unwrap();
+    let mut spec = schedlab_spec::parse_spec(&text).unwrap();
+    spec.tasks.retain(|t| t.name != "thread1");
+    assert_eq!(spec.tasks.len(), 1, "thread0 is left");
+    for (scheduler, note) in [
+        ("linux-eevdf", None),
+        (
+            "linux-cfs",
+            Some("custom slices (dl-runtime on a fair-class task) are ignored: linux-cfs"),
+        ),
+    ] {
+        let cfg = SimConfig {
+            scheduler: Some(scheduler.into()),
+            duration_ns: Some(200_000_000),
+            check: true,
+            ..SimConfig::default()
+        };
+        let out = schedlab_sim::simulate(&spec, &cfg).unwrap_or_else(|e| panic!("{e}"));
+        let r = out.json();
+        assert_eq!(r["run"]["sim_ns"], 200_000_000u64, "{scheduler}");
+        let notes: Vec<&str> = r["run"]["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap())
+            .collect();
+        match note {
+            None => assert!(notes.is_empty(), "{scheduler}: {notes:?}"),
+            Some(n) => assert!(
+                notes.len() == 1 && notes[0].starts_with(n),
+                "{scheduler}: {notes:?}"
+            ),
+        }
+    }
+}
+
 /// tutorial/example11: one thread moves from /tg1/tg11 to / and back each loop, through
 /// `sched_move_task` and the class's `task_change_group`.
 #[test]

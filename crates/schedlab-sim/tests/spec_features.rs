@@ -25,19 +25,36 @@ fn run_for_ever_is_cut_by_the_duration() {
 }
 
 #[test]
-fn what_no_class_models_yet_is_refused() {
+fn cgroup_bandwidth_is_refused() {
     let m = sim_error(
         r#"{"tasks": {"t": {"loop": 1, "run": 10}},
             "schedlab": {"cgroups": {"/": {"cpu.rt_runtime_us": 900000}}}}"#,
     );
     assert!(
-        m.starts_with("cgroup /: cpu.shares/cpu.weight and RT or CFS bandwidth"),
+        m.starts_with(
+            "cgroup /: RT or CFS bandwidth (cpu.rt_*, cpu.cfs_*, cpu.max) is not simulated"
+        ),
         "{m}"
     );
-    let m = sim_error(r#"{"tasks": {"t": {"loop": 1, "run": 10, "dl-runtime": 3000}}}"#);
+}
+
+/// A custom slice (dl-runtime on a SCHED_OTHER task) runs under the default linux-cfs,
+/// which models v5.4 where sched_runtime means nothing to a fair task, and the result
+/// says it was ignored.
+#[test]
+fn a_custom_slice_under_linux_cfs_runs_with_a_note() {
+    let out = run(r#"{"tasks": {"t": {"loop": 1, "run": 10, "dl-runtime": 3000}}}"#)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let r = out.json();
+    assert_eq!(r["run"]["scheduler"], "linux-cfs");
+    let notes = r["run"]["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(
-        m.contains("custom slices (dl-runtime on a fair-class task) are not simulated"),
-        "{m}"
+        notes[0]
+            .as_str()
+            .unwrap()
+            .starts_with("custom slices (dl-runtime on a fair-class task) are ignored: linux-cfs models Linux v5.4"),
+        "{notes:?}"
     );
 }
 
