@@ -20,7 +20,7 @@
 //!
 //! Timings are noisy on shared machines: each figure is the best of `REPEATS` runs (the
 //! cost table: the fastest of 10 chunks; a scaling point: one run). `bench cost` prints
-//! only the cost table, `bench scale` only the scaling table.
+//! only the cost table, `bench scale` only the scaling table, `bench speed` only sections 1–4.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -117,6 +117,7 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("point") => point(&args[1..]),
         Some("cost") => cost(),
+        Some("speed") => speed(),
         Some("scale") => scale(),
         _ => {
             speed();

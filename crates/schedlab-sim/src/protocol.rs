@@ -969,6 +969,43 @@ pub mod testing {
         Change(usize, SchedAttrs),
     }
 
+    /// The random operations and attributes the policies' property tests draw.
+    #[cfg(feature = "testing")]
+    pub mod strategies {
+        use super::Op;
+        use crate::types::{fair, rt, Policy, SchedAttrs};
+        use proptest::prelude::*;
+
+        /// Attributes of one of `policies`: a fair policy's nice in -20..=19, an RT
+        /// policy's priority in 1..=99.
+        pub fn attrs_among(
+            policies: &'static [Policy],
+        ) -> impl Strategy<Value = SchedAttrs> + Clone {
+            (0..policies.len(), 0i32..1000).prop_map(move |(k, v)| match policies[k] {
+                p @ (Policy::Fifo | Policy::Rr) => rt(p, v % 99 + 1),
+                p => fair(p, v % 40 - 20),
+            })
+        }
+
+        /// Random operations for [`super::Driver`]: wake-ups of up to ten tasks, clock
+        /// advances of up to `max_advance_ns`, blocks, bounces, yields and ticks on up to
+        /// four CPUs, and changes to attributes drawn from `attrs`.
+        pub fn ops(
+            max_advance_ns: u64,
+            attrs: impl Strategy<Value = SchedAttrs> + Clone + 'static,
+        ) -> impl Strategy<Value = Op> {
+            prop_oneof![
+                4 => (0usize..10).prop_map(Op::Wake),
+                3 => (1..max_advance_ns).prop_map(Op::Advance),
+                2 => (0usize..4).prop_map(Op::Block),
+                1 => (0usize..4).prop_map(Op::Bounce),
+                1 => (0usize..4).prop_map(Op::Yield),
+                3 => Just(Op::Tick),
+                1 => (0usize..4, attrs).prop_map(|(c, a)| Op::Change(c, a)),
+            ]
+        }
+    }
+
     /// Drives a [`SchedCore`] through [`Op`]s, every task a CPU hog; each operation ends
     /// with the reschedules it asked for.
     pub struct Driver<S: Scheduler> {

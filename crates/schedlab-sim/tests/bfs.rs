@@ -10,7 +10,8 @@ use common::*;
 
 use proptest::prelude::*;
 use schedlab_sim::cpu::bfs::{self, Bfs};
-use schedlab_sim::protocol::testing::{mask_of_bits, Driver, Op};
+use schedlab_sim::protocol::testing::strategies::{attrs_among, ops};
+use schedlab_sim::protocol::testing::{mask_of_bits, Driver};
 use schedlab_sim::protocol::SchedCore;
 use schedlab_sim::sched::Scheduler;
 use schedlab_sim::trace::writer::PrevState;
@@ -141,6 +142,14 @@ fn qtask() -> impl Strategy<Value = QTask> {
     })
 }
 
+const POLICIES: &[Policy] = &[
+    Policy::Other,
+    Policy::Batch,
+    Policy::Idle,
+    Policy::Fifo,
+    Policy::Rr,
+];
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
 
@@ -224,28 +233,6 @@ proptest! {
     }
 }
 
-fn random_attrs(kind: u8, v: i32) -> SchedAttrs {
-    match kind {
-        0 => attrs(Policy::Other, 0, v.clamp(-20, 19)),
-        1 => attrs(Policy::Batch, 0, v.clamp(-20, 19)),
-        2 => attrs(Policy::Idle, 0, v.clamp(-20, 19)),
-        3 => attrs(Policy::Fifo, v.rem_euclid(99) + 1, 0),
-        _ => attrs(Policy::Rr, v.rem_euclid(99) + 1, 0),
-    }
-}
-
-fn op() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        4 => (0usize..10).prop_map(Op::Wake),
-        3 => (1u64..10_000_000).prop_map(Op::Advance),
-        2 => (0usize..4).prop_map(Op::Block),
-        1 => (0usize..4).prop_map(Op::Bounce),
-        1 => (0usize..4).prop_map(Op::Yield),
-        3 => Just(Op::Tick),
-        1 => ((0usize..4), 0u8..5, -20i32..20).prop_map(|(c, k, v)| Op::Change(c, random_attrs(k, v))),
-    ]
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
 
@@ -257,12 +244,12 @@ proptest! {
         muqss in any::<bool>(),
         rt_as_iso in any::<bool>(),
         yield_type in 0u8..3,
-        tasks in proptest::collection::vec((0u8..5, -20i32..20, 1u32..16), 1..10),
-        ops in proptest::collection::vec(op(), 1..200),
+        tasks in proptest::collection::vec((attrs_among(POLICIES), 1u32..16), 1..10),
+        ops in proptest::collection::vec(ops(10_000_000, attrs_among(POLICIES)), 1..200),
     ) {
         let specs: Vec<_> = tasks
             .iter()
-            .map(|&(k, v, m)| (random_attrs(k, v), mask_of_bits(m)))
+            .map(|&(a, m)| (a, mask_of_bits(m)))
             .collect();
         let mut policy = if muqss { schedlab_sim::cpu::muqss::muqss(cpus) } else { Bfs::new(cpus) };
         policy.set_param("rt_as_iso", if rt_as_iso { "1" } else { "0" }).unwrap();

@@ -11,7 +11,8 @@ mod common;
 
 use proptest::prelude::*;
 use schedlab_sim::cpu::staircase::{rr_base, rr_interval, slice, Staircase};
-use schedlab_sim::protocol::testing::{mask_of_bits, Driver, Op};
+use schedlab_sim::protocol::testing::strategies::{attrs_among, ops};
+use schedlab_sim::protocol::testing::{mask_of_bits, Driver};
 use schedlab_sim::protocol::SchedCore;
 use schedlab_sim::sched::Scheduler;
 use schedlab_sim::trace::writer::PrevState;
@@ -490,26 +491,7 @@ fn newidle_balance_pulls_best_prio_movable_tasks() {
     assert_eq!(queued_on(&core, C0), vec![ts[2], ts[3]]);
 }
 
-fn random_attrs(kind: u8, v: i32) -> SchedAttrs {
-    match kind {
-        0 => fair(Policy::Other, v.clamp(-20, 19)),
-        1 => fair(Policy::Batch, v.clamp(-20, 19)),
-        2 => rt(Policy::Fifo, v.rem_euclid(99) + 1),
-        _ => rt(Policy::Rr, v.rem_euclid(99) + 1),
-    }
-}
-
-fn op() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        4 => (0usize..10).prop_map(Op::Wake),
-        3 => (1u64..20_000_000).prop_map(Op::Advance),
-        2 => (0usize..4).prop_map(Op::Block),
-        1 => (0usize..4).prop_map(Op::Bounce),
-        1 => (0usize..4).prop_map(Op::Yield),
-        3 => Just(Op::Tick),
-        1 => ((0usize..4), 0u8..4, -20i32..20).prop_map(|(c, k, v)| Op::Change(c, random_attrs(k, v))),
-    ]
-}
+const POLICIES: &[Policy] = &[Policy::Other, Policy::Batch, Policy::Fifo, Policy::Rr];
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
@@ -521,12 +503,12 @@ proptest! {
         cpus in 1usize..4,
         hz in prop_oneof![Just(100u32), Just(250), Just(1000)],
         compute in any::<bool>(),
-        tasks in proptest::collection::vec((0u8..4, -20i32..20, 1u32..16), 1..10),
-        ops in proptest::collection::vec(op(), 1..200),
+        tasks in proptest::collection::vec((attrs_among(POLICIES), 1u32..16), 1..10),
+        ops in proptest::collection::vec(ops(20_000_000, attrs_among(POLICIES)), 1..200),
     ) {
         let specs: Vec<_> = tasks
             .iter()
-            .map(|&(k, v, m)| (random_attrs(k, v), mask_of_bits(m)))
+            .map(|&(a, m)| (a, mask_of_bits(m)))
             .collect();
         let mut policy = Staircase::new(cpus);
         policy.set_param("compute", if compute { "1" } else { "0" }).unwrap();

@@ -147,7 +147,8 @@ impl Scheduler for ExampleFifo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::testing::{mask_of_bits, Driver, Hook, Observed, Observer, Op};
+    use crate::protocol::testing::strategies::{attrs_among, ops};
+    use crate::protocol::testing::{mask_of_bits, Driver, Hook, Observed, Observer};
     use crate::protocol::SchedCore;
     use crate::trace::writer::PrevState;
     use crate::types::{fair, CpuMask, Policy, SchedAttrs};
@@ -295,17 +296,7 @@ mod tests {
         }
     }
 
-    fn op() -> impl Strategy<Value = Op> {
-        prop_oneof![
-            4 => (0usize..8).prop_map(Op::Wake),
-            2 => (1u64..3_000_000).prop_map(Op::Advance),
-            3 => (0usize..4).prop_map(Op::Block),
-            1 => (0usize..4).prop_map(Op::Bounce),
-            2 => (0usize..4).prop_map(Op::Yield),
-            2 => Just(Op::Tick),
-            1 => ((0usize..4), -20i32..20).prop_map(|(c, n)| Op::Change(c, fair(Policy::Other, n))),
-        ]
-    }
+    const POLICIES: &[Policy] = &[Policy::Other];
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
@@ -316,7 +307,7 @@ mod tests {
         fn random_operations_keep_the_invariants(
             cpus in 1usize..4,
             tasks in proptest::collection::vec(1u32..16, 1..8),
-            ops in proptest::collection::vec(op(), 1..150),
+            ops in proptest::collection::vec(ops(3_000_000, attrs_among(POLICIES)), 1..150),
         ) {
             let specs: Vec<_> = tasks.iter().map(|&m| (normal(), mask_of_bits(m))).collect();
             let policy = Observed::new(ExampleFifo::new(), NeverPreempts::default());

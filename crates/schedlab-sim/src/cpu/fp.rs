@@ -286,10 +286,11 @@ impl Scheduler for Fp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::testing::{mask_of_bits, Driver, Op};
+    use crate::protocol::testing::strategies::{attrs_among, ops};
+    use crate::protocol::testing::{mask_of_bits, Driver};
     use crate::protocol::SchedCore;
     use crate::trace::writer::PrevState;
-    use crate::types::{fair, rt, CpuMask};
+    use crate::types::{rt, CpuMask};
     use proptest::prelude::*;
 
     const C0: CpuId = CpuId(0);
@@ -398,25 +399,7 @@ mod tests {
         assert_eq!(core.ctx.task(ts[2]).cpu, C0);
     }
 
-    fn random_attrs(kind: u8, v: i32) -> SchedAttrs {
-        match kind {
-            0 => fair(Policy::Other, v.clamp(-20, 19)),
-            1 => rt(Policy::Fifo, v.rem_euclid(99) + 1),
-            _ => rt(Policy::Rr, v.rem_euclid(99) + 1),
-        }
-    }
-
-    fn op() -> impl Strategy<Value = Op> {
-        prop_oneof![
-            4 => (0usize..10).prop_map(Op::Wake),
-            3 => (1u64..20_000_000).prop_map(Op::Advance),
-            2 => (0usize..4).prop_map(Op::Block),
-            1 => (0usize..4).prop_map(Op::Bounce),
-            1 => (0usize..4).prop_map(Op::Yield),
-            3 => Just(Op::Tick),
-            1 => ((0usize..4), 0u8..3, -20i32..20).prop_map(|(c, k, v)| Op::Change(c, random_attrs(k, v))),
-        ]
-    }
+    const POLICIES: &[Policy] = &[Policy::Other, Policy::Fifo, Policy::Rr];
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
@@ -429,12 +412,12 @@ mod tests {
             cpus in 1usize..4,
             timeslice_ticks in 0u32..4,
             readyq in 0usize..Kind::ALL.len(),
-            tasks in proptest::collection::vec((0u8..3, -20i32..20, 1u32..16), 1..10),
-            ops in proptest::collection::vec(op(), 1..200),
+            tasks in proptest::collection::vec((attrs_among(POLICIES), 1u32..16), 1..10),
+            ops in proptest::collection::vec(ops(20_000_000, attrs_among(POLICIES)), 1..200),
         ) {
             let specs: Vec<_> = tasks
                 .iter()
-                .map(|&(k, v, m)| (random_attrs(k, v), mask_of_bits(m)))
+                .map(|&(a, m)| (a, mask_of_bits(m)))
                 .collect();
             let mut policy = Fp::new(cpus);
             policy.set_param("timeslice_ticks", &timeslice_ticks.to_string()).unwrap();

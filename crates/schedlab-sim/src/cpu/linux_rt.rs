@@ -763,7 +763,8 @@ impl SchedClass for LinuxRt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::testing::{mask_of_bits, Driver, Op};
+    use crate::protocol::testing::strategies::{attrs_among, ops};
+    use crate::protocol::testing::{mask_of_bits, Driver};
     use crate::protocol::SchedCore;
     use crate::trace::writer::PrevState;
     use crate::types::rt;
@@ -919,21 +920,7 @@ mod tests {
         assert_eq!(core.ctx.curr(C2), Some(other));
     }
 
-    fn random_rt(rr: bool, prio: i32) -> SchedAttrs {
-        rt(if rr { Policy::Rr } else { Policy::Fifo }, prio)
-    }
-
-    fn op() -> impl Strategy<Value = Op> {
-        prop_oneof![
-            4 => (0usize..10).prop_map(Op::Wake),
-            3 => (1u64..20_000_000).prop_map(Op::Advance),
-            2 => (0usize..4).prop_map(Op::Block),
-            1 => (0usize..4).prop_map(Op::Bounce),
-            1 => (0usize..4).prop_map(Op::Yield),
-            3 => Just(Op::Tick),
-            1 => ((0usize..4), any::<bool>(), 1i32..100).prop_map(|(c, rr, p)| Op::Change(c, random_rt(rr, p))),
-        ]
-    }
+    const POLICIES: &[Policy] = &[Policy::Fifo, Policy::Rr];
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
@@ -944,12 +931,12 @@ mod tests {
         fn random_operations_keep_the_invariants(
             cpus in 1usize..4,
             readyq in 0usize..Kind::ALL.len(),
-            tasks in proptest::collection::vec((any::<bool>(), 1i32..100, 1u32..16), 1..10),
-            ops in proptest::collection::vec(op(), 1..200),
+            tasks in proptest::collection::vec((attrs_among(POLICIES), 1u32..16), 1..10),
+            ops in proptest::collection::vec(ops(20_000_000, attrs_among(POLICIES)), 1..200),
         ) {
             let specs: Vec<_> = tasks
                 .iter()
-                .map(|&(rr, p, m)| (random_rt(rr, p), mask_of_bits(m)))
+                .map(|&(a, m)| (a, mask_of_bits(m)))
                 .collect();
             let mut policy = LinuxRt::new(cpus);
             policy.set_param("readyq", Kind::ALL[readyq].name()).unwrap();
