@@ -1024,10 +1024,7 @@ impl Scheduler for LinuxCfs {
     /// `task_dead_fair`.
     fn task_exit(&mut self, ctx: &mut Ctx, t: TaskId) {
         self.ensure(ctx, Some(t));
-        let cpu = self.h.cpu_of(self.h.rq_of(Ent::task(t)));
-        if self.h.curr_task(cpu) == Some(t) {
-            group::put_prev_task(self, ctx, t);
-        }
+        group::put_prev_task(self, ctx, t);
     }
 
     /// `select_task_rq_fair` (cpu/fair/placement.rs).
@@ -1076,21 +1073,15 @@ impl Scheduler for LinuxCfs {
     }
 
     /// `put_prev_task_fair`.
-    fn put_prev(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
+    fn put_prev(&mut self, ctx: &mut Ctx, _cpu: CpuId, t: TaskId) {
         self.ensure(ctx, Some(t));
-        if self.h.curr_task(cpu) == Some(t) {
-            group::put_prev_task(self, ctx, t);
-        }
+        group::put_prev_task(self, ctx, t);
         self.se[Ent::task(t).idx()].exec_start = ctx.now();
     }
 
     /// `pick_next_task_fair`: descend from the root run queue.
     fn pick_next(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
         self.ensure(ctx, None);
-        if let Some(c) = self.h.curr_task(cpu) {
-            // Not put back by put_prev (e.g. it changed class while running).
-            group::put_prev_task(self, ctx, c);
-        }
         group::pick_next_task(self, ctx, cpu)
     }
 
@@ -1212,9 +1203,7 @@ impl SchedClass for LinuxCfs {
         self.ensure(ctx, Some(t));
         let e = Ent::task(t);
         let rq = self.h.rq_of(e);
-        if self.h.curr_task(self.h.cpu_of(rq)) == Some(t) {
-            group::put_prev_task(self, ctx, t);
-        }
+        group::put_prev_task(self, ctx, t);
         if !self.h.on_rq(e) && self.se[e.idx()].norm == Norm::Abs {
             let min = self.rqs[rq.idx()].min_vruntime;
             let se = &mut self.se[e.idx()];

@@ -1198,10 +1198,7 @@ impl Scheduler for LinuxEevdf {
         if self.se[Ent::task(t).idx()].delayed {
             self.finish_delayed_dequeue(ctx, t);
         }
-        let cpu = self.h.cpu_of(self.h.rq_of(Ent::task(t)));
-        if self.h.curr_task(cpu) == Some(t) {
-            group::put_prev_task(self, ctx, t);
-        }
+        group::put_prev_task(self, ctx, t);
     }
 
     /// `select_task_rq_fair` (cpu/fair/placement.rs); a delayed task is still queued:
@@ -1294,9 +1291,7 @@ impl Scheduler for LinuxEevdf {
     /// `put_prev_task_fair`.
     fn put_prev(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
         self.ensure(ctx, Some(t));
-        if self.h.curr_task(cpu) == Some(t) {
-            group::put_prev_task(self, ctx, t);
-        }
+        group::put_prev_task(self, ctx, t);
         self.put_task[cpu.idx()] = Some(t);
         self.se[Ent::task(t).idx()].exec_start = ctx.now();
     }
@@ -1304,10 +1299,6 @@ impl Scheduler for LinuxEevdf {
     /// `pick_next_task_fair`: descend from the root run queue (cpu/fair/group.rs).
     fn pick_next(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
         self.ensure(ctx, None);
-        if let Some(c) = self.h.curr_task(cpu) {
-            // Not put back by put_prev (e.g. it changed class while running).
-            group::put_prev_task(self, ctx, c);
-        }
         let next = group::pick_next_task(self, ctx, cpu);
         self.put_task[cpu.idx()] = None;
         next
@@ -1429,10 +1420,7 @@ impl SchedClass for LinuxEevdf {
         if self.se[Ent::task(t).idx()].delayed {
             self.finish_delayed_dequeue(ctx, t);
         }
-        let cpu = self.h.cpu_of(self.h.rq_of(Ent::task(t)));
-        if self.h.curr_task(cpu) == Some(t) {
-            group::put_prev_task(self, ctx, t);
-        }
+        group::put_prev_task(self, ctx, t);
     }
 
     /// `switched_to_fair`: placed with its lag at the next enqueue.

@@ -724,8 +724,13 @@ pub fn update_curr_task<C: GroupClass + ?Sized>(
     true
 }
 
-/// `put_prev_task_fair`: `put_prev_entity` on every level of `t`'s path.
+/// `put_prev_task_fair`: `put_prev_entity` on every level of `t`'s path, if `t` is the
+/// current fair task of its CPU (else nothing: it was put already).
 pub fn put_prev_task<C: GroupClass + ?Sized>(c: &mut C, ctx: &mut Ctx, t: TaskId) {
+    let cpu = c.h().cpu_of(c.h().rq_of(Ent::task(t)));
+    if c.h().curr_task(cpu) != Some(t) {
+        return;
+    }
     let mut at = Some(Ent::task(t));
     while let Some(e) = at {
         let rq = c.h().rq_of(e);
@@ -747,6 +752,10 @@ pub fn pick_next_task<C: GroupClass + ?Sized>(
     ctx: &mut Ctx,
     cpu: CpuId,
 ) -> Option<TaskId> {
+    if let Some(prev) = c.h().curr_task(cpu) {
+        // Not put back by put_prev (e.g. it changed class while running).
+        put_prev_task(c, ctx, prev);
+    }
     let task = 'again: loop {
         let mut rq = RqId::root(cpu);
         if c.h().rq(rq).nr_running == 0 {
