@@ -972,8 +972,8 @@ pub mod testing {
     /// The random operations and attributes the policies' property tests draw.
     #[cfg(feature = "testing")]
     pub mod strategies {
-        use super::Op;
-        use crate::types::{fair, rt, Policy, SchedAttrs};
+        use super::{mask_of_bits, Op};
+        use crate::types::{fair, rt, CpuMask, Policy, SchedAttrs};
         use proptest::prelude::*;
 
         /// Attributes of one of `policies`: a fair policy's nice in -20..=19, an RT
@@ -985,6 +985,17 @@ pub mod testing {
                 p @ (Policy::Fifo | Policy::Rr) => rt(p, v % 99 + 1),
                 p => fair(p, v % 40 - 20),
             })
+        }
+
+        /// One to nine tasks for [`super::Driver`], with attributes drawn from `attrs` and
+        /// affinities among the first four CPUs (never empty).
+        pub fn tasks(
+            attrs: impl Strategy<Value = SchedAttrs> + Clone + 'static,
+        ) -> impl Strategy<Value = Vec<(SchedAttrs, CpuMask)>> {
+            proptest::collection::vec(
+                (attrs, 1u32..16).prop_map(|(a, m)| (a, mask_of_bits(m))),
+                1..10,
+            )
         }
 
         /// Random operations for [`super::Driver`]: wake-ups of up to ten tasks, clock
@@ -1092,6 +1103,15 @@ pub mod testing {
                 self.core.wake_up_new_task(t, None)
             };
             placed.expect("the policy placed a task outside its affinity");
+        }
+
+        /// Applies `ops` one by one, checking the invariants ([`Driver::check`]) after
+        /// each.
+        pub fn apply_checked(&mut self, ops: impl IntoIterator<Item = Op>) {
+            for op in ops {
+                self.apply(op);
+                self.check();
+            }
         }
 
         /// The checks every policy must pass after every operation: its queues hold each

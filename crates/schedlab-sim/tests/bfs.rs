@@ -10,8 +10,8 @@ use common::*;
 
 use proptest::prelude::*;
 use schedlab_sim::cpu::bfs::{self, Bfs};
-use schedlab_sim::protocol::testing::strategies::{attrs_among, ops};
-use schedlab_sim::protocol::testing::{mask_of_bits, Driver};
+use schedlab_sim::protocol::testing::strategies::{attrs_among, ops, tasks};
+use schedlab_sim::protocol::testing::Driver;
 use schedlab_sim::protocol::SchedCore;
 use schedlab_sim::sched::Scheduler;
 use schedlab_sim::trace::writer::PrevState;
@@ -244,21 +244,14 @@ proptest! {
         muqss in any::<bool>(),
         rt_as_iso in any::<bool>(),
         yield_type in 0u8..3,
-        tasks in proptest::collection::vec((attrs_among(POLICIES), 1u32..16), 1..10),
+        specs in tasks(attrs_among(POLICIES)),
         ops in proptest::collection::vec(ops(10_000_000, attrs_among(POLICIES)), 1..200),
     ) {
-        let specs: Vec<_> = tasks
-            .iter()
-            .map(|&(a, m)| (a, mask_of_bits(m)))
-            .collect();
         let mut policy = if muqss { schedlab_sim::cpu::muqss::muqss(cpus) } else { Bfs::new(cpus) };
         policy.set_param("rt_as_iso", if rt_as_iso { "1" } else { "0" }).unwrap();
         policy.set_param("yield_type", &yield_type.to_string()).unwrap();
         let mut d = Driver::new(policy, cpus, 250, &specs);
-        for o in ops {
-            d.apply(o);
-            d.check();
-        }
+        d.apply_checked(ops);
     }
 }
 

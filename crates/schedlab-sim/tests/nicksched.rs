@@ -7,8 +7,8 @@ mod common;
 
 use proptest::prelude::*;
 use schedlab_sim::cpu::nicksched::{nick_prio, History, Nicksched};
-use schedlab_sim::protocol::testing::strategies::{attrs_among, ops};
-use schedlab_sim::protocol::testing::{mask_of_bits, Driver};
+use schedlab_sim::protocol::testing::strategies::{attrs_among, ops, tasks};
+use schedlab_sim::protocol::testing::Driver;
 use schedlab_sim::protocol::SchedCore;
 use schedlab_sim::sched::Scheduler;
 use schedlab_sim::trace::writer::PrevState;
@@ -470,18 +470,11 @@ proptest! {
     fn random_operations_keep_the_invariants(
         cpus in 1usize..4,
         hz in prop_oneof![Just(100u32), Just(250), Just(1000)],
-        tasks in proptest::collection::vec((attrs_among(POLICIES), 1u32..16), 1..10),
+        specs in tasks(attrs_among(POLICIES)),
         ops in proptest::collection::vec(ops(20_000_000, attrs_among(POLICIES)), 1..200),
     ) {
-        let specs: Vec<_> = tasks
-            .iter()
-            .map(|&(a, m)| (a, mask_of_bits(m)))
-            .collect();
         let mut d = Driver::new(Nicksched::new(cpus), cpus, hz, &specs);
-        for o in ops {
-            d.apply(o);
-            d.check();
-        }
+        d.apply_checked(ops);
     }
 }
 

@@ -312,10 +312,7 @@ mod tests {
             let specs: Vec<_> = tasks.iter().map(|&m| (normal(), mask_of_bits(m))).collect();
             let policy = Observed::new(ExampleFifo::new(), NeverPreempts::default());
             let mut d = Driver::new(policy, cpus, 1000, &specs);
-            for o in ops {
-                d.apply(o);
-                d.check();
-            }
+            d.apply_checked(ops);
         }
     }
 }

@@ -763,8 +763,8 @@ impl SchedClass for LinuxRt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::testing::strategies::{attrs_among, ops};
-    use crate::protocol::testing::{mask_of_bits, Driver};
+    use crate::protocol::testing::strategies::{attrs_among, ops, tasks};
+    use crate::protocol::testing::Driver;
     use crate::protocol::SchedCore;
     use crate::trace::writer::PrevState;
     use crate::types::rt;
@@ -931,20 +931,13 @@ mod tests {
         fn random_operations_keep_the_invariants(
             cpus in 1usize..4,
             readyq in 0usize..Kind::ALL.len(),
-            tasks in proptest::collection::vec((attrs_among(POLICIES), 1u32..16), 1..10),
+            specs in tasks(attrs_among(POLICIES)),
             ops in proptest::collection::vec(ops(20_000_000, attrs_among(POLICIES)), 1..200),
         ) {
-            let specs: Vec<_> = tasks
-                .iter()
-                .map(|&(a, m)| (a, mask_of_bits(m)))
-                .collect();
             let mut policy = LinuxRt::new(cpus);
             policy.set_param("readyq", Kind::ALL[readyq].name()).unwrap();
             let mut d = Driver::new(policy, cpus, 1000, &specs);
-            for o in ops {
-                d.apply(o);
-                d.check();
-            }
+            d.apply_checked(ops);
         }
     }
 }
