@@ -116,6 +116,13 @@ impl TaskMetrics {
         }
     }
 
+    /// Free the histograms once their statistics are taken (they are then empty).
+    pub fn drop_histograms(&mut self) {
+        self.latency = Histogram::new();
+        self.response = Histogram::new();
+        self.timer_latency = TimerLatency::SameAsLatency;
+    }
+
     /// Record a wake-up latency (of a timer release or not).
     #[inline]
     fn record_latency(&mut self, lat: u64, timer: bool) {
@@ -315,6 +322,10 @@ impl Metrics {
             if c.open {
                 self.keep(TaskId(i as u32), c, -1);
             }
+            // No more samples: the histograms give back their room to grow before the
+            // result is built beside them.
+            self.tasks[i].latency.shrink_to_fit();
+            self.tasks[i].response.shrink_to_fit();
         }
         if let Store::Stream(w) = &mut self.store {
             if let Err(e) = w.finish() {
@@ -505,7 +516,7 @@ mod tests {
         assert_eq!(timer, lat);
         let h = &sum.tasks[0];
         assert_eq!(h.latency.count(), 100);
-        assert_eq!(h.response.stats().max, Some(297));
+        assert_eq!(h.response.stats().max(), Some(297));
         assert_eq!(
             mem.tasks[0].latency.count(),
             0,

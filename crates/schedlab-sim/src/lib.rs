@@ -524,7 +524,7 @@ impl cpu::PolicyVisitor for Run<'_> {
                 .chain(unmodelled_notes(self.spec, &e.core.policy))
                 .collect(),
         };
-        let mut result = result::build(&e, self.spec, meta);
+        let mut result = result::build(&mut e, self.spec, meta);
         result.run.wall_s = self.started.elapsed().as_secs_f64();
         let samples = e.metrics.take_samples();
         Ok(SimOutput { result, samples })

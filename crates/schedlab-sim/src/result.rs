@@ -91,7 +91,14 @@ impl Source {
     }
 }
 
-pub(crate) fn build<S: Scheduler>(e: &Engine<S>, spec: &Spec, meta: RunMeta<'_>) -> RunResult {
+/// The result of a finished run. The pooled statistics are taken first; then each task's
+/// histograms are dropped as soon as its own statistics are (the result's per-task objects
+/// replace them instead of adding to them at the run's peak of memory).
+pub(crate) fn build<S: Scheduler>(
+    e: &mut Engine<S>,
+    spec: &Spec,
+    meta: RunMeta<'_>,
+) -> RunResult {
     let mut src = Source::of(e);
     let run = RunInfo {
         engine: EngineKind::Sim,
@@ -120,7 +127,15 @@ pub(crate) fn build<S: Scheduler>(e: &Engine<S>, spec: &Spec, meta: RunMeta<'_>)
         },
         notes: meta.notes,
     };
-    let tasks: Vec<TaskResult> = (0..e.rt.len()).map(|i| task(e, &mut src, i)).collect();
+    let mut summary = summary(e, &mut src, spec);
+    let tasks: Vec<TaskResult> = (0..e.rt.len())
+        .map(|i| {
+            let name = std::mem::take(&mut e.rt[i].name);
+            let r = task(e, &mut src, i, name);
+            e.metrics.tasks[i].drop_histograms();
+            r
+        })
+        .collect();
     let cpus = e
         .core
         .ctx
@@ -148,7 +163,6 @@ pub(crate) fn build<S: Scheduler>(e: &Engine<S>, spec: &Spec, meta: RunMeta<'_>)
             latency_ns: Summary::of_histogram(&q.stats.latency),
         })
         .collect();
-    let mut summary = summary(e, &mut src, spec);
     summary.totals = Totals::of(&tasks);
     RunResult {
         schema: SCHEMA,
@@ -160,12 +174,13 @@ pub(crate) fn build<S: Scheduler>(e: &Engine<S>, spec: &Spec, meta: RunMeta<'_>)
     }
 }
 
-fn task<S: Scheduler>(e: &Engine<S>, src: &mut Source, i: usize) -> TaskResult {
+/// Task `i`'s result, under `name` (moved out of the engine: the run no longer needs it).
+fn task<S: Scheduler>(e: &Engine<S>, src: &mut Source, i: usize, name: String) -> TaskResult {
     let v = e.core.ctx.tasks[i];
     let rt = &e.rt[i];
     let m = &e.metrics.tasks[i];
     TaskResult {
-        name: rt.name.clone(),
+        name,
         tid: TaskId(i as u32).pid(),
         policy: v.attrs.policy.as_str(),
         priority: if v.attrs.policy.is_rt() {
@@ -258,7 +273,7 @@ fn latency_headline<S: Scheduler>(
     let stats = src.pooled(e, series, |t| e.rt[t].name.starts_with(prefix));
     HeadlineOut {
         name: name.to_string(),
-        value: stats.all.mean.map(|m| m / 1e3),
+        value: stats.all.mean().map(|m| m / 1e3),
         unit: "us",
         stats_ns: Some(stats),
     }
