@@ -121,13 +121,19 @@ impl Entry {
 ///
 /// A run usually has a few events pending per CPU and per sleeping task — a dozen on a
 /// small machine. Kept sorted with the next event last, popping is `Vec::pop` and pushing
-/// a binary search plus a short move, which costs less than sifting through a heap. A
+/// a short scan and move from the near end, which costs less than sifting through a heap. A
 /// sorted insertion moves O(n) entries, though, so past `SORTED_MAX` entries the vector
 /// becomes a heap (an array sorted the other way round already is one); it is sorted again
 /// once it has shrunk below `SORTED_MIN`, the gap between the two keeping a queue that
 /// hovers around one size from switching back and forth. Either way the pops come out in
 /// exactly (time, seq) order: the keys are unique.
+///
+/// In front of either sits one slot for an event pushed while it was due before everything
+/// queued: the completion of a short burst usually is, and it is then popped without ever
+/// entering the vector.
 pub(crate) struct EventQueue {
+    /// Due before every entry of `v`, when set.
+    front: Option<Entry>,
     /// Sorted: decreasing keys (the next event last). Heap: a min-heap (the next first).
     v: Vec<Entry>,
     heap: bool,
@@ -144,6 +150,7 @@ const SORTED_MIN: usize = 16;
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
+            front: None,
             v: Vec::with_capacity(n),
             heap: false,
             #[cfg(debug_assertions)]
@@ -169,6 +176,21 @@ impl EventQueue {
             seq: ev.seq,
             payload: ev.kind.pack(),
         };
+        // A later sequence number sorts after every pending event of the same time, so
+        // only a strictly earlier time may take the front.
+        match self.front {
+            Some(f) if e.time < f.time => {
+                self.front = Some(e);
+                self.push_earliest(f);
+            }
+            Some(_) => self.push_queued(e),
+            None if self.queued_time().is_none_or(|t| e.time < t) => self.front = Some(e),
+            None => self.push_queued(e),
+        }
+    }
+
+    #[inline(always)]
+    fn push_queued(&mut self, e: Entry) {
         if !self.heap {
             if self.v.len() < SORTED_MAX {
                 return self.sorted_insert(e);
@@ -178,9 +200,29 @@ impl EventQueue {
         self.heap_push(e);
     }
 
-    /// The earliest event's time, if any.
+    /// Queue `e`, which is due before every entry of `v` (the front it held until now).
     #[inline]
-    pub fn peek_time(&self) -> Option<Time> {
+    fn push_earliest(&mut self, e: Entry) {
+        if !self.heap {
+            if self.v.len() < SORTED_MAX {
+                return self.v.push(e);
+            }
+            self.switch_to_heap();
+        }
+        // It belongs at the root: every entry on the way there moves down one level.
+        let mut i = self.v.len();
+        self.v.push(e);
+        while i > 0 {
+            let parent = (i - 1) / 4;
+            self.v[i] = self.v[parent];
+            i = parent;
+        }
+        self.v[0] = e;
+    }
+
+    /// The time of the next event in `v`.
+    #[inline(always)]
+    fn queued_time(&self) -> Option<Time> {
         let next = if self.heap {
             self.v.first()
         } else {
@@ -190,13 +232,21 @@ impl EventQueue {
     }
 
     #[inline]
+    pub fn peek_time(&self) -> Option<Time> {
+        match self.front {
+            Some(f) => Some(f.time),
+            None => self.queued_time(),
+        }
+    }
+
+    /// The earliest event (of equal times, the first pushed). Inlined: the sorted case is
+    /// a `Vec::pop`, and the event then stays in registers.
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<Event> {
-        let top = if self.heap {
-            let top = self.heap_pop()?;
-            if self.v.len() < SORTED_MIN {
-                self.switch_to_sorted();
-            }
-            top
+        let top = if let Some(f) = self.front.take() {
+            f
+        } else if self.heap {
+            self.pop_from_heap()?
         } else {
             self.v.pop()?
         };
@@ -207,10 +257,19 @@ impl EventQueue {
         })
     }
 
-    /// Insert into the sorted vector: the entries that come before `e` (at the end) move
-    /// up one place. New events are mostly near ones, so few move; this beats a binary
-    /// search followed by a block move at these sizes. A pending entry comes before the
-    /// new one iff its time is not later: its sequence number is smaller (see `push`).
+    #[inline(never)]
+    fn pop_from_heap(&mut self) -> Option<Entry> {
+        let top = self.heap_pop()?;
+        if self.v.len() < SORTED_MIN {
+            self.switch_to_sorted();
+        }
+        Some(top)
+    }
+
+    /// Insert into the sorted vector (latest first): after every entry due later than `e`
+    /// and every entry due at its time (pushed earlier). The scan starts from the earliest
+    /// end, where most events land (a burst's completion is near, a timer's expiry far but
+    /// among few).
     #[inline]
     fn sorted_insert(&mut self, e: Entry) {
         let mut i = self.v.len();
@@ -222,7 +281,6 @@ impl EventQueue {
         self.v[i] = e;
     }
 
-    /// Sorted (decreasing) to heap: increasing order satisfies the heap property.
     #[cold]
     fn switch_to_heap(&mut self) {
         self.v.reverse();
