@@ -40,9 +40,12 @@ def simulate(
     check: bool = False,
     samples: bool = True,
     samples_path: str | None = None,
+    memory_budget: int | None = None,
 ) -> tuple[str, dict[str, list[int]]]:
     """Validate and simulate a spec; the GIL is released while it runs. ``run.spec_sha256``
-    of the result is the sha256 of exactly ``spec_json``'s UTF-8 bytes.
+    of the result is the sha256 of exactly ``spec_json``'s UTF-8 bytes. A run that would
+    hold more than ``memory_budget`` bytes (default 4 GiB) stops early: its partial result
+    says why in ``run.stopped``.
 
     Returns the result JSON text (docs/results.md) and the per-activation samples as
     columns ``tid, release_ns, wake_ns, start_ns, end_ns, kind``: kept in memory when

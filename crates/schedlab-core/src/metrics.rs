@@ -116,6 +116,15 @@ impl TaskMetrics {
         }
     }
 
+    /// Bytes the task's histograms hold on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        let timer = match &self.timer_latency {
+            TimerLatency::SameAsLatency => 0,
+            TimerLatency::Own(h) => std::mem::size_of::<Histogram>() + h.heap_bytes(),
+        };
+        self.latency.heap_bytes() + self.response.heap_bytes() + timer
+    }
+
     /// Free the histograms once their statistics are taken (they are then empty).
     pub fn drop_histograms(&mut self) {
         self.latency = Histogram::new();

@@ -66,6 +66,9 @@ pub struct RunInfo {
     /// Statements about how this run was modelled that a reader must know (a setting
     /// accepted but without effect in this model, a size chosen for the user, …).
     pub notes: Vec<String>,
+    /// Why the run stopped before its end, leaving this partial result (its memory
+    /// budget); `None` when it ran to its end.
+    pub stopped: Option<String>,
 }
 
 /// What became of the per-activation samples.

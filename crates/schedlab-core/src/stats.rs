@@ -562,7 +562,10 @@ mod tests {
         let mut twice = h.clone();
         twice.merge(&h);
         let runs: Vec<_> = twice.runs().collect();
-        assert_eq!(runs, vec![(5, 2 * fives), (bucket_of(1_000), 2 * n.div_ceil(3))]);
+        assert_eq!(
+            runs,
+            vec![(5, 2 * fives), (bucket_of(1_000), 2 * n.div_ceil(3))]
+        );
         assert_eq!(twice.stats().percentiles()[0], Some(5));
         assert_eq!(twice.count(), 2 * n);
     }
@@ -575,7 +578,10 @@ mod tests {
         assert_eq!(h.sum_sq, SQUARES_OVERFLOWED);
         let exact = Stats::of(&mut big.to_vec());
         let (got, want) = (h.stats().stddev().unwrap(), exact.stddev().unwrap());
-        assert!((got - want).abs() <= want * HISTOGRAM_RELATIVE_ERROR, "{got} vs {want}");
+        assert!(
+            (got - want).abs() <= want * HISTOGRAM_RELATIVE_ERROR,
+            "{got} vs {want}"
+        );
         assert_eq!(h.stats().mean(), exact.mean());
     }
 

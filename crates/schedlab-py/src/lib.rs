@@ -86,6 +86,7 @@ fn json_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
     check = false,
     samples = true,
     samples_path = None,
+    memory_budget = None,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn simulate<'py>(
@@ -101,6 +102,7 @@ fn simulate<'py>(
     check: bool,
     samples: bool,
     samples_path: Option<PathBuf>,
+    memory_budget: Option<u64>,
 ) -> PyResult<(String, Bound<'py, PyDict>)> {
     let cfg = schedlab_sim::SimConfig {
         scheduler,
@@ -116,6 +118,7 @@ fn simulate<'py>(
             (None, true) => schedlab_sim::SampleOutput::Memory,
             (None, false) => schedlab_sim::SampleOutput::Summary,
         },
+        memory_budget,
     };
     let out = py
         .allow_threads(|| schedlab_sim::simulate_text(spec_json, &cfg))

@@ -15,6 +15,7 @@
 
 use schedlab_spec::model::{Event as Op, Phase, Policy, Spec, TimerMode};
 
+use crate::budget::{self, Budget};
 use crate::ctx::Ctx;
 use crate::event::EventKind;
 use crate::io::BlockLayer;
@@ -132,6 +133,8 @@ pub(crate) struct RunCfg {
     pub fork_ns: u64,
     pub wakeup_ns: u64,
     pub check: bool,
+    /// Bytes the run may hold (see `budget.rs`).
+    pub memory_budget: u64,
 }
 
 /// Why a run stopped early.
@@ -178,6 +181,10 @@ pub(crate) struct Engine<'a, S: Scheduler> {
     pub last_exit: Option<Time>,
     zero_steps: u32,
     pub error: Option<RunError>,
+    /// The memory budget (see `budget.rs`).
+    budget: Budget,
+    /// Why the run stopped before its end with a partial result (its memory budget).
+    pub stopped: Option<String>,
 }
 
 impl<'a, S: Scheduler> Engine<'a, S> {
@@ -198,6 +205,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         let unique_timers = (0..programs.len() as u32)
             .map(|t| unique_timers_of(programs.phases(t), &timer_unique))
             .collect();
+        let memory_budget = cfg.memory_budget;
         Engine {
             core: SchedCore::new(policy, ctx, cfg.costs),
             instances: vec![Vec::new(); programs.len()],
@@ -238,6 +246,8 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             last_exit: None,
             zero_steps: 0,
             error: None,
+            budget: Budget::new(memory_budget),
+            stopped: None,
         }
     }
 
@@ -251,6 +261,9 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         self.core.reserve_tasks(n);
         for (ti, t) in spec.tasks.iter().enumerate() {
             for _ in 0..t.instances {
+                if !self.room_for_task() {
+                    return;
+                }
                 let attrs = attrs_of(&t.attr);
                 let aff = self.affinity_of(t.cpus.as_deref());
                 let id = self.create_task(ti as u32, attrs, aff, None);
@@ -409,8 +422,14 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             self.events += 1;
             self.handle(ev.kind);
             self.process_resched();
-            if self.error.is_some() {
+            if self.halted() {
                 return;
+            }
+            if self.budget.due(self.events) {
+                self.check_budget();
+                if self.halted() {
+                    return;
+                }
             }
             if self.cfg.check || (cfg!(debug_assertions) && self.cheap_to_check()) {
                 if let Err(e) = crate::check::check(self) {
@@ -427,6 +446,46 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 self.core.ctx.now = end;
             }
         }
+    }
+
+    /// The run stopped early: an error, or its memory budget.
+    #[inline]
+    fn halted(&self) -> bool {
+        self.error.is_some() || self.stopped.is_some()
+    }
+
+    /// The periodic count of the memory the run holds.
+    #[cold]
+    fn check_budget(&mut self) {
+        let used = budget::used(self);
+        if used > self.budget.limit() {
+            self.stop_for_memory(used);
+        }
+    }
+
+    /// Is there room in the budget for one more task? If not, the run stops.
+    fn room_for_task(&mut self) -> bool {
+        if self.stopped.is_none() && self.budget.tasks_exceed(self.rt.len() + 1) {
+            let used = budget::used(self) + budget::TASK_BYTES;
+            self.stop_for_memory(used);
+        }
+        self.stopped.is_none()
+    }
+
+    fn stop_for_memory(&mut self, used: u64) {
+        let samples = if self.metrics.keeps_samples() {
+            ", or keep the samples out of memory (--samples summary or --samples-file)"
+        } else {
+            ""
+        };
+        self.stopped = Some(format!(
+            "stopped at t={} ns: the run would hold {} with {} tasks, over its memory budget of {} \
+             (raise it with --memory-budget{samples})",
+            self.core.ctx.now,
+            budget::human_bytes(used),
+            self.rt.len(),
+            budget::human_bytes(self.budget.limit()),
+        ));
     }
 
     fn cheap_to_check(&self) -> bool {
@@ -487,7 +546,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     fn reschedule_cpus(&mut self) {
         while let Some(cpu) = self.core.take_resched() {
             self.schedule(cpu);
-            if self.error.is_some() {
+            if self.halted() {
                 return;
             }
         }
@@ -624,7 +683,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         }
         self.metrics.started(t, self.core.ctx.now);
         loop {
-            if self.core.ctx.resched_mask.contains(cpu) || self.error.is_some() {
+            if self.core.ctx.resched_mask.contains(cpu) || self.halted() {
                 return;
             }
             match self.rt[t.idx()].stage {
@@ -1077,6 +1136,9 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     }
 
     fn fork(&mut self, cpu: CpuId, parent: TaskId, tmpl: u32) {
+        if !self.room_for_task() {
+            return;
+        }
         let tp = self.programs.task(tmpl);
         let attrs = attrs_of(&tp.attr);
         let aff = match tp.cpus.as_deref() {

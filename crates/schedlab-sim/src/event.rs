@@ -220,6 +220,11 @@ impl EventQueue {
         self.v[0] = e;
     }
 
+    /// Events pending.
+    pub fn len(&self) -> usize {
+        self.v.len() + self.front.is_some() as usize
+    }
+
     /// The time of the next event in `v`.
     #[inline(always)]
     fn queued_time(&self) -> Option<Time> {

@@ -9,6 +9,7 @@
 //! (invariants), `trace` (ftrace text writer and parser), `cpu/<policy>.rs` (one policy per
 //! file) with the registry in `cpu/mod.rs`.
 
+pub mod budget;
 mod check;
 pub mod cpu;
 pub mod ctx;
@@ -61,6 +62,9 @@ pub struct SimConfig {
     pub check: bool,
     /// What to keep of the per-activation samples.
     pub samples: SampleOutput,
+    /// Bytes the run may hold; `None` is [`budget::DEFAULT_MEMORY_BUDGET`]. A run that
+    /// would hold more stops with a partial result ([`RunResult`]'s `run.stopped`).
+    pub memory_budget: Option<u64>,
 }
 
 /// What a run keeps of its per-activation samples.
@@ -485,6 +489,10 @@ impl cpu::PolicyVisitor for Run<'_> {
             fork_ns: self.spec.machine.fork_ns,
             wakeup_ns: self.spec.machine.wakeup_ns,
             check: self.cfg.check,
+            memory_budget: self
+                .cfg
+                .memory_budget
+                .unwrap_or(budget::DEFAULT_MEMORY_BUDGET),
         };
         let blk = io::BlockLayer::new(&self.spec.resources.devices).map_err(SimError::input)?;
         let (mode, sample_path) = sample_mode(&self.cfg.samples)?;
@@ -525,8 +533,10 @@ impl cpu::PolicyVisitor for Run<'_> {
                 .collect(),
         };
         let mut result = result::build(&mut e, self.spec, meta);
-        result.run.wall_s = self.started.elapsed().as_secs_f64();
         let samples = e.metrics.take_samples();
+        // Freeing a large run's state takes a while: it belongs to the run's time.
+        drop(e);
+        result.run.wall_s = self.started.elapsed().as_secs_f64();
         Ok(SimOutput { result, samples })
     }
 }

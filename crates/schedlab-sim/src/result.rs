@@ -94,11 +94,7 @@ impl Source {
 /// The result of a finished run. The pooled statistics are taken first; then each task's
 /// histograms are dropped as soon as its own statistics are (the result's per-task objects
 /// replace them instead of adding to them at the run's peak of memory).
-pub(crate) fn build<S: Scheduler>(
-    e: &mut Engine<S>,
-    spec: &Spec,
-    meta: RunMeta<'_>,
-) -> RunResult {
+pub(crate) fn build<S: Scheduler>(e: &mut Engine<S>, spec: &Spec, meta: RunMeta<'_>) -> RunResult {
     let mut src = Source::of(e);
     let run = RunInfo {
         engine: EngineKind::Sim,
@@ -126,6 +122,7 @@ pub(crate) fn build<S: Scheduler>(
             },
         },
         notes: meta.notes,
+        stopped: e.stopped.clone(),
     };
     let mut summary = summary(e, &mut src, spec);
     let tasks: Vec<TaskResult> = (0..e.rt.len())
