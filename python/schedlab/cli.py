@@ -18,7 +18,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -680,7 +682,10 @@ def reproduce(quick: bool, out_dir: str) -> None:
         if e.name in ("schedlab.reproduce", None):
             raise CliError(f"reproduce: not available in this build ({e})", EXIT_FAILED) from e
         raise
-    index = rep.main(quick=quick, out=Path(out_dir))
+    try:
+        index = rep.main(quick=quick, out=Path(out_dir))
+    except rep.DestinationError as e:
+        raise CliError(f"--out {e}") from None
     click.echo(f"report written to {index}")
 
 
@@ -932,13 +937,36 @@ def _os_message(e: OSError) -> str:
     return f"{where}: {what}" if where else what
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised like an interrupt so that partial outputs are cleaned up."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """While the command runs, SIGTERM unwinds it as Ctrl-C does (staged outputs removed,
+    an existing report kept) instead of killing the process where it stands."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_cli(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (never raises, but for SystemExit)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
         args = ["--help"]
     try:
-        rv = cli.main(args=args, prog_name="schedlab", standalone_mode=False)
+        with _sigterm_unwinds():
+            rv = cli.main(args=args, prog_name="schedlab", standalone_mode=False)
         return rv if isinstance(rv, int) else 0
     except click.exceptions.UsageError as e:
         _error(e.format_message())
@@ -952,6 +980,9 @@ def run_cli(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _error("interrupted")
         return 130
+    except Terminated:
+        _error("terminated")
+        return 128 + signal.SIGTERM
     except CliError as e:
         _error(str(e))
         return e.code
