@@ -6,6 +6,9 @@ Keep in step with crates/schedlab-py/src/lib.rs; tests/test_stubs.py compares th
 import os
 from typing import Any
 
+MAX_CPUS: int
+"""The largest machine the simulator models (CPUs)."""
+
 class SpecError(ValueError):
     """A spec or generator-option error. ``str(e)`` is ``"path: message"``."""
 
@@ -62,6 +65,17 @@ def stats(samples: list[int]) -> dict[str, Any]:
 
 def validate(spec_json: str) -> None:
     """Validate a spec; raises SpecError naming the JSON path of the first error."""
+
+def spec_sha256(spec_json: str) -> str:
+    """The sha256 (hex) of exactly ``spec_json``'s UTF-8 bytes: the spec's identity, the
+    ``run.spec_sha256`` of every run of this text."""
+
+def spec_view(spec_json: str) -> Any:
+    """``spec_json`` as the spec reader reads it (comments and trailing commas allowed,
+    nesting limited), as plain Python values with dicts in member order. Raises SpecError
+    (with the JSON path) for text that is not JSON, is nested too deep, or holds what a
+    dict cannot: repeated keys (rt-app's ``run``, ``run``), bare keys, integers outside the
+    64-bit range, numbers that are not finite."""
 
 def generate(name: str, options: list[tuple[str, str]] = []) -> str:  # noqa: B006
     """Run a built-in generator; returns the spec as pretty-printed JSON text."""

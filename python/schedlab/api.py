@@ -36,6 +36,12 @@ class SpecSource:
     origin: str
     """The file name, ``"<stdin>"``, ``"<text>"`` or ``"<dict>"``."""
 
+    @property
+    def sha256(self) -> str:
+        """The spec's identity, taken by the core: the sha256 of exactly these bytes, the
+        ``run.spec_sha256`` of every run of this text."""
+        return _core.spec_sha256(self.text)
+
 
 SpecLike = str | os.PathLike[str] | Mapping[str, Any] | SpecSource
 """A spec: a path to a JSON file, the JSON text itself, the parsed object, or a
@@ -66,6 +72,7 @@ __all__ = [
     "schedulers",
     "simulate",
     "spec_error",
+    "spec_view",
     "validate",
 ]
 
@@ -91,50 +98,78 @@ def load_spec(spec: SpecLike) -> SpecSource:
         text = spec_text(spec)
         origin = "<dict>"
     elif isinstance(spec, str) and spec.lstrip().startswith("{"):
-        text, origin = spec, "<text>"
+        text, origin = _encodable(spec, "the spec text"), "<text>"
     elif isinstance(spec, (str, os.PathLike)):
         path = os.fspath(spec)
         if path == "-":
-            text, origin = sys.stdin.read(), "<stdin>"
+            text, origin = _utf8(_read_stdin(), "standard input"), "<stdin>"
         else:
-            data = Path(path).read_bytes()
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError as e:
-                msg = f"{path} is not UTF-8 text ({e.reason} at byte {e.start})"
-                raise spec_error("$", msg) from None
-            origin = path
+            text, origin = _utf8(Path(path).read_bytes(), path), path
     else:
         raise TypeError(f"spec must be a path, JSON text or a mapping, not {type(spec).__name__}")
     return SpecSource(text=text, origin=origin)
 
 
+def _read_stdin() -> bytes:
+    """Standard input's bytes, undecoded: a file and a pipe go through the same UTF-8
+    check (``sys.stdin`` would decode with the locale and its error handler)."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # replaced by a text-only stream (tests, embedding)
+        return sys.stdin.read().encode("utf-8", "surrogateescape")
+    data: bytes = stream.read()
+    return data
+
+
+def _encodable(text: str, name: str) -> str:
+    """``text`` if it can be UTF-8 (no lone surrogates), else a :class:`SpecError`."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        msg = f"{name} is not valid Unicode ({e.reason} at character {e.start})"
+        raise spec_error("$", msg) from None
+    return text
+
+
+def _utf8(data: bytes, name: str) -> str:
+    """``data`` decoded as UTF-8, or a :class:`SpecError` naming ``name`` and the byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        msg = f"{name} is not UTF-8 text ({e.reason} at byte {e.start})"
+        raise spec_error("$", msg) from None
+
+
 def spec_text(spec: Mapping[str, Any]) -> str:
     """A spec built as a Python mapping, as JSON text: members in insertion order (a
-    phase's events run in that order), two-space indentation, a final newline."""
-    return json.dumps(spec, indent=2, ensure_ascii=False) + "\n"
+    phase's events run in that order), two-space indentation, a final newline. Raises
+    :class:`SpecError` for a mapping nested too deep to write (the core would refuse it
+    anyway: a spec nests a few levels)."""
+    try:
+        text = json.dumps(spec, indent=2, ensure_ascii=False) + "\n"
+    except RecursionError:
+        raise spec_error("$", "nesting too deep to write as JSON; a workload spec needs "
+                              "about 6 levels") from None
+    return _encodable(text, "the spec")
 
 
-def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    repeated = sorted({k for k in keys if keys.count(k) > 1})
-    if repeated:
-        raise spec_error("$", f"cannot edit a spec with repeated keys ({', '.join(repeated)}): "
-                              "a Python dict would keep only the last of each")
-    return dict(pairs)
+def spec_view(text: str) -> dict[str, Any]:
+    """The spec ``text`` as plain Python values, read by the core's spec reader (comments
+    and trailing commas as rt-app accepts them, nesting limited), dicts in member order.
+    Raises :class:`SpecError` naming the JSON path for text that is not a JSON object, or
+    that holds what a dict cannot: a repeated key (rt-app's ``run``, ``run`` in one phase)
+    or a bare key."""
+    obj = _core.spec_view(_encodable(text, "the spec text"))
+    if not isinstance(obj, dict):
+        raise spec_error("$", f"expected a JSON object, found {type(obj).__name__}")
+    return obj
 
 
 def edit_spec(text: str, edit: Callable[[dict[str, Any]], None]) -> str:
-    """A new spec text: ``text`` parsed, changed in place by ``edit``, written back with
-    :func:`spec_text`. Member order is kept; a spec with a repeated key (rt-app's
-    ``run``, ``run`` in one phase) is refused with a :class:`SpecError`, since a dict
-    cannot hold it."""
-    try:
-        obj = json.loads(text, object_pairs_hook=_no_repeated_keys)
-    except ValueError as e:
-        if isinstance(e, SpecError):
-            raise
-        raise spec_error("$", f"not JSON: {e}") from None
+    """A new spec text: ``text`` read by :func:`spec_view`, changed in place by ``edit``,
+    written back with :func:`spec_text`. Member order is kept; a spec a dict cannot hold
+    (a repeated key such as rt-app's ``run``, ``run``) is refused with a
+    :class:`SpecError`."""
+    obj = spec_view(text)
     edit(obj)
     return spec_text(obj)
 
@@ -202,6 +237,23 @@ def _params(params: ParamsLike) -> list[tuple[str, str]]:
     return [(str(k), option_text(v)) for k, v in items]
 
 
+U32_MAX = 2**32 - 1
+U64_MAX = 2**64 - 1
+
+
+def check_int(name: str, value: int | None, low: int, high: int) -> int | None:
+    """``value`` if it is None or an integer in ``low..=high`` (the range of the core's
+    argument), else a ValueError naming ``name``: the core is never handed a number it
+    cannot hold."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name}: expected an integer, got {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{name}: {value} is out of range ({low}..{high})")
+    return value
+
+
 def job(
     spec: SpecLike,
     scheduler: str | None = None,
@@ -218,8 +270,9 @@ def job(
     """One run described for :func:`schedlab.runner.run_jobs` (arguments as
     :func:`simulate`'s)."""
     return Job(
-        spec=load_spec(spec), scheduler=scheduler, params=tuple(_params(params)), seed=seed,
-        cpus=cpus, hz=hz, duration_ns=parse_duration(duration),
+        spec=load_spec(spec), scheduler=scheduler, params=tuple(_params(params)),
+        seed=check_int("seed", seed, 0, U64_MAX), cpus=check_int("cpus", cpus, 1, U32_MAX),
+        hz=check_int("hz", hz, 1, U32_MAX), duration_ns=parse_duration(duration),
         trace=None if trace is None else Path(trace), check=check, samples=samples,
         label=label,
     )
@@ -298,7 +351,7 @@ def generate(name: str, **options: Any) -> dict[str, Any]:
     """Run the built-in generator ``name`` (``schedlab gen --list``); options are sent as
     text, ``True``/``False`` as ``true``/``false``; an option spelled with ``-`` may be
     given with ``_``."""
-    return json.loads(generate_text(name, [(k, option_text(v)) for k, v in options.items()]))
+    return spec_view(generate_text(name, [(k, option_text(v)) for k, v in options.items()]))
 
 
 def generate_text(name: str, options: Iterable[tuple[str, str]]) -> str:

@@ -18,7 +18,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -30,13 +32,16 @@ from rich.table import Table
 
 from schedlab import _core, api, runner
 from schedlab._core import SimError, SpecError
-from schedlab.result import Result, _tmp_path, fmt_ns
+from schedlab.result import Result, _tmp_path, fmt_ns, replace_named, write_named
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
 EXIT_INTERNAL = 70  # EX_SOFTWARE
+
+#: `schedlab cost --decisions`: a bound that keeps one point within minutes.
+MAX_DECISIONS = 1_000_000_000
 
 
 class CliError(Exception):
@@ -91,17 +96,48 @@ class SeedType(click.ParamType):
         return seed
 
 
+class TickRateType(click.ParamType):
+    """A tick rate. The core checks which rates it models (and says so); this only keeps
+    numbers it could not even be handed from reaching it."""
+
+    name = "hz"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        try:
+            hz = int(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not an integer", param, ctx)
+        if not 1 <= hz <= api.U32_MAX:
+            self.fail(f"{hz} is not a tick rate (expected 100, 250, 300 or 1000)", param, ctx)
+        return hz
+
+
+class OutputPathType(click.Path):
+    """A file or directory a command writes: an empty name is refused (it would write
+    nothing and say nothing)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail("empty file name", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 DURATION = DurationType()
 SEED = SeedType()
 NAME_VALUE = NameValueType()
+TICK_RATE = TickRateType()
+#: Machine sizes the simulator models (its CpuMask's width).
+CPUS = click.IntRange(1, _core.MAX_CPUS)
+OUTPUT_FILE = OutputPathType(dir_okay=False)
+OUTPUT_DIR = OutputPathType(file_okay=False)
 
 
 def sim_options(f: F) -> F:
     """Options shared by ``run`` and ``compare``."""
     options = [
-        click.option("--cpus", type=click.IntRange(min=1), metavar="N",
+        click.option("--cpus", type=CPUS, metavar="N",
                      help="Number of CPUs (overrides the spec's machine)."),
-        click.option("--hz", type=click.IntRange(min=1), metavar="HZ",
+        click.option("--hz", type=TICK_RATE, metavar="HZ",
                      help="Tick rate: 100, 250, 300 or 1000 (overrides the spec's machine)."),
         click.option("--seed", type=SEED, metavar="K",
                      help="PRNG seed (overrides the spec's; default 1)."),
@@ -114,9 +150,9 @@ def sim_options(f: F) -> F:
                      help="Check the engine's invariants after every scheduler hook."),
         click.option("--json", "as_json", is_flag=True,
                      help="Print the result JSON instead of tables."),
-        click.option("--parquet", type=click.Path(file_okay=False), metavar="DIR",
+        click.option("--parquet", type=OUTPUT_DIR, metavar="DIR",
                      help="Write tasks/samples/cpus Parquet files and result.json to DIR."),
-        click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE",
+        click.option("-o", "--output", type=OUTPUT_FILE, metavar="FILE",
                      help="Also write the result JSON to FILE."),
     ]
     for opt in reversed(options):
@@ -151,29 +187,57 @@ def _busy(message: str) -> Iterator[None]:
 
 class Outputs:
     """Files a command writes, staged under temporary names and renamed into place by
-    :meth:`commit` (or removed by :meth:`discard`)."""
+    :meth:`commit` (or removed by :meth:`discard`). Errors name the file the user gave,
+    never its temporary stand-in."""
 
     def __init__(self) -> None:
         self._staged: list[tuple[Path, Path]] = []
+        self._made: list[Path] = []
+
+    def make_dir(self, directory: Path) -> None:
+        """Create ``directory`` (and missing parents); :meth:`discard` removes the ones it
+        created if they are still empty."""
+        missing = [d for d in (directory, *directory.parents) if not d.exists()]
+        directory.mkdir(parents=True, exist_ok=True)
+        self._made += reversed(missing)
 
     def stage(self, final: str | os.PathLike[str]) -> Path:
         final_p = Path(final)
         parent = final_p.parent
         if not parent.is_dir():
             raise CliError(f"{final_p}: directory {parent} does not exist")
-        tmp = Path(_tmp_path(parent, final_p.name))
+        try:
+            tmp = Path(_tmp_path(parent, final_p.name))
+        except OSError as e:
+            raise OSError(e.errno, e.strerror or str(e), str(final_p)) from None
         self._staged.append((tmp, final_p))
         return tmp
 
-    def commit(self) -> None:
+    def write_text(self, final: str | os.PathLike[str], text: str) -> None:
+        """Stage ``final`` and write ``text`` to it (UTF-8)."""
+        write_named(Path(final), self.stage(final),
+                    lambda p: p.write_text(text, encoding="utf-8"))
+
+    def name_files(self, text: str) -> str:
+        """``text`` with every staged temporary name replaced by its final name."""
         for tmp, final in self._staged:
-            os.replace(tmp, final)
-        self._staged.clear()
+            text = text.replace(str(tmp), str(final))
+        return text
+
+    def commit(self) -> None:
+        while self._staged:
+            tmp, final = self._staged[0]
+            replace_named(tmp, final)
+            self._staged.pop(0)
 
     def discard(self) -> None:
         for tmp, _ in self._staged:
             tmp.unlink(missing_ok=True)
         self._staged.clear()
+        for d in reversed(self._made):
+            with contextlib.suppress(OSError):
+                d.rmdir()
+        self._made.clear()
 
 
 @contextlib.contextmanager
@@ -181,17 +245,43 @@ def _outputs() -> Iterator[Outputs]:
     out = Outputs()
     try:
         yield out
-    except BaseException:
+        out.commit()
+    except BaseException as e:
+        if isinstance(e, SimError):
+            e.message = out.name_files(e.message)
+        elif isinstance(e, OSError) and isinstance(e.filename, str):
+            e.filename = out.name_files(e.filename)
         out.discard()
         raise
-    out.commit()
 
 
-def _write_parquet(result: Result, directory: str | os.PathLike[str]) -> None:
+def _write_parquet(result: Result, directory: str | os.PathLike[str], outs: Outputs) -> None:
     d = Path(directory)
     if d.exists() and not d.is_dir():
         raise CliError(f"{d}: not a directory")
-    result.to_parquet(d)
+    outs.make_dir(d)
+    result.to_parquet(d, stage=outs.stage)
+
+
+def _check_outputs(inputs: Sequence[str], outputs: dict[str, str | None],
+                   parquet: str | None = None, parquet_names: Sequence[str] = ("",)) -> None:
+    """Refuse two outputs that name the same file (one would silently replace the other)
+    and an output that names an input (it would be replaced by the output)."""
+    files = {name: path for name, path in outputs.items() if path}
+    if parquet:
+        for sub in parquet_names:
+            for f in Result.PARQUET_FILES:
+                files[f"--parquet {Path(parquet, sub, f)}"] = str(Path(parquet, sub, f))
+    seen: dict[str, str] = {}
+    for spec in inputs:
+        if spec != "-":
+            seen[os.path.realpath(spec)] = f"the spec {spec}"
+    for name, path in files.items():
+        key = os.path.realpath(path)
+        if key in seen:
+            raise CliError(f"{name.split()[0]} {path}: the same file as {seen[key]}; give "
+                           "each output a file of its own")
+        seen[key] = name.split()[0]
 
 
 def _load(spec: str) -> api.SpecSource:
@@ -263,12 +353,21 @@ def _task_table(r: Result, rows: int) -> Table:
     return t
 
 
-def _print_run(out: Console, r: Result, rows: int) -> None:
+def _print_run(out: Console, r: Result, rows: int, cut: bool = False) -> None:
+    """The summary of one run; ``cut``: the command line gave the run a duration."""
     out.print(_task_table(r, rows))
     run = r.run
     out.print(f"headline: {escape(_headline(r))}")
     ms = r.makespan_ns
-    out.print(f"makespan: {fmt_ns(ms) if ms is not None else '– (the workload does not end)'}")
+    blocked = _blocked(r)
+    if ms is not None:
+        out.print(f"makespan: {fmt_ns(ms)}")
+    elif blocked:
+        out.print("makespan: – (not every task exited)")
+    else:
+        out.print("makespan: – (the workload does not end)")
+    if blocked:
+        out.print(f"[bold]blocked at end: {_blocked_text(r, cut)}[/bold]")
     cpus = r.json.get("cpus", [])
     if cpus:
         busy = [
@@ -288,18 +387,38 @@ def _print_run(out: Console, r: Result, rows: int) -> None:
     )
 
 
+def _blocked(r: Result) -> int:
+    """Tasks still blocked when the run stopped (the core's ``summary.blocked_at_end``)."""
+    n = r.summary.get("blocked_at_end")
+    return n if isinstance(n, int) else 0
+
+
+def _blocked_text(r: Result, cut: bool) -> str:
+    n = _blocked(r)
+    tasks = "task" if n == 1 else "tasks"
+    at = fmt_ns(r.run.get("sim_ns"))
+    if cut:
+        return f"{n} {tasks} still blocked when --duration ended the run at {at}"
+    return (f"{n} {tasks} still blocked when the run stopped at {at} (a deadlock if the "
+            "workload has no duration)")
+
+
 def _compare_table(results: list[Result]) -> Table:
     t = Table()
-    for name, justify in [
+    show_blocked = any(_blocked(r) for r in results)
+    columns = [
         ("scheduler", "left"), ("headline", "right"), ("makespan", "right"),
         ("wake mean", "right"), ("wake p99", "right"), ("switches", "right"),
         ("migrations", "right"), ("misses", "right"),
-    ]:
+    ]
+    if show_blocked:
+        columns.append(("blocked at end", "right"))
+    for name, justify in columns:
         t.add_column(name, justify=justify)  # type: ignore[arg-type]
     for r in results:
         w = r.summary.get("wakeup_latency_ns") or {}
         totals = r.totals
-        t.add_row(
+        row = [
             escape(r.scheduler),
             _headline_value(r.headline),
             fmt_ns(r.makespan_ns),
@@ -308,10 +427,19 @@ def _compare_table(results: list[Result]) -> Table:
             str(totals["switches"]),
             str(totals["migrations"]),
             str(totals["deadline_misses"]),
-        )
+        ]
+        if show_blocked:
+            row.append(str(_blocked(r)))
+        t.add_row(*row)
+    captions = []
     names = {r.headline.get("name") for r in results if r.headline}
     if len(names) == 1:
-        t.caption = f"headline: {escape(str(names.pop()))}"
+        captions.append(f"headline: {escape(str(names.pop()))}")
+    if show_blocked:
+        captions.append("blocked at end: tasks still blocked when the run stopped (a "
+                        "deadlock if the workload has no duration)")
+    if captions:
+        t.caption = "\n".join(captions)
     return t
 
 
@@ -338,9 +466,9 @@ def cli() -> None:
 @click.option("-s", "--scheduler", metavar="NAME",
               help="CPU scheduler (default: the spec's choice; see `schedlab schedulers`).")
 @sim_options
-@click.option("--trace", type=click.Path(dir_okay=False), metavar="FILE",
+@click.option("--trace", type=OUTPUT_FILE, metavar="FILE",
               help="Write an ftrace-format trace (Perfetto loads it).")
-@click.option("--samples", "samples_file", type=click.Path(dir_okay=False), metavar="FILE",
+@click.option("--samples", "samples_file", type=OUTPUT_FILE, metavar="FILE",
               help="Stream every activation's sample to FILE (Arrow IPC) instead of keeping "
                    "them in memory.")
 @click.option("--rows", type=click.IntRange(min=0), default=40, show_default=True, metavar="N",
@@ -362,6 +490,8 @@ def run(
     rows: int,
 ) -> None:
     """Simulate SPEC under one scheduler and print a summary per task."""
+    _check_outputs([spec], {"--trace": trace, "--samples": samples_file, "--output": output},
+                   parquet)
     src = _load(spec)
     with _outputs() as outs:
         trace_tmp = outs.stage(trace) if trace else None
@@ -377,15 +507,15 @@ def run(
             r.run["samples"]["path"] = samples_file
             r.read_samples_from(samples_tmp)
         if output:
-            outs.stage(output).write_text(r.to_json() + "\n", encoding="utf-8")
+            outs.write_text(output, r.to_json() + "\n")
         if parquet:
-            _write_parquet(r, parquet)
+            _write_parquet(r, parquet, outs)
     if samples_file:
         r.read_samples_from(Path(samples_file))
     if as_json:
         click.echo(r.to_json())
     else:
-        _print_run(_stdout(), r, rows)
+        _print_run(_stdout(), r, rows, cut=duration is not None)
 
 
 @cli.command()
@@ -416,6 +546,7 @@ def compare(
     names = _split_schedulers(schedulers)
     if not names:
         raise click.BadParameter("no scheduler given", param_hint="'--scheduler'")
+    _check_outputs([spec], {"--output": output}, parquet, names)
     src = _load(spec)
     jobs_ = [runner.Job(spec=src, scheduler=name, params=tuple(params), seed=seed, cpus=cpus,
                         hz=hz, duration_ns=duration, check=check) for name in names]
@@ -423,11 +554,10 @@ def compare(
         results = runner.results(runner.run_jobs(jobs_, workers=jobs, on_done=on_done))
     with _outputs() as outs:
         if output:
-            outs.stage(output).write_text(
-                _dump([r.json for r in results]) + "\n", encoding="utf-8")
+            outs.write_text(output, _dump([r.json for r in results]) + "\n")
         if parquet:
             for r in results:
-                _write_parquet(r, Path(parquet) / r.scheduler)
+                _write_parquet(r, Path(parquet) / r.scheduler, outs)
     if as_json:
         click.echo(_dump([r.json for r in results]))
     else:
@@ -542,7 +672,7 @@ def validate(specs: tuple[str, ...]) -> None:
 
 @cli.command()
 @click.option("--quick", is_flag=True, help="Smaller runs, for a fast check.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="report",
+@click.option("--out", "out_dir", type=OUTPUT_DIR, default="report",
               show_default=True, help="Directory for the HTML report, plots and specs.")
 def reproduce(quick: bool, out_dir: str) -> None:
     """Regenerate every seed experiment into an HTML report."""
@@ -552,7 +682,10 @@ def reproduce(quick: bool, out_dir: str) -> None:
         if e.name in ("schedlab.reproduce", None):
             raise CliError(f"reproduce: not available in this build ({e})", EXIT_FAILED) from e
         raise
-    index = rep.main(quick=quick, out=Path(out_dir))
+    try:
+        index = rep.main(quick=quick, out=Path(out_dir))
+    except rep.DestinationError as e:
+        raise CliError(f"--out {e}") from None
     click.echo(f"report written to {index}")
 
 
@@ -566,16 +699,17 @@ def reproduce(quick: bool, out_dir: str) -> None:
 @click.option("--max-tasks", type=click.IntRange(1, 1_000_000), metavar="N",
               help="Largest number of runnable tasks: 1, 10, … up to N (default 100000; "
                    "--quick 10000).")
-@click.option("--decisions", type=click.IntRange(min=1), metavar="K",
-              help="Measured decisions per point (default 50000; --quick 5000).")
-@click.option("--cpus", type=click.IntRange(1, 256), default=1, show_default=True,
+@click.option("--decisions", type=click.IntRange(1, MAX_DECISIONS), metavar="K",
+              help="Measured decisions per point (default 50000; --quick 5000; at most "
+                   f"{MAX_DECISIONS:,}).")
+@click.option("--cpus", type=CPUS, default=1, show_default=True,
               metavar="N", help="CPUs; decisions take turns on them.")
 @click.option("--class", "task_class", type=click.Choice(["other", "fifo"]), default="other",
               show_default=True, help="Task class: SCHED_OTHER nice 0, or SCHED_FIFO with "
                                       "priorities spread over 1..99.")
 @click.option("--quick", is_flag=True, help="Up to 10000 tasks, fewer decisions (~1 s).")
 @click.option("--json", "as_json", is_flag=True, help="Print the schedlab.cost/1 document.")
-@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), metavar="DIR",
+@click.option("--plot", "plot_dir", type=OUTPUT_DIR, metavar="DIR",
               help="Write the log-log plot of work and ns per decision against N to DIR.")
 def cost_cmd(
     schedulers: tuple[str, ...], params: tuple[tuple[str, str], ...], max_tasks: int | None,
@@ -614,11 +748,11 @@ def _ms(ns: int | None) -> str:
 @click.option("-s", "--scheduler", "schedulers", multiple=True, metavar="A[,B…]",
               help="Policies to tabulate (repeatable or comma-separated; default: every "
                    "available one).")
-@click.option("--hz", type=click.IntRange(min=1), default=1000, show_default=True,
+@click.option("--hz", type=TICK_RATE, default=1000, show_default=True,
               metavar="HZ", help="Tick rate: 100, 250, 300 or 1000.")
 @click.option("--json", "as_json", is_flag=True,
               help='Print {"<policy>": {"<nice>": <timeslice_ns or null>, …}, …}.')
-@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), metavar="DIR",
+@click.option("--plot", "plot_dir", type=OUTPUT_DIR, metavar="DIR",
               help="Write timeslice-vs-nice plots to DIR, one per policy "
                    "(timeslice-<policy>-hz<HZ>.png/.svg).")
 @click.option("--dprio", is_flag=True,
@@ -749,7 +883,7 @@ def _pid_list(values: Sequence[str]) -> list[int]:
 
 @plot_group.command("dprio")
 @click.argument("trace", type=click.Path(dir_okay=False))
-@click.option("-o", "--out", type=click.Path(dir_okay=False), metavar="FILE",
+@click.option("-o", "--out", type=OUTPUT_FILE, metavar="FILE",
               help="Output FILE (.png or .svg; both are written). Default: "
                    "<TRACE stem>-dprio.png/.svg next to TRACE.")
 @click.option("--pids", multiple=True, metavar="P[,Q…]",
@@ -803,13 +937,36 @@ def _os_message(e: OSError) -> str:
     return f"{where}: {what}" if where else what
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised like an interrupt so that partial outputs are cleaned up."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """While the command runs, SIGTERM unwinds it as Ctrl-C does (staged outputs removed,
+    an existing report kept) instead of killing the process where it stands."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_cli(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (never raises, but for SystemExit)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
         args = ["--help"]
     try:
-        rv = cli.main(args=args, prog_name="schedlab", standalone_mode=False)
+        with _sigterm_unwinds():
+            rv = cli.main(args=args, prog_name="schedlab", standalone_mode=False)
         return rv if isinstance(rv, int) else 0
     except click.exceptions.UsageError as e:
         _error(e.format_message())
@@ -823,6 +980,9 @@ def run_cli(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _error("interrupted")
         return 130
+    except Terminated:
+        _error("terminated")
+        return 128 + signal.SIGTERM
     except CliError as e:
         _error(str(e))
         return e.code

@@ -75,10 +75,15 @@ def save(fig: Figure, out_dir: Path, stem: str) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     png = out_dir / f"{stem}.png"
     svg = out_dir / f"{stem}.svg"
-    with matplotlib.rc_context(_RC):
-        fig.savefig(png, format="png", metadata=_PNG_META)
-        fig.savefig(svg, format="svg", metadata=_SVG_META)
-    plt.close(fig)
+    try:
+        with matplotlib.rc_context(_RC):
+            for path, fmt, meta in ((png, "png", _PNG_META), (svg, "svg", _SVG_META)):
+                try:
+                    fig.savefig(path, format=fmt, metadata=meta)
+                except OSError as e:  # a failed write names its file
+                    raise OSError(e.errno, e.strerror or str(e), str(path)) from None
+    finally:
+        plt.close(fig)
     return [png, svg]
 
 

@@ -6,17 +6,19 @@ the per-activation sample columns into tables.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # polars is imported on first use: the CLI starts faster without it
     import polars as pl
 
-__all__ = ["SAMPLE_KINDS", "STAT_KEYS", "Result", "fmt_ns"]
+__all__ = ["SAMPLE_KINDS", "STAT_KEYS", "Result", "fmt_ns", "replace_named", "write_named"]
 
 SAMPLE_KINDS: dict[int, str] = {0: "timer", 1: "sleep", 2: "wakeup"}
 """The ``kind`` column of the samples: what released the activation."""
@@ -197,29 +199,43 @@ class Result:
         return df.select(*order, "wakeup_latency_ns", "response_ns")
 
     # --- files -----------------------------------------------------------------------
-    def to_parquet(self, directory: str | os.PathLike[str]) -> Path:
-        """Write ``tasks.parquet``, ``samples.parquet``, ``cpus.parquet`` and
-        ``result.json`` into ``directory`` (created if needed). Each file is written to a
+    PARQUET_FILES: tuple[str, ...] = (
+        "tasks.parquet", "samples.parquet", "cpus.parquet", "result.json")
+    """The files :meth:`to_parquet` writes into its directory."""
+
+    def to_parquet(self, directory: str | os.PathLike[str], *,
+                   stage: Callable[[Path], Path] | None = None) -> Path:
+        """Write :attr:`PARQUET_FILES` (``tasks``, ``samples``, ``cpus`` tables and
+        ``result.json``) into ``directory`` (created if needed). Each file is written to a
         temporary name and renamed into place only once all are written, so a failure
-        leaves what was there before. Returns the directory."""
+        leaves what was there before; a failure is an :class:`OSError` naming the file.
+        With ``stage`` (final path → temporary path), the caller chooses the temporary
+        names and renames them itself, with its other outputs. Returns the directory."""
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
+        own: list[tuple[Path, Path]] = []
+
+        def staged(final: Path) -> Path:
+            if stage is not None:
+                return stage(final)
+            tmp = Path(_tmp_path(out, final.name))
+            own.append((tmp, final))
+            return tmp
+
         frames = {"tasks": self.tasks, "samples": self.samples, "cpus": self.cpus}
-        done: list[tuple[str, Path]] = []
         try:
             for name, df in frames.items():
-                tmp = _tmp_path(out, f"{name}.parquet")
-                done.append((tmp, out / f"{name}.parquet"))
-                df.write_parquet(tmp)
-            tmp = _tmp_path(out, "result.json")
-            done.append((tmp, out / "result.json"))
-            Path(tmp).write_text(self.to_json() + "\n", encoding="utf-8")
+                final = out / f"{name}.parquet"
+                write_named(final, staged(final), df.write_parquet)
+            final = out / "result.json"
+            write_named(final, staged(final),
+                        lambda p: p.write_text(self.to_json() + "\n", encoding="utf-8"))
         except BaseException:
-            for tmp, _ in done:
-                Path(tmp).unlink(missing_ok=True)
+            for tmp, _ in own:
+                tmp.unlink(missing_ok=True)
             raise
-        for tmp, final in done:
-            os.replace(tmp, final)
+        for tmp, final in own:
+            replace_named(tmp, final)
         return out
 
     @classmethod
@@ -253,6 +269,34 @@ class Result:
         if run.get("sim_ns") is not None:
             parts.append(f"sim={fmt_ns(run['sim_ns'])}")
         return f"Result({', '.join(parts)})"
+
+
+_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+
+
+def write_named(final: Path, tmp: Path, write: Callable[[Path], object]) -> None:
+    """``write(tmp)``, the staged copy of ``final``; any failure is raised as an
+    :class:`OSError` naming ``final`` (the file the user asked for, not the temporary one),
+    with the system's reason when there is one (polars reports it as ``(os error N)``)."""
+    try:
+        write(tmp)
+    except OSError as e:
+        raise OSError(e.errno, e.strerror or str(e), str(final)) from None
+    except Exception as e:  # noqa: BLE001 — a writer library's own error type
+        text = " ".join(str(e).split())
+        m = _OS_ERROR.search(text)
+        if m:
+            code = int(m.group(1))
+            raise OSError(code, os.strerror(code), str(final)) from None
+        raise OSError(errno.EIO, f"cannot write it ({text})", str(final)) from None
+
+
+def replace_named(tmp: Path | str, final: Path | str) -> None:
+    """Rename the staged ``tmp`` onto ``final``; a failure names ``final``."""
+    try:
+        os.replace(tmp, final)
+    except OSError as e:
+        raise OSError(e.errno, e.strerror or str(e), str(final)) from None
 
 
 def _umask() -> int:

@@ -126,13 +126,20 @@ def run_jobs(
     sim = simulate or execute
     n = max(1, min(len(jobs), workers or os.cpu_count() or 1))
     outcomes: list[Outcome | None] = [None] * len(jobs)
-    with ThreadPoolExecutor(max_workers=n) as pool:
+    pool = ThreadPoolExecutor(max_workers=n)
+    try:
         futures = {pool.submit(_attempt, job, sim): i for i, job in enumerate(jobs)}
         for fut in as_completed(futures):
             outcome = fut.result()
             outcomes[futures[fut]] = outcome
             if on_done is not None:
                 on_done(outcome)
+    except BaseException:
+        # interrupted: runs not started are dropped, the ones running finish (the core
+        # cannot be stopped mid-run)
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     return [o for o in outcomes if o is not None]
 
 

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList};
 use serde_json::{json, Value};
 
 create_exception!(
@@ -62,10 +62,33 @@ fn json_text(v: &Value, pretty: bool) -> PyResult<String> {
     r.map_err(|e| PyRuntimeError::new_err(format!("cannot serialise JSON: {e}")))
 }
 
-/// A JSON value as the Python object `json.loads` makes of it.
+/// A JSON value as the Python object `json.loads` would make of it (objects as dicts in
+/// member order), built directly.
 fn json_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
-    let text = json_text(v, false)?;
-    py.import("json")?.call_method1("loads", (text,))
+    Ok(match v {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => i.into_pyobject(py)?.into_any(),
+            (None, Some(u), _) => u.into_pyobject(py)?.into_any(),
+            (None, None, f) => f.unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
+        },
+        Value::String(s) => s.into_pyobject(py)?.into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for x in items {
+                list.append(json_to_py(py, x)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(members) => {
+            let dict = PyDict::new(py);
+            for (k, x) in members {
+                dict.set_item(k, json_to_py(py, x)?)?;
+            }
+            dict.into_any()
+        }
+    })
 }
 
 /// Parse, validate and simulate `spec_json` (`schedlab_sim::simulate_text`, which also
@@ -155,6 +178,22 @@ fn validate(py: Python<'_>, spec_json: &str) -> PyResult<()> {
     schedlab_spec::parse_spec(spec_json)
         .map(|_| ())
         .map_err(|e| spec_error(py, e))
+}
+
+/// The sha256 of exactly `spec_json`'s UTF-8 bytes (`schedlab_spec::spec_sha256`): the
+/// spec's identity, the `run.spec_sha256` of every run of this text.
+#[pyfunction]
+fn spec_sha256(spec_json: &str) -> String {
+    schedlab_spec::spec_sha256(spec_json)
+}
+
+/// `spec_json` read by the spec reader as a plain value (`schedlab_spec::spec_view`):
+/// dicts in member order; raises `SpecError` (with the JSON path) for text that is not
+/// JSON, is nested too deep, or holds what a dict cannot (repeated or bare keys).
+#[pyfunction]
+fn spec_view<'py>(py: Python<'py>, spec_json: &str) -> PyResult<Bound<'py, PyAny>> {
+    let v = schedlab_spec::spec_view(spec_json).map_err(|e| spec_error(py, e))?;
+    json_to_py(py, &v)
 }
 
 /// Run the generator `name` with textual `options` (`[(name, value), …]`); returns the spec
@@ -510,6 +549,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TraceError", py.get_type::<TraceError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(spec_sha256, m)?)?;
+    m.add_function(wrap_pyfunction!(spec_view, m)?)?;
+    m.add("MAX_CPUS", schedlab_sim::types::MAX_CPUS)?;
     m.add_function(wrap_pyfunction!(stats, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(generators, m)?)?;

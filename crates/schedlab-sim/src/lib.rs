@@ -31,7 +31,6 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use schedlab_spec::{Spec, SpecError};
-use sha2::{Digest, Sha256};
 
 pub use cpu::{schedulers, SchedulerEntry};
 pub use ctx::Ctx;
@@ -137,18 +136,13 @@ impl std::fmt::Display for RunError {
     }
 }
 
-/// sha256 of a text, hex.
-pub fn sha256_hex(text: &str) -> String {
-    let d = Sha256::digest(text.as_bytes());
-    d.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Parse, validate and simulate a spec given as JSON text. The result's `spec_sha256` is
-/// the sha256 of exactly these bytes: the one place a spec's hash is taken.
+/// [`schedlab_spec::spec_sha256`] of exactly these bytes, the spec's one identity.
 pub fn simulate_text(text: &str, cfg: &SimConfig) -> Result<SimOutput, RunError> {
     let started = Instant::now();
     let spec = schedlab_spec::parse_spec(text).map_err(RunError::Spec)?;
-    simulate_named(&spec, cfg, Some(sha256_hex(text)), started).map_err(RunError::Sim)
+    let sha256 = schedlab_spec::spec_sha256(text);
+    simulate_named(&spec, cfg, Some(sha256), started).map_err(RunError::Sim)
 }
 
 /// Simulate a validated spec built in code (its result has no `spec_sha256`: there are
@@ -512,14 +506,22 @@ impl cpu::PolicyVisitor for Run<'_> {
                 bad_input: false,
             })?;
         }
-        e.core.ctx.tracer.finish().map_err(|err| SimError {
-            message: format!("writing the trace: {err}"),
+        let named = |what: &str, path: Option<String>, err: String| SimError {
+            message: match path {
+                Some(p) => format!("{p}: writing the {what}: {err}"),
+                None => format!("writing the {what}: {err}"),
+            },
             bad_input: false,
-        })?;
-        e.metrics.finish().map_err(|err| SimError {
-            message: format!("writing the samples: {err}"),
-            bad_input: false,
-        })?;
+        };
+        let trace_path = self.cfg.trace.as_ref().map(|p| p.display().to_string());
+        e.core
+            .ctx
+            .tracer
+            .finish()
+            .map_err(|err| named("trace", trace_path, err.to_string()))?;
+        e.metrics
+            .finish()
+            .map_err(|err| named("samples", sample_path.clone(), err.to_string()))?;
         let meta = result::RunMeta {
             scheduler: self.name,
             params: self.params,

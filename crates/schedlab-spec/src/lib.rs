@@ -2,11 +2,13 @@
 //! namespaced extensions; validation that names the JSON path of every error; and the
 //! built-in workload generators.
 //!
-//! Entry points: [`parse_spec`] (text → validated [`model::Spec`]), [`parse_value`], and
-//! [`gen::generate`] / [`gen::list`]. Modules: `json` (a json-c-compatible reader that keeps
-//! repeated keys), `parse` (grammar and validation, one sub-module per concern), `model`
-//! (the validated types), `gen` (generators), `rng` (the seeded PRNG). The user-facing
-//! grammar is docs/spec.md.
+//! Entry points: [`parse_spec`] (text → validated [`model::Spec`]), [`parse_value`],
+//! [`gen::generate`] / [`gen::list`], [`spec_sha256`] (a spec's identity: the hash of its
+//! exact text) and [`spec_view`] (the text as a plain JSON value, for editing). Modules:
+//! `json` (a json-c-compatible reader that keeps repeated keys), `parse` (grammar and
+//! validation, one sub-module per concern), `model` (the validated types), `view` (identity
+//! and view), `gen` (generators), `rng` (the seeded PRNG). The user-facing grammar is
+//! docs/spec.md.
 
 pub mod error;
 pub mod gen;
@@ -14,9 +16,11 @@ mod json;
 pub mod model;
 mod parse;
 pub mod rng;
+mod view;
 
 pub use error::SpecError;
 pub use model::Spec;
+pub use view::{spec_sha256, spec_view};
 
 /// Parse and validate a spec from JSON text.
 pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {

@@ -29,6 +29,7 @@ __all__ = [
     "Figure",
     "GenerateFn",
     "Part",
+    "ReportWriteError",
     "RunOutcome",
     "RunRequest",
     "SectionFn",
@@ -117,6 +118,12 @@ class Part:
 SectionFn = Callable[["Context"], SectionOutput]
 
 
+class ReportWriteError(OSError):
+    """A file of the report could not be written (a full disk, a quota, a permission):
+    the report is incomplete, so it must not be published. ``filename`` is the file's
+    place in the published report."""
+
+
 def _manifest_entry(run: RunOutcome, spec_rel: str, trace_rel: str | None) -> dict[str, Any]:
     """Everything needed to rerun one run and check its numbers."""
     req, res = run.request, run.result
@@ -157,6 +164,7 @@ class Context:
         quick: bool,
         out: Path,
         *,
+        shown_as: Path | None = None,
         simulate: runner.SimulateFn | None = None,
         generate: GenerateFn | None = None,
         registry: Sequence[Mapping[str, Any]] | None = None,
@@ -168,6 +176,10 @@ class Context:
 
         self.quick = quick
         self.out = Path(out)
+        #: Where the report is published (``out`` may be the directory it is built in).
+        self.shown_as = Path(shown_as) if shown_as is not None else self.out
+        #: The first write that failed: sections may swallow errors, the report may not.
+        self.write_error: ReportWriteError | None = None
         self.specs_dir = self.out / "specs"
         self.plots_dir = self.out / "plots"
         self.traces_dir = self.out / "traces"
@@ -199,6 +211,34 @@ class Context:
         """``path`` relative to the report directory, with forward slashes."""
         return path.relative_to(self.out).as_posix()
 
+    def shown(self, path: Path | str) -> str:
+        """``path`` as it will be once the report is published."""
+        p = Path(path)
+        if p.is_relative_to(self.out):
+            return str(self.shown_as / p.relative_to(self.out))
+        return str(p)
+
+    def _failed_write(self, e: OSError, path: Path | str) -> ReportWriteError:
+        """``e`` as a :class:`ReportWriteError` naming ``path``; the first one is kept."""
+        err = ReportWriteError(e.errno, e.strerror or str(e), self.shown(path))
+        with self._lock:
+            if self.write_error is None:
+                self.write_error = err
+        return err
+
+    def write_bytes(self, path: Path, data: bytes) -> None:
+        """Write a file of the report (its directory is created)."""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        except OSError as e:
+            raise self._failed_write(e, path) from None
+
+    def check_writes(self) -> None:
+        """Raise the first write that failed, if one did."""
+        if self.write_error is not None:
+            raise self.write_error
+
     def host_costs(self) -> HostCosts:
         """This host's measured pipe, socket and switch costs (measured once per report)."""
         if self._host_costs is None:
@@ -217,15 +257,17 @@ class Context:
             if name in self._saved:
                 if self._saved[name] != text:
                     raise ValueError(f"two different specs named {name!r}")
-            else:
-                self.specs_dir.mkdir(parents=True, exist_ok=True)
-                (self.specs_dir / f"{name}.json").write_bytes(text.encode("utf-8"))
-                self._saved[name] = text
+                return f"specs/{name}.json"
+            self._saved[name] = text
+        self.write_bytes(self.specs_dir / f"{name}.json", text.encode("utf-8"))
         return f"specs/{name}.json"
 
     def trace_path(self, stem: str) -> Path:
         """Where a run's trace goes: ``traces/<stem>.txt``."""
-        self.traces_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.traces_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise self._failed_write(e, self.traces_dir) from None
         return self.traces_dir / f"{stem}.txt"
 
     def _job(self, req: RunRequest) -> runner.Job:
@@ -244,28 +286,44 @@ class Context:
         outcomes = runner.run_jobs(jobs, workers=self.jobs, on_done=on_done,
                                    simulate=self._simulate)
         runs = [RunOutcome(r, o) for r, o in zip(requests, outcomes, strict=True)]
+        for job, o in zip(jobs, outcomes, strict=True):
+            self._check_trace_written(job, o)
         with self._lock:
             for run, job in zip(runs, jobs, strict=True):
                 trace = self.rel(job.trace) if job.trace is not None else None
                 self.manifest.append(_manifest_entry(run, job.spec.origin, trace))
         return runs
 
+    def _check_trace_written(self, job: runner.Job, o: runner.Outcome) -> None:
+        """A run that failed writing its trace is a failed write of the report (the core
+        names the trace file in that error), not a run to show as failed."""
+        from schedlab._core import SimError
+
+        e = o.exception
+        if (job.trace is not None and isinstance(e, SimError) and not e.bad_input
+                and str(job.trace) in e.message):
+            self._failed_write(OSError(None, e.message.replace(f"{job.trace}: ", "")),
+                               job.trace)
+
     # -- output -------------------------------------------------------------------------
     def save_figure(self, fig: Any, stem: str, caption: str) -> Figure:
         """Save a matplotlib figure as PNG + SVG under ``plots/``."""
         from schedlab import plots
 
-        png, svg = plots.save(fig, self.plots_dir, stem)
+        try:
+            png, svg = plots.save(fig, self.plots_dir, stem)
+        except OSError as e:
+            raise self._failed_write(e, e.filename or self.plots_dir / stem) from None
         return Figure(self.rel(png), self.rel(svg), caption)
 
     def figure_files(self, *figures: Figure) -> list[Path]:
         return [self.out / p for f in figures for p in (f.png, f.svg)]
 
     def write_manifest(self) -> Path:
-        self.specs_dir.mkdir(parents=True, exist_ok=True)
         path = self.specs_dir / "manifest.json"
         doc = {"schema": MANIFEST_SCHEMA, "quick": self.quick, "runs": self.manifest}
-        path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+        self.write_bytes(path, text.encode("utf-8"))
         return path
 
 

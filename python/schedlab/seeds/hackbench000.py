@@ -9,7 +9,6 @@ it gives the same numbers on any machine.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -227,4 +226,4 @@ def part(ctx: Context, st: Settings, policies: Sequence[str]) -> HackbenchPart:
     return HackbenchPart(
         html=html, files=ctx.figure_files(fig),
         runs=[o for m in MODELS for o in runs[m].values()],
-        spec=json.loads(specs["zero-cost"]) if specs else None, host_seconds=host)
+        spec=api.spec_view(specs["zero-cost"]) if specs else None, host_seconds=host)

@@ -10,7 +10,6 @@ headline.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -236,7 +235,7 @@ def _run(ctx: Context, st: Settings, policies: Sequence[str]
         except Exception as exc:  # shown on the page
             errors[w] = f"{type(exc).__name__}: {exc}"
             continue
-        prefixes[w] = waiter_prefix(json.loads(text))
+        prefixes[w] = waiter_prefix(api.spec_view(text))
         reqs += [RunRequest(f"seed000-wakeup-{w}", text, p, seed=st.seed,
                             label=f"wake-up {w} / {p}") for p in policies]
     found: dict[str, dict[str, WakeupRun]] = {w: {} for w in WAITERS}
