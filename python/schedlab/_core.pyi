@@ -7,6 +7,10 @@ import os
 from typing import Any
 
 MAX_CPUS: int
+#: Bytes a run may hold when no memory budget is given.
+DEFAULT_MEMORY_BUDGET: int
+#: Bytes each task instance counts toward a run's memory budget (its result included).
+BUDGET_TASK_BYTES: int
 """The largest machine the simulator models (CPUs)."""
 
 class SpecError(ValueError):

@@ -266,6 +266,7 @@ def job(
     check: bool = False,
     samples: bool = True,
     label: str = "",
+    memory_budget: int | None = None,
 ) -> Job:
     """One run described for :func:`schedlab.runner.run_jobs` (arguments as
     :func:`simulate`'s)."""
@@ -274,7 +275,7 @@ def job(
         seed=check_int("seed", seed, 0, U64_MAX), cpus=check_int("cpus", cpus, 1, U32_MAX),
         hz=check_int("hz", hz, 1, U32_MAX), duration_ns=parse_duration(duration),
         trace=None if trace is None else Path(trace), check=check, samples=samples,
-        label=label,
+        label=label, memory_budget=check_int("memory_budget", memory_budget, 1, U64_MAX),
     )
 
 
@@ -289,17 +290,20 @@ def simulate(
     trace: str | os.PathLike[str] | None = None,
     check: bool = False,
     samples: bool = True,
+    memory_budget: int | None = None,
 ) -> Result:
     """Simulate ``spec`` under ``scheduler`` (default: the spec's own choice).
 
     ``params`` are the policy's tunables (``schedlab schedulers`` lists them); ``seed``,
     ``cpus``, ``hz`` and ``duration`` override the spec; ``trace`` writes an ftrace-format
-    trace to that file; ``check`` verifies the engine's invariants after every hook.
+    trace to that file; ``check`` verifies the engine's invariants after every hook. A run
+    that would hold more than ``memory_budget`` bytes (default 4 GiB) stops early with a
+    partial result whose ``run["stopped"]`` says why.
     Raises :class:`SpecError` for an invalid spec, :class:`SimError` if the run fails
     (``.bad_input`` for an unknown scheduler or tunable).
     """
     return execute(job(spec, scheduler, params, seed, cpus, hz, duration, trace, check,
-                       samples))
+                       samples, memory_budget=memory_budget))
 
 
 def _scheduler_params(params: ParamsLike, name: str) -> ParamsLike:

@@ -112,6 +112,26 @@ class TickRateType(click.ParamType):
         return hz
 
 
+class ByteSizeType(click.ParamType):
+    """A size in bytes: a number with an optional binary unit (K, M, G, T; `KiB` and `KB`
+    read alike), e.g. `512M` or `8GiB`."""
+
+    name = "size"
+    UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        text = str(value).strip().upper().removesuffix("B").removesuffix("I")
+        digits = text.rstrip("KMGT")
+        unit = text[len(digits):]
+        try:
+            n = float(digits) * self.UNITS[unit]
+        except (KeyError, ValueError):
+            self.fail(f"{value!r} is not a size (e.g. 512M, 8G)", param, ctx)
+        if not 1 <= n <= api.U64_MAX:
+            self.fail(f"{value!r} is not a size between 1 byte and 16 EiB", param, ctx)
+        return int(n)
+
+
 class OutputPathType(click.Path):
     """A file or directory a command writes: an empty name is refused (it would write
     nothing and say nothing)."""
@@ -126,6 +146,7 @@ DURATION = DurationType()
 SEED = SeedType()
 NAME_VALUE = NameValueType()
 TICK_RATE = TickRateType()
+BYTE_SIZE = ByteSizeType()
 #: Machine sizes the simulator models (its CpuMask's width).
 CPUS = click.IntRange(1, _core.MAX_CPUS)
 OUTPUT_FILE = OutputPathType(dir_okay=False)
@@ -148,6 +169,9 @@ def sim_options(f: F) -> F:
                      help="Scheduler tunable (repeatable; see `schedlab schedulers`)."),
         click.option("--check", is_flag=True,
                      help="Check the engine's invariants after every scheduler hook."),
+        click.option("--memory-budget", type=BYTE_SIZE, metavar="SIZE",
+                     help="Memory a run may hold, e.g. 8G (default 4G): past it the run "
+                          "stops with a partial result and exit status 1."),
         click.option("--json", "as_json", is_flag=True,
                      help="Print the result JSON instead of tables."),
         click.option("--parquet", type=OUTPUT_DIR, metavar="DIR",
@@ -482,6 +506,7 @@ def run(
     duration: int | None,
     params: tuple[tuple[str, str], ...],
     check: bool,
+    memory_budget: int | None,
     as_json: bool,
     parquet: str | None,
     output: str | None,
@@ -500,7 +525,7 @@ def run(
             r = runner.execute(runner.Job(
                 spec=src, scheduler=scheduler, params=tuple(params), seed=seed, cpus=cpus,
                 hz=hz, duration_ns=duration, trace=trace_tmp, check=check,
-                samples_path=samples_tmp))
+                samples_path=samples_tmp, memory_budget=memory_budget))
         if samples_file and samples_tmp is not None:
             # The core streams to a staged name, renamed into place when all is written:
             # the result names the final file, and reads the staged one until then.
@@ -516,6 +541,7 @@ def run(
         click.echo(r.to_json())
     else:
         _print_run(_stdout(), r, rows, cut=duration is not None)
+    _fail_if_stopped([r])
 
 
 @cli.command()
@@ -534,6 +560,7 @@ def compare(
     duration: int | None,
     params: tuple[tuple[str, str], ...],
     check: bool,
+    memory_budget: int | None,
     as_json: bool,
     parquet: str | None,
     output: str | None,
@@ -549,7 +576,8 @@ def compare(
     _check_outputs([spec], {"--output": output}, parquet, names)
     src = _load(spec)
     jobs_ = [runner.Job(spec=src, scheduler=name, params=tuple(params), seed=seed, cpus=cpus,
-                        hz=hz, duration_ns=duration, check=check) for name in names]
+                        hz=hz, duration_ns=duration, check=check, memory_budget=memory_budget)
+             for name in names]
     with runner.progress_bar(f"simulating {len(names)} schedulers", len(names)) as on_done:
         results = runner.results(runner.run_jobs(jobs_, workers=jobs, on_done=on_done))
     with _outputs() as outs:
@@ -566,6 +594,15 @@ def compare(
         r0 = results[0].run
         out.print(f"[dim]seed {r0.get('seed')} · {r0.get('cpus')} cpus · HZ {r0.get('hz')} · "
                   f"simulated {fmt_ns(r0.get('sim_ns'))}[/dim]")
+    _fail_if_stopped(results)
+
+
+def _fail_if_stopped(results: Sequence[Result]) -> None:
+    """A run that stopped before its end (its memory budget) has written its partial
+    result; the command still fails, saying why."""
+    for r in results:
+        if r.run.get("stopped"):
+            raise CliError(f"{r.scheduler}: {r.run['stopped']}", EXIT_FAILED)
 
 
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})

@@ -46,6 +46,8 @@ class Job:
     samples: bool = True
     #: Stream the samples to this Arrow IPC file instead of keeping them in memory.
     samples_path: Path | None = None
+    #: Bytes the run may hold (the core's default when None).
+    memory_budget: int | None = None
     #: What progress displays and error messages call this run.
     label: str = ""
 
@@ -86,7 +88,9 @@ SimulateFn = Callable[[Job], Result]
 
 
 def execute(job: Job) -> Result:
-    """Run one job on the Rust core."""
+    """Run one job on the Rust core. ``run.wall_s`` covers the whole call: the core's run
+    and the result's conversion here."""
+    t0 = time.perf_counter()
     text, cols = _core.simulate(
         job.spec.text,
         scheduler=job.scheduler,
@@ -99,8 +103,11 @@ def execute(job: Job) -> Result:
         check=job.check,
         samples=job.samples,
         samples_path=None if job.samples_path is None else os.fspath(job.samples_path),
+        memory_budget=job.memory_budget,
     )
-    return Result(json.loads(text), cols if job.samples and job.samples_path is None else None)
+    result = Result(json.loads(text), cols if job.samples and job.samples_path is None else None)
+    result.run["wall_s"] = time.perf_counter() - t0
+    return result
 
 
 def _attempt(job: Job, simulate: SimulateFn) -> Outcome:

@@ -552,6 +552,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spec_sha256, m)?)?;
     m.add_function(wrap_pyfunction!(spec_view, m)?)?;
     m.add("MAX_CPUS", schedlab_sim::types::MAX_CPUS)?;
+    m.add(
+        "DEFAULT_MEMORY_BUDGET",
+        schedlab_sim::budget::DEFAULT_MEMORY_BUDGET,
+    )?;
+    m.add("BUDGET_TASK_BYTES", schedlab_sim::budget::TASK_BYTES)?;
     m.add_function(wrap_pyfunction!(stats, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(generators, m)?)?;
