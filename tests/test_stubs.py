@@ -71,18 +71,22 @@ def test_version() -> None:
     assert schedlab.__version__.count(".") == 2
 
 
-def test_simulate_columns_are_int_lists() -> None:
+def test_simulate_columns_are_native_arrays() -> None:
     from conftest import FINITE_SPEC
 
     src = schedlab.load_spec(FINITE_SPEC)
     sched = next(s["name"] for s in schedlab.schedulers() if s["available"])
     text, cols = _core.simulate(src.text, scheduler=sched)
-    assert list(cols) == ["tid", "release_ns", "wake_ns", "start_ns", "end_ns", "kind"]
-    lengths = {len(v) for v in cols.values()}
+    import numpy as np
+
+    widths = {"tid": "u4", "release_ns": "u8", "wake_ns": "u8", "start_ns": "i8",
+              "end_ns": "i8", "kind": "u1"}
+    assert list(cols) == list(widths)
+    arrays = {k: np.frombuffer(v, dtype=widths[k]) for k, v in cols.items()}
+    lengths = {len(a) for a in arrays.values()}
     assert len(lengths) == 1 and lengths.pop() > 0
-    for v in cols.values():
-        assert isinstance(v, list) and all(isinstance(x, int) for x in v)
-    assert set(cols["kind"]) <= {0, 1, 2}
+    assert set(arrays["kind"].tolist()) <= {0, 1, 2}
+    assert (arrays["wake_ns"] >= arrays["release_ns"]).all()
     assert len(json.loads(text)["run"]["spec_sha256"]) == 64
 
 

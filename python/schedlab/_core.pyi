@@ -48,14 +48,15 @@ def simulate(
     samples: bool = True,
     samples_path: str | None = None,
     memory_budget: int | None = None,
-) -> tuple[str, dict[str, list[int]]]:
+) -> tuple[str, dict[str, bytes]]:
     """Validate and simulate a spec; the GIL is released while it runs. ``run.spec_sha256``
     of the result is the sha256 of exactly ``spec_json``'s UTF-8 bytes. A run that would
     hold more than ``memory_budget`` bytes (default 4 GiB) stops early: its partial result
     says why in ``run.stopped``.
 
     Returns the result JSON text (docs/results.md) and the per-activation samples as
-    columns ``tid, release_ns, wake_ns, start_ns, end_ns, kind``: kept in memory when
+    columns ``tid, release_ns, wake_ns, start_ns, end_ns, kind``, each one ``bytes`` of
+    native-endian u32, u64, u64, i64, i64 and u8 values: kept in memory when
     ``samples`` is true; with ``samples_path`` they are streamed to that Arrow IPC file
     instead (the columns come back empty); with neither only histograms are kept. Raises
     SpecError for an invalid spec, SimError if the run fails.

@@ -39,6 +39,22 @@ _SAMPLE_DTYPES: dict[str, str] = {
 """The sample columns and their polars types (docs/results.md)."""
 
 
+def _sample_frame(cols: Mapping[str, bytes]) -> pl.DataFrame:
+    """The core's sample columns (native-endian arrays in ``bytes``) as a DataFrame."""
+    import numpy as np
+    import polars as pl
+
+    return pl.DataFrame([
+        pl.Series(k, np.frombuffer(cols.get(k, b""), dtype=t.lower()), dtype=getattr(pl, t))
+        for k, t in _SAMPLE_DTYPES.items()
+    ])
+
+
+def _sample_count(cols: Mapping[str, bytes]) -> int:
+    """Samples in the core's columns (``tid`` is 4 bytes a sample)."""
+    return len(cols.get("tid", b"")) // 4
+
+
 def fmt_ns(ns: float | int | None, digits: int = 3) -> str:
     """A duration in nanoseconds as short text with a unit: ``"12.3 µs"``, ``"1.50 s"``."""
     if ns is None:
@@ -80,7 +96,7 @@ class Result:
     DataFrames ``.tasks`` (one row per task, STATS flattened as ``wakeup_latency_ns_p99``
     etc.), ``.samples`` (one row per activation) and ``.cpus``."""
 
-    def __init__(self, data: Mapping[str, Any], samples: Mapping[str, Any] | None = None):
+    def __init__(self, data: Mapping[str, Any], samples: Mapping[str, bytes] | None = None):
         self._json = dict(data)
         self._sample_cols = samples
         self._sample_file: Path | None = None
@@ -164,13 +180,7 @@ class Result:
             if info.get("mode") == "file" and path:
                 base = pl.read_ipc(path)
             else:
-                cols = self._sample_cols or {}
-                base = pl.DataFrame(
-                    [
-                        pl.Series(k, cols.get(k, []), dtype=getattr(pl, t))
-                        for k, t in _SAMPLE_DTYPES.items()
-                    ]
-                )
+                base = _sample_frame(self._sample_cols or {})
             self._samples = self._derive(base)
         return self._samples
 
@@ -246,7 +256,9 @@ class Result:
         d = Path(directory)
         data = json.loads((d / "result.json").read_text(encoding="utf-8"))
         samples = pl.read_parquet(d / "samples.parquet")
-        cols = {k: samples.get_column(k).to_list() for k in _SAMPLE_DTYPES}
+        # In the core's form: each column as native-endian bytes.
+        cols = {k: samples.get_column(k).cast(getattr(pl, t)).to_numpy().tobytes()
+                for k, t in _SAMPLE_DTYPES.items()}
         return cls(data, cols)
 
     # --- display ---------------------------------------------------------------------
@@ -260,7 +272,7 @@ class Result:
             f"tasks={len(self._json.get('tasks', []))}",
         ]
         if self._sample_cols is not None:
-            parts.append(f"samples={len(self._sample_cols.get('tid', []))}")
+            parts.append(f"samples={_sample_count(self._sample_cols)}")
         h = self.headline
         if h:
             parts.append(f"{h.get('name')}={h.get('value')}{h.get('unit') or ''}")

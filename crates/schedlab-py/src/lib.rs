@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 use serde_json::{json, Value};
 
 create_exception!(
@@ -151,16 +151,34 @@ fn simulate<'py>(
         })?;
     let text = json_text(&out.json(), false)?;
     let s = out.samples;
+    // Each column as one `bytes` of native-endian values: 4 or 8 bytes a sample, where a
+    // list of Python ints would take some 36.
     let cols = PyDict::new(py);
-    cols.set_item("tid", s.tid)?;
-    cols.set_item("release_ns", s.release_ns)?;
-    cols.set_item("wake_ns", s.wake_ns)?;
-    cols.set_item("start_ns", s.start_ns)?;
-    cols.set_item("end_ns", s.end_ns)?;
-    // As a list of ints like the other columns (a Vec<u8> would become `bytes`).
-    let kind: Vec<u32> = s.kind.into_iter().map(u32::from).collect();
-    cols.set_item("kind", kind)?;
+    cols.set_item("tid", column_bytes(py, &s.tid, u32::to_ne_bytes))?;
+    cols.set_item(
+        "release_ns",
+        column_bytes(py, &s.release_ns, u64::to_ne_bytes),
+    )?;
+    cols.set_item("wake_ns", column_bytes(py, &s.wake_ns, u64::to_ne_bytes))?;
+    cols.set_item("start_ns", column_bytes(py, &s.start_ns, i64::to_ne_bytes))?;
+    cols.set_item("end_ns", column_bytes(py, &s.end_ns, i64::to_ne_bytes))?;
+    cols.set_item("kind", PyBytes::new(py, &s.kind))?;
     Ok((text, cols))
+}
+
+/// A column of numbers as one `bytes` object, written in place.
+fn column_bytes<'py, T: Copy, const N: usize>(
+    py: Python<'py>,
+    values: &[T],
+    to_bytes: fn(T) -> [u8; N],
+) -> Bound<'py, PyBytes> {
+    let filled = PyBytes::new_with(py, values.len() * N, |buf| {
+        for (chunk, &v) in buf.chunks_exact_mut(N).zip(values) {
+            chunk.copy_from_slice(&to_bytes(v));
+        }
+        Ok(())
+    });
+    filled.expect("filling a buffer of the right size cannot fail")
 }
 
 /// The statistics of the result schema (`schedlab_sim::stats::stats_json`: count, mean,

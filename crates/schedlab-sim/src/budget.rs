@@ -26,8 +26,10 @@ const CHECK_EVERY: u64 = 1 << 16;
 /// (the Python layer turns a task's result into a dict of some 50 objects: 10–16 KB).
 pub const TASK_BYTES: u64 = 20 << 10;
 
-/// One sample kept in memory, in the engine's columns and again in the caller's.
-pub const SAMPLE_BYTES: u64 = 2 * 33;
+/// One sample kept in memory (33 bytes): in the engine's columns, which grow by doubling
+/// (up to twice their length), then once handed to the caller as bytes and once in its
+/// DataFrame.
+pub const SAMPLE_BYTES: u64 = 4 * 33;
 
 /// One pending event.
 const EVENT_BYTES: u64 = 24;

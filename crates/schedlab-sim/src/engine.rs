@@ -474,7 +474,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
 
     fn stop_for_memory(&mut self, used: u64) {
         let samples = if self.metrics.keeps_samples() {
-            ", or keep the samples out of memory (--samples summary or --samples-file)"
+            ", or stream the samples to a file with --samples FILE"
         } else {
             ""
         };

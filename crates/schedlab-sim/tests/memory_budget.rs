@@ -73,7 +73,7 @@ fn samples_kept_in_memory_count_toward_the_budget() {
     let budget = TASK_BYTES + 20_000 * SAMPLE_BYTES;
     let r = run(spec, budget, SampleOutput::Memory);
     let why = stopped(&r);
-    assert!(why.contains("--samples summary"), "{why}");
+    assert!(why.contains("--samples FILE"), "{why}");
     let kept = r["run"]["samples"]["count"].as_u64().unwrap();
     // The samples are counted every 65 536 events: at most that many late.
     assert!(
