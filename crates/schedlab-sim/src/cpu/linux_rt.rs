@@ -191,10 +191,19 @@ impl LinuxRt {
 
     /// Per-task state for `t`, queues for every CPU. Allocates only when a task index or
     /// a CPU is seen for the first time.
+    #[inline]
     fn ensure(&mut self, ctx: &Ctx, t: TaskId) {
+        if t.idx() >= self.se.len() || self.rqs.len() < ctx.nr_cpus() {
+            self.grow(ctx, t);
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self, ctx: &Ctx, t: TaskId) {
         if self.se.len() <= t.idx() {
-            self.se.resize(t.idx() + 1, RtSe::default());
-            self.active.ensure_task(t);
+            let n = (t.idx() + 1).max(ctx.nr_tasks());
+            self.se.resize(n, RtSe::default());
+            self.active.ensure_task(TaskId(n as u32 - 1));
         }
         if self.rqs.len() < ctx.nr_cpus() {
             self.rqs.resize_with(ctx.nr_cpus(), RtRq::new);

@@ -202,7 +202,9 @@ impl FairSmp {
         self.ensure_domains(ctx, cpu);
         let now = jiffies(ctx);
         let mut next_balance = now + ctx.hz() as i64;
-        let overload = (0..ctx.nr_cpus()).any(|c| nr_running(ctx, rq, CpuId(c as u32)) > 1);
+        // rd->overload: some CPU has two runnable tasks; one of them must be fair.
+        let overload =
+            rq.any_queued() && (0..ctx.nr_cpus()).any(|c| nr_running(ctx, rq, CpuId(c as u32)) > 1);
         let levels = ctx.sched_domains(cpu).len();
         for level in 0..levels {
             let sd = &ctx.sched_domains(cpu)[level];
@@ -341,6 +343,12 @@ impl FairSmp {
     ) -> Option<Busiest> {
         let doms = ctx.sched_domains(this);
         let sd = &doms[env.level];
+        if !rq.any_queued() {
+            // No group has a fair task: none can be the busiest (`update_sd_pick_busiest`
+            // needs `sum_h_nr_running`). The scan's work is counted all the same.
+            ctx.count_work(sd.groups.iter().map(|g| g.count() as u64).sum());
+            return None;
+        }
         let prefer_sibling = env
             .level
             .checked_sub(1)

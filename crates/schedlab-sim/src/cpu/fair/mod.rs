@@ -49,6 +49,9 @@ pub trait FairRq {
     fn h_nr_running(&self, cpu: CpuId) -> u32;
     /// The SCHED_IDLE ones among them (`idle_h_nr_running`).
     fn idle_h_nr_running(&self, cpu: CpuId) -> u32;
+    /// Whether any task of the class is queued on any CPU (delayed ones count): when none
+    /// is, every CPU's `h_nr_running` is 0 and the balancer has nothing to look for.
+    fn any_queued(&self) -> bool;
     /// `cpu_load`: the queued fair weight of `cpu`.
     fn cpu_load(&self, cpu: CpuId) -> u64;
     /// `task_h_load`: the load `t` contributes.
@@ -365,6 +368,40 @@ pub struct FairSmp {
 impl Default for FairSmp {
     fn default() -> Self {
         FairSmp::new(SdEra::V6_1)
+    }
+}
+
+/// Where a fair class keeps its [`FairSmp`]: lent out (one pointer moved, nothing
+/// copied or rebuilt) for the duration of a placement or balance call, during which the
+/// class itself is borrowed as the [`FairRq`] of that call.
+#[derive(Debug)]
+pub struct SmpSlot(Option<Box<FairSmp>>);
+
+impl SmpSlot {
+    pub fn new(smp: FairSmp) -> SmpSlot {
+        SmpSlot(Some(Box::new(smp)))
+    }
+
+    /// The state (not lent out).
+    #[inline]
+    pub fn get(&self) -> &FairSmp {
+        self.0.as_deref().expect("FairSmp is lent out")
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self) -> &mut FairSmp {
+        self.0.as_deref_mut().expect("FairSmp is lent out")
+    }
+
+    /// Lend the state out; [`SmpSlot::put`] gives it back.
+    #[inline]
+    pub fn take(&mut self) -> Box<FairSmp> {
+        self.0.take().expect("FairSmp is lent out")
+    }
+
+    #[inline]
+    pub fn put(&mut self, smp: Box<FairSmp>) {
+        self.0 = Some(smp);
     }
 }
 
