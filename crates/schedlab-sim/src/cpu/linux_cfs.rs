@@ -443,7 +443,7 @@ impl LinuxCfs {
             cache_hot_buddy: p.cache_hot_buddy,
             wakeup_preemption: p.fair.wakeup_preemption,
         };
-        self.smp.get_mut().params = p.fair.clone();
+        self.smp.get_mut().set_params(p.fair.clone());
     }
 
     /// The effective tunables.

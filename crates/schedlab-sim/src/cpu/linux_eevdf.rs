@@ -519,7 +519,7 @@ impl LinuxEevdf {
             delay_zero: p.delay_zero,
             wakeup_preemption: p.fair.wakeup_preemption,
         };
-        self.smp.get_mut().params = p.fair.clone();
+        self.smp.get_mut().set_params(p.fair.clone());
     }
 
     /// The effective tunables.

@@ -53,7 +53,7 @@ use crate::ctx::Ctx;
 use crate::sched::{
     BalanceKind, ClassSet, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind,
 };
-use crate::types::{CpuId, Policy, SchedAttrs, TaskId, MAX_RT_PRIO};
+use crate::types::{CpuId, CpuMask, Policy, SchedAttrs, TaskId, MAX_RT_PRIO};
 
 use schedlab_rtq::{Kind, Prio};
 
@@ -133,6 +133,9 @@ impl RtRq {
 /// The RT class (SCHED_FIFO / SCHED_RR).
 pub struct LinuxRt {
     rqs: Vec<RtRq>,
+    /// The overloaded CPUs (`rd->rto_mask`): two or more queued RT tasks, one of them
+    /// migratory (`rt_set_overload` / `rt_clear_overload`). A pull looks only at these.
+    rto_mask: CpuMask,
     /// Every CPU's `rt_prio_array`.
     active: CpuQueues,
     /// Tunables (the queues' back end among them).
@@ -183,6 +186,7 @@ impl LinuxRt {
         let params = RtParams::default();
         LinuxRt {
             rqs: (0..nr_cpus.max(1)).map(|_| RtRq::new()).collect(),
+            rto_mask: CpuMask::empty(),
             active: CpuQueues::new(params.readyq, NR_PRIO, nr_cpus.max(1)),
             params,
             se: Vec::new(),
@@ -312,6 +316,7 @@ impl LinuxRt {
         if ctx.task(t).affinity.count() > 1 {
             rq.nr_migratory += 1;
         }
+        self.update_rt_migration(cpu);
         let se = &mut self.se[t.idx()];
         se.prio = p as u8;
         se.queued = true;
@@ -336,7 +341,20 @@ impl LinuxRt {
         if ctx.task(t).affinity.count() > 1 {
             rq.nr_migratory = rq.nr_migratory.saturating_sub(1);
         }
+        self.update_rt_migration(cpu);
         self.se[t.idx()].queued = false;
+    }
+
+    /// `update_rt_migration`: `cpu` is in the overload mask iff it has two queued RT
+    /// tasks and one of them may migrate.
+    #[inline]
+    fn update_rt_migration(&mut self, cpu: CpuId) {
+        let rq = &self.rqs[cpu.idx()];
+        if rq.nr_running >= 2 && rq.nr_migratory > 0 {
+            self.rto_mask.set(cpu);
+        } else {
+            self.rto_mask.clear(cpu);
+        }
     }
 
     /// `requeue_task_rt(rq, p, 0)` for a queued `t`: to the tail of its list unless it is
@@ -434,15 +452,27 @@ impl LinuxRt {
     /// `pull_rt_task`: pull the best queued-but-waiting RT task from overloaded CPUs if it
     /// beats what `this` will run.
     fn pull_rt_task(&mut self, ctx: &mut Ctx, this: CpuId) {
+        // The CPUs overloaded now, in increasing order. A pull only takes tasks from the
+        // CPU it visits, so no CPU after it joins the mask meanwhile; one that leaves is
+        // seen to be no longer overloaded when it is reached.
+        debug_assert!(
+            (0..self.rqs.len()).all(|c| {
+                let rq = &self.rqs[c];
+                let over = rq.nr_running >= 2 && rq.nr_migratory > 0;
+                self.rto_mask.contains(CpuId(c as u32)) == over
+            }),
+            "stale rto_mask"
+        );
+        let mut overloaded = self.rto_mask;
+        overloaded.clear(this);
+        if overloaded.is_empty() {
+            return; // rt_overloaded(): nothing to pull
+        }
         let mut resched = false;
-        for i in 0..self.rqs.len() {
-            let src = CpuId(i as u32);
-            if src == this {
-                continue;
-            }
-            let srq = &self.rqs[i];
+        for src in overloaded.iter() {
+            let srq = &self.rqs[src.idx()];
             if srq.nr_running < 2 || srq.nr_migratory == 0 {
-                continue; // not overloaded (rto_mask)
+                continue;
             }
             let Some(p) = self.best_pushable(ctx, src, Some(this)) else {
                 continue;
