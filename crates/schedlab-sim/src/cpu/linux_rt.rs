@@ -84,6 +84,9 @@ struct RtSe {
     /// Queued (on_rq), and on which CPU.
     queued: bool,
     cpu: CpuId,
+    /// Allowed on more than one CPU (`nr_cpus_allowed > 1`), as of its enqueue: the core
+    /// changes an affinity only while the task is dequeued.
+    migratory: bool,
     /// Remaining RR slice in ticks.
     time_slice: u32,
     /// Position saved by a DEQUEUE_SAVE: (prio, predecessor on its list).
@@ -96,6 +99,7 @@ impl Default for RtSe {
             prio: 0,
             queued: false,
             cpu: CpuId(0),
+            migratory: false,
             time_slice: 0,
             saved: None,
         }
@@ -272,18 +276,19 @@ impl LinuxRt {
     /// priority; prefer `t`'s CPU, then the lowest-numbered. `None` if there is none or
     /// `t` is pinned.
     fn find_lowest_rq(&self, ctx: &mut Ctx, t: TaskId) -> Option<CpuId> {
-        let view = ctx.task(t);
-        let aff = view.affinity;
-        if aff.count() < 2 {
+        if !self.migratory(ctx, t) {
             return None;
         }
+        let view = ctx.task(t);
+        let aff = &view.affinity;
         let task_level = 2 + (MAX_RT_PRIO - 1 - Self::prio_of(&view.attrs) as i32);
         let own = view.cpu;
         let mut best: Option<(i32, CpuId)> = None;
         let mut steps = 0;
-        for c in aff.iter() {
-            if c.idx() >= self.rqs.len() {
-                break;
+        // The allowed CPUs in increasing order (those the class has queues for).
+        for c in (0..self.rqs.len() as u32).map(CpuId) {
+            if !aff.contains(c) {
+                continue;
             }
             steps += 1;
             let lvl = self.cpupri(ctx, c);
@@ -313,7 +318,8 @@ impl LinuxRt {
         ctx.count_work(self.active.last_steps(cpu) as u64);
         rq.highest = rq.highest.min(p as i32); // inc_rt_prio
         rq.nr_running += 1;
-        if ctx.task(t).affinity.count() > 1 {
+        let migratory = ctx.task(t).affinity.count() > 1;
+        if migratory {
             rq.nr_migratory += 1;
         }
         self.update_rt_migration(cpu);
@@ -321,6 +327,7 @@ impl LinuxRt {
         se.prio = p as u8;
         se.queued = true;
         se.cpu = cpu;
+        se.migratory = migratory;
     }
 
     fn do_dequeue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
@@ -338,11 +345,25 @@ impl LinuxRt {
             ctx.count_work(self.active.last_steps(cpu) as u64);
         }
         rq.nr_running -= 1;
-        if ctx.task(t).affinity.count() > 1 {
+        debug_assert_eq!(se.migratory, ctx.task(t).affinity.count() > 1);
+        if se.migratory {
             rq.nr_migratory = rq.nr_migratory.saturating_sub(1);
         }
         self.update_rt_migration(cpu);
         self.se[t.idx()].queued = false;
+    }
+
+    /// May `t` run on more than one CPU? Read from its entity while it is queued here (its
+    /// affinity cannot change then), from its affinity otherwise.
+    #[inline]
+    fn migratory(&self, ctx: &Ctx, t: TaskId) -> bool {
+        match self.se.get(t.idx()) {
+            Some(se) if se.queued => {
+                debug_assert_eq!(se.migratory, ctx.task(t).affinity.count() > 1);
+                se.migratory
+            }
+            _ => ctx.task(t).affinity.count() > 1,
+        }
     }
 
     /// `update_rt_migration`: `cpu` is in the overload mask iff it has two queued RT
@@ -384,9 +405,7 @@ impl LinuxRt {
     fn pushable(&self, ctx: &Ctx, cpu: CpuId, t: TaskId) -> bool {
         // A task the engine still shows running (the previous task of a CPU that is being
         // rescheduled) cannot be migrated until the switch is done.
-        self.rqs[cpu.idx()].curr != Some(t)
-            && !ctx.task(t).running
-            && ctx.task(t).affinity.count() > 1
+        self.rqs[cpu.idx()].curr != Some(t) && !ctx.task(t).running && self.migratory(ctx, t)
     }
 
     /// `pick_next_pushable_task`: the best queued, not running, migratable task on `cpu`
@@ -546,7 +565,7 @@ impl Scheduler for LinuxRt {
         }
         let test = ctx.curr(prev).is_some_and(|c| {
             let cv = ctx.task(c);
-            cv.attrs.prio() < MAX_RT_PRIO && (cv.affinity.count() < 2 || cv.attrs.prio() <= p)
+            cv.attrs.prio() < MAX_RT_PRIO && (!self.migratory(ctx, c) || cv.attrs.prio() <= p)
         });
         if test {
             if let Some(target) = self.find_lowest_rq(ctx, t) {
@@ -620,8 +639,8 @@ impl Scheduler for LinuxRt {
         }
         if let Some(curr) = ctx.curr(cpu) {
             if p == cp
-                && ctx.task(t).affinity.count() == 1
-                && ctx.task(curr).affinity.count() > 1
+                && !self.migratory(ctx, t)
+                && self.migratory(ctx, curr)
                 && self.find_lowest_rq(ctx, curr).is_some()
             {
                 // check_preempt_equal_prio: the pinned wakee goes to the head and the
@@ -638,7 +657,7 @@ impl Scheduler for LinuxRt {
             }
         }
         // task_woken_rt: the RT current keeps the CPU; try to push the wakee away.
-        if self.rqs[cpu.idx()].curr.is_some() && ctx.task(t).affinity.count() > 1 {
+        if self.rqs[cpu.idx()].curr.is_some() && self.migratory(ctx, t) {
             self.push_rt_tasks(ctx, cpu);
         }
     }

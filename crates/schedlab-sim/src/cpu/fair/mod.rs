@@ -430,6 +430,7 @@ impl FairSmp {
     }
 
     /// Size the per-CPU state for `ctx`'s machine (allocates only on the first call).
+    #[inline]
     pub(crate) fn ensure_cpus(&mut self, ctx: &Ctx) {
         if self.cpus.len() != ctx.nr_cpus() {
             self.cpus.resize_with(ctx.nr_cpus(), CpuState::default);
