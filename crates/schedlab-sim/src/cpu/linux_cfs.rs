@@ -77,7 +77,7 @@ use crate::topology::SdEra;
 use crate::types::{CpuId, GroupId, Policy, SchedAttrs, TaskId};
 
 use super::fair::group::{self, Deq, Enq, Ent, GroupClass, Hierarchy, RqId};
-use super::fair::{FairParams, FairRq, FairSmp, Scaled};
+use super::fair::{FairParams, FairRq, FairSmp, Scaled, SmpSlot};
 use super::linux_rt::LinuxRt;
 use super::stack::{SchedClass, StackMeta, Stacked};
 use super::tunables::{self, Tunable};
@@ -389,7 +389,7 @@ pub struct LinuxCfs {
     params: CfsParams,
     tun: CfsTunables,
     /// Placement and load balancing (shared with EEVDF), with v5.4's `sd_init`.
-    smp: FairSmp,
+    smp: SmpSlot,
 }
 
 impl LinuxCfs {
@@ -417,7 +417,7 @@ impl LinuxCfs {
                 cache_hot_buddy: false,
                 wakeup_preemption: false,
             },
-            smp: FairSmp::new(SdEra::V5_4),
+            smp: SmpSlot::new(FairSmp::new(SdEra::V5_4)),
         };
         s.update_sysctl();
         s
@@ -443,7 +443,7 @@ impl LinuxCfs {
             cache_hot_buddy: p.cache_hot_buddy,
             wakeup_preemption: p.fair.wakeup_preemption,
         };
-        self.smp.params = p.fair.clone();
+        self.smp.get_mut().set_params(p.fair.clone());
     }
 
     /// The effective tunables.
@@ -529,13 +529,21 @@ impl LinuxCfs {
         (r.skip, r.last, r.next)
     }
 
+    /// Room for `t` and for every group (allocates only when one is seen first).
+    #[inline]
     fn ensure(&mut self, ctx: &Ctx, t: Option<TaskId>) {
         debug_assert_eq!(ctx.nr_cpus(), self.nr_cpus, "a class of another machine");
         if self.h.ensure(ctx, t) {
-            self.se.resize(self.h.nr_ents(), Se::default());
+            self.grow();
+        }
+    }
+
+    /// Size the class's tables to the hierarchy's.
+    #[cold]
+    fn grow(&mut self) {
+        self.se.resize(self.h.nr_ents(), Se::default());
             self.hpos.resize(self.h.nr_ents(), NIL);
             self.rqs.resize(self.h.nr_rqs(), CfsRq::default());
-        }
     }
 
     /// Weight and policy flags from the task's attributes (`set_load_weight`), while it
@@ -1030,9 +1038,9 @@ impl Scheduler for LinuxCfs {
     /// `select_task_rq_fair` (cpu/fair/placement.rs).
     fn select_cpu(&mut self, ctx: &mut Ctx, t: TaskId, prev: CpuId, kind: WakeKind) -> CpuId {
         self.ensure(ctx, Some(t));
-        let mut smp = std::mem::take(&mut self.smp);
+        let mut smp = self.smp.take();
         let cpu = smp.select_task_rq(ctx, self, t, prev, kind);
-        self.smp = smp;
+        self.smp.put(smp);
         cpu
     }
 
@@ -1157,9 +1165,9 @@ impl Scheduler for LinuxCfs {
     /// load balancing over the scheduling domains (cpu/fair/balance.rs).
     fn balance(&mut self, ctx: &mut Ctx, cpu: CpuId, kind: BalanceKind) {
         self.ensure(ctx, None);
-        let mut smp = std::mem::take(&mut self.smp);
+        let mut smp = self.smp.take();
         smp.balance(ctx, self, cpu, kind);
-        self.smp = smp;
+        self.smp.put(smp);
     }
 
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
@@ -1227,6 +1235,10 @@ impl FairRq for LinuxCfs {
 
     fn idle_h_nr_running(&self, cpu: CpuId) -> u32 {
         self.h.h_nr_idle_runnable(cpu)
+    }
+
+    fn any_queued(&self) -> bool {
+        self.h.nr_queued_tasks() > 0
     }
 
     fn cpu_load(&self, cpu: CpuId) -> u64 {

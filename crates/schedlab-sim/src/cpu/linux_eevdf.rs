@@ -110,7 +110,7 @@ use schedlab_spec::model::custom_slice_ns;
 
 use super::fair::group::{self, Deq, Enq, Ent, GroupClass, Hierarchy, RqId};
 use super::fair::weights::{calc_delta_fair, sysctl_factor, weight_of};
-use super::fair::{FairParams, FairRq, FairSmp, Scaled};
+use super::fair::{FairParams, FairRq, FairSmp, Scaled, SmpSlot};
 use super::linux_rt::LinuxRt;
 use super::stack::{SchedClass, StackMeta, Stacked};
 use super::tunables::{self, Tunable};
@@ -473,7 +473,7 @@ pub struct LinuxEevdf {
     /// where RUN_TO_PARITY keeps a protected entity.
     put_task: Vec<Option<TaskId>>,
     /// Placement and load balancing (shared with CFS), with 6.1's `sd_init`.
-    smp: FairSmp,
+    smp: SmpSlot,
 }
 
 impl LinuxEevdf {
@@ -499,7 +499,7 @@ impl LinuxEevdf {
                 wakeup_preemption: false,
             },
             put_task: vec![None; nr_cpus],
-            smp: FairSmp::new(SdEra::V6_1),
+            smp: SmpSlot::new(FairSmp::new(SdEra::V6_1)),
         };
         s.update_sysctl();
         s
@@ -519,7 +519,7 @@ impl LinuxEevdf {
             delay_zero: p.delay_zero,
             wakeup_preemption: p.fair.wakeup_preemption,
         };
-        self.smp.params = p.fair.clone();
+        self.smp.get_mut().set_params(p.fair.clone());
     }
 
     /// The effective tunables.
@@ -571,13 +571,21 @@ impl LinuxEevdf {
         v
     }
 
+    /// Room for `t` and for every group (allocates only when one is seen first).
+    #[inline]
     fn ensure(&mut self, ctx: &Ctx, t: Option<TaskId>) {
         debug_assert_eq!(ctx.nr_cpus(), self.nr_cpus, "a class of another machine");
         if self.h.ensure(ctx, t) {
-            self.se.resize(self.h.nr_ents(), Se::default());
+            self.grow();
+        }
+    }
+
+    /// Size the class's tables to the hierarchy's.
+    #[cold]
+    fn grow(&mut self) {
+        self.se.resize(self.h.nr_ents(), Se::default());
             self.nodes.resize(self.h.nr_ents(), Node::default());
             self.rqs.resize(self.h.nr_rqs(), EevdfRq::default());
-        }
     }
 
     /// Policy flags and the slice asked for from the attributes (the weight is taken at
@@ -1212,9 +1220,9 @@ impl Scheduler for LinuxEevdf {
                 return cpu;
             }
         }
-        let mut smp = std::mem::take(&mut self.smp);
+        let mut smp = self.smp.take();
         let cpu = smp.select_task_rq(ctx, self, t, prev, kind);
-        self.smp = smp;
+        self.smp.put(smp);
         cpu
     }
 
@@ -1379,9 +1387,9 @@ impl Scheduler for LinuxEevdf {
     /// (cpu/fair/balance.rs).
     fn balance(&mut self, ctx: &mut Ctx, cpu: CpuId, kind: BalanceKind) {
         self.ensure(ctx, None);
-        let mut smp = std::mem::take(&mut self.smp);
+        let mut smp = self.smp.take();
         smp.balance(ctx, self, cpu, kind);
-        self.smp = smp;
+        self.smp.put(smp);
     }
 
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
@@ -1437,6 +1445,10 @@ impl FairRq for LinuxEevdf {
 
     fn idle_h_nr_running(&self, cpu: CpuId) -> u32 {
         self.h.h_nr_idle_runnable(cpu)
+    }
+
+    fn any_queued(&self) -> bool {
+        self.h.nr_queued_tasks() > 0
     }
 
     fn cpu_load(&self, cpu: CpuId) -> u64 {

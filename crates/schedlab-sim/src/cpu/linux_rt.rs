@@ -53,7 +53,7 @@ use crate::ctx::Ctx;
 use crate::sched::{
     BalanceKind, ClassSet, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind,
 };
-use crate::types::{CpuId, Policy, SchedAttrs, TaskId, MAX_RT_PRIO};
+use crate::types::{CpuId, CpuMask, Policy, SchedAttrs, TaskId, MAX_RT_PRIO};
 
 use schedlab_rtq::{Kind, Prio};
 
@@ -84,6 +84,9 @@ struct RtSe {
     /// Queued (on_rq), and on which CPU.
     queued: bool,
     cpu: CpuId,
+    /// Allowed on more than one CPU (`nr_cpus_allowed > 1`), as of its enqueue: the core
+    /// changes an affinity only while the task is dequeued.
+    migratory: bool,
     /// Remaining RR slice in ticks.
     time_slice: u32,
     /// Position saved by a DEQUEUE_SAVE: (prio, predecessor on its list).
@@ -96,6 +99,7 @@ impl Default for RtSe {
             prio: 0,
             queued: false,
             cpu: CpuId(0),
+            migratory: false,
             time_slice: 0,
             saved: None,
         }
@@ -133,6 +137,9 @@ impl RtRq {
 /// The RT class (SCHED_FIFO / SCHED_RR).
 pub struct LinuxRt {
     rqs: Vec<RtRq>,
+    /// The overloaded CPUs (`rd->rto_mask`): two or more queued RT tasks, one of them
+    /// migratory (`rt_set_overload` / `rt_clear_overload`). A pull looks only at these.
+    rto_mask: CpuMask,
     /// Every CPU's `rt_prio_array`.
     active: CpuQueues,
     /// Tunables (the queues' back end among them).
@@ -183,6 +190,7 @@ impl LinuxRt {
         let params = RtParams::default();
         LinuxRt {
             rqs: (0..nr_cpus.max(1)).map(|_| RtRq::new()).collect(),
+            rto_mask: CpuMask::empty(),
             active: CpuQueues::new(params.readyq, NR_PRIO, nr_cpus.max(1)),
             params,
             se: Vec::new(),
@@ -191,10 +199,19 @@ impl LinuxRt {
 
     /// Per-task state for `t`, queues for every CPU. Allocates only when a task index or
     /// a CPU is seen for the first time.
+    #[inline]
     fn ensure(&mut self, ctx: &Ctx, t: TaskId) {
+        if t.idx() >= self.se.len() || self.rqs.len() < ctx.nr_cpus() {
+            self.grow(ctx, t);
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self, ctx: &Ctx, t: TaskId) {
         if self.se.len() <= t.idx() {
-            self.se.resize(t.idx() + 1, RtSe::default());
-            self.active.ensure_task(t);
+            let n = (t.idx() + 1).max(ctx.nr_tasks());
+            self.se.resize(n, RtSe::default());
+            self.active.ensure_task(TaskId(n as u32 - 1));
         }
         if self.rqs.len() < ctx.nr_cpus() {
             self.rqs.resize_with(ctx.nr_cpus(), RtRq::new);
@@ -259,18 +276,19 @@ impl LinuxRt {
     /// priority; prefer `t`'s CPU, then the lowest-numbered. `None` if there is none or
     /// `t` is pinned.
     fn find_lowest_rq(&self, ctx: &mut Ctx, t: TaskId) -> Option<CpuId> {
-        let view = ctx.task(t);
-        let aff = view.affinity;
-        if aff.count() < 2 {
+        if !self.migratory(ctx, t) {
             return None;
         }
+        let view = ctx.task(t);
+        let aff = &view.affinity;
         let task_level = 2 + (MAX_RT_PRIO - 1 - Self::prio_of(&view.attrs) as i32);
         let own = view.cpu;
         let mut best: Option<(i32, CpuId)> = None;
         let mut steps = 0;
-        for c in aff.iter() {
-            if c.idx() >= self.rqs.len() {
-                break;
+        // The allowed CPUs in increasing order (those the class has queues for).
+        for c in (0..self.rqs.len() as u32).map(CpuId) {
+            if !aff.contains(c) {
+                continue;
             }
             steps += 1;
             let lvl = self.cpupri(ctx, c);
@@ -300,13 +318,16 @@ impl LinuxRt {
         ctx.count_work(self.active.last_steps(cpu) as u64);
         rq.highest = rq.highest.min(p as i32); // inc_rt_prio
         rq.nr_running += 1;
-        if ctx.task(t).affinity.count() > 1 {
+        let migratory = ctx.task(t).affinity.count() > 1;
+        if migratory {
             rq.nr_migratory += 1;
         }
+        self.update_rt_migration(cpu);
         let se = &mut self.se[t.idx()];
         se.prio = p as u8;
         se.queued = true;
         se.cpu = cpu;
+        se.migratory = migratory;
     }
 
     fn do_dequeue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
@@ -324,10 +345,37 @@ impl LinuxRt {
             ctx.count_work(self.active.last_steps(cpu) as u64);
         }
         rq.nr_running -= 1;
-        if ctx.task(t).affinity.count() > 1 {
+        debug_assert_eq!(se.migratory, ctx.task(t).affinity.count() > 1);
+        if se.migratory {
             rq.nr_migratory = rq.nr_migratory.saturating_sub(1);
         }
+        self.update_rt_migration(cpu);
         self.se[t.idx()].queued = false;
+    }
+
+    /// May `t` run on more than one CPU? Read from its entity while it is queued here (its
+    /// affinity cannot change then), from its affinity otherwise.
+    #[inline]
+    fn migratory(&self, ctx: &Ctx, t: TaskId) -> bool {
+        match self.se.get(t.idx()) {
+            Some(se) if se.queued => {
+                debug_assert_eq!(se.migratory, ctx.task(t).affinity.count() > 1);
+                se.migratory
+            }
+            _ => ctx.task(t).affinity.count() > 1,
+        }
+    }
+
+    /// `update_rt_migration`: `cpu` is in the overload mask iff it has two queued RT
+    /// tasks and one of them may migrate.
+    #[inline]
+    fn update_rt_migration(&mut self, cpu: CpuId) {
+        let rq = &self.rqs[cpu.idx()];
+        if rq.nr_running >= 2 && rq.nr_migratory > 0 {
+            self.rto_mask.set(cpu);
+        } else {
+            self.rto_mask.clear(cpu);
+        }
     }
 
     /// `requeue_task_rt(rq, p, 0)` for a queued `t`: to the tail of its list unless it is
@@ -357,9 +405,7 @@ impl LinuxRt {
     fn pushable(&self, ctx: &Ctx, cpu: CpuId, t: TaskId) -> bool {
         // A task the engine still shows running (the previous task of a CPU that is being
         // rescheduled) cannot be migrated until the switch is done.
-        self.rqs[cpu.idx()].curr != Some(t)
-            && !ctx.task(t).running
-            && ctx.task(t).affinity.count() > 1
+        self.rqs[cpu.idx()].curr != Some(t) && !ctx.task(t).running && self.migratory(ctx, t)
     }
 
     /// `pick_next_pushable_task`: the best queued, not running, migratable task on `cpu`
@@ -425,15 +471,27 @@ impl LinuxRt {
     /// `pull_rt_task`: pull the best queued-but-waiting RT task from overloaded CPUs if it
     /// beats what `this` will run.
     fn pull_rt_task(&mut self, ctx: &mut Ctx, this: CpuId) {
+        // The CPUs overloaded now, in increasing order. A pull only takes tasks from the
+        // CPU it visits, so no CPU after it joins the mask meanwhile; one that leaves is
+        // seen to be no longer overloaded when it is reached.
+        debug_assert!(
+            (0..self.rqs.len()).all(|c| {
+                let rq = &self.rqs[c];
+                let over = rq.nr_running >= 2 && rq.nr_migratory > 0;
+                self.rto_mask.contains(CpuId(c as u32)) == over
+            }),
+            "stale rto_mask"
+        );
+        let mut overloaded = self.rto_mask;
+        overloaded.clear(this);
+        if overloaded.is_empty() {
+            return; // rt_overloaded(): nothing to pull
+        }
         let mut resched = false;
-        for i in 0..self.rqs.len() {
-            let src = CpuId(i as u32);
-            if src == this {
-                continue;
-            }
-            let srq = &self.rqs[i];
+        for src in overloaded.iter() {
+            let srq = &self.rqs[src.idx()];
             if srq.nr_running < 2 || srq.nr_migratory == 0 {
-                continue; // not overloaded (rto_mask)
+                continue;
             }
             let Some(p) = self.best_pushable(ctx, src, Some(this)) else {
                 continue;
@@ -507,7 +565,7 @@ impl Scheduler for LinuxRt {
         }
         let test = ctx.curr(prev).is_some_and(|c| {
             let cv = ctx.task(c);
-            cv.attrs.prio() < MAX_RT_PRIO && (cv.affinity.count() < 2 || cv.attrs.prio() <= p)
+            cv.attrs.prio() < MAX_RT_PRIO && (!self.migratory(ctx, c) || cv.attrs.prio() <= p)
         });
         if test {
             if let Some(target) = self.find_lowest_rq(ctx, t) {
@@ -581,8 +639,8 @@ impl Scheduler for LinuxRt {
         }
         if let Some(curr) = ctx.curr(cpu) {
             if p == cp
-                && ctx.task(t).affinity.count() == 1
-                && ctx.task(curr).affinity.count() > 1
+                && !self.migratory(ctx, t)
+                && self.migratory(ctx, curr)
                 && self.find_lowest_rq(ctx, curr).is_some()
             {
                 // check_preempt_equal_prio: the pinned wakee goes to the head and the
@@ -599,7 +657,7 @@ impl Scheduler for LinuxRt {
             }
         }
         // task_woken_rt: the RT current keeps the CPU; try to push the wakee away.
-        if self.rqs[cpu.idx()].curr.is_some() && ctx.task(t).affinity.count() > 1 {
+        if self.rqs[cpu.idx()].curr.is_some() && self.migratory(ctx, t) {
             self.push_rt_tasks(ctx, cpu);
         }
     }

@@ -132,7 +132,7 @@ impl FairSmp {
             if !continue_balancing {
                 break;
             }
-            let c = self.params.domain(self.era, &ctx.sched_domains(cpu)[level]);
+            let c = self.cpus[cpu.idx()].inits[level];
             let st = self.cpus[cpu.idx()].domains[level];
             let mut interval = self.interval(ctx, st.balance_interval, &c, busy);
             if now >= st.last_balance + interval {
@@ -202,11 +202,12 @@ impl FairSmp {
         self.ensure_domains(ctx, cpu);
         let now = jiffies(ctx);
         let mut next_balance = now + ctx.hz() as i64;
-        let overload = (0..ctx.nr_cpus()).any(|c| nr_running(ctx, rq, CpuId(c as u32)) > 1);
+        // rd->overload: some CPU has two runnable tasks; one of them must be fair.
+        let overload =
+            rq.any_queued() && (0..ctx.nr_cpus()).any(|c| nr_running(ctx, rq, CpuId(c as u32)) > 1);
         let levels = ctx.sched_domains(cpu).len();
         for level in 0..levels {
-            let sd = &ctx.sched_domains(cpu)[level];
-            let c = self.params.domain(self.era, sd);
+            let c = self.cpus[cpu.idx()].inits[level];
             let st = self.cpus[cpu.idx()].domains[level];
             next_balance =
                 next_balance.min(st.last_balance + self.interval(ctx, st.balance_interval, &c, false));
@@ -237,7 +238,7 @@ impl FairSmp {
         continue_balancing: &mut bool,
     ) -> u32 {
         let sd = &ctx.sched_domains(this)[level];
-        let c = self.params.domain(self.era, sd);
+        let c = self.cpus[this.idx()].inits[level];
         let mut env = Env {
             level,
             idle,
@@ -341,6 +342,12 @@ impl FairSmp {
     ) -> Option<Busiest> {
         let doms = ctx.sched_domains(this);
         let sd = &doms[env.level];
+        if !rq.any_queued() {
+            // No group has a fair task: none can be the busiest (`update_sd_pick_busiest`
+            // needs `sum_h_nr_running`). The scan's work is counted all the same.
+            ctx.count_work(self.cpus[this.idx()].domains[env.level].groups_weight as u64);
+            return None;
+        }
         let prefer_sibling = env
             .level
             .checked_sub(1)

@@ -168,6 +168,9 @@ pub struct Hierarchy {
     tg_load: Vec<u64>,
     /// Per entity.
     pub ents: Vec<EntCommon>,
+    /// Tasks queued on every CPU together (Σ of the root run queues' `h_nr_running`):
+    /// when 0, the balancer knows without a scan that there is nothing to pull.
+    nr_queued_tasks: u32,
 }
 
 impl Hierarchy {
@@ -181,6 +184,7 @@ impl Hierarchy {
             rqs: vec![RqCounts::default(); nr_cpus],
             tg_load: vec![0],
             ents: Vec::new(),
+            nr_queued_tasks: 0,
         }
     }
 
@@ -198,7 +202,19 @@ impl Hierarchy {
     /// spec's tree is set before the run), and ids stay put when they do. Returns true
     /// when anything grew (the class then grows its own tables to [`Self::nr_ents`] and
     /// [`Self::nr_rqs`]).
+    #[inline]
     pub fn ensure(&mut self, ctx: &Ctx, t: Option<TaskId>) -> bool {
+        let task_fits = t.is_none_or(|t| Ent::task(t).idx() < self.ents.len());
+        if task_fits && ctx.nr_groups() <= self.nr_groups() {
+            return false;
+        }
+        self.grow(ctx, t)
+    }
+
+    /// [`Self::ensure`] when something is missing: add the new groups, and room for every
+    /// task created so far.
+    #[cold]
+    fn grow(&mut self, ctx: &Ctx, t: Option<TaskId>) -> bool {
         let mut grew = false;
         let n = ctx.nr_groups();
         if n > self.nr_groups() {
@@ -459,6 +475,12 @@ impl Hierarchy {
             .map_or(0, |r| r.h_nr_idle - r.h_nr_delayed_idle)
     }
 
+    /// Tasks queued on every CPU together, delayed ones included.
+    #[inline]
+    pub fn nr_queued_tasks(&self) -> u32 {
+        self.nr_queued_tasks
+    }
+
     /// The root run queue's weight (`cpu_load`).
     pub fn cpu_load(&self, cpu: CpuId) -> u64 {
         self.rqs.get(cpu.idx()).map_or(0, |r| r.load)
@@ -480,6 +502,7 @@ impl Hierarchy {
     /// Add `n` (and `idle` of them SCHED_IDLE) to the task counts of `rq` and every run
     /// queue above it.
     pub fn add_h_nr(&mut self, rq: RqId, n: i32, idle: i32) {
+        self.nr_queued_tasks = self.nr_queued_tasks.wrapping_add_signed(n);
         let mut at = Some(rq);
         while let Some(q) = at {
             let r = &mut self.rqs[q.idx()];
@@ -621,6 +644,7 @@ pub fn enqueue_task<C: GroupClass + ?Sized>(
     idle: bool,
 ) {
     let leaf = c.h().rq_of_group(ctx.task(t).group, cpu);
+    c.h_mut().nr_queued_tasks += 1;
     let mut e = Ent::task(t);
     let mut rq = leaf;
     let mut how = how;
@@ -668,6 +692,9 @@ pub fn dequeue_task<C: GroupClass + ?Sized>(
         let rq = c.h().rq_of(e);
         if !c.dequeue_entity(ctx, rq, e, how) {
             return false;
+        }
+        if e.is_task() {
+            c.h_mut().nr_queued_tasks -= 1;
         }
         let r = c.h_mut().rq_mut(rq);
         r.h_nr_running -= 1;
@@ -866,6 +893,13 @@ impl Hierarchy {
                     return Err(format!("{rq:?}'s current {c:?} belongs to {:?}", self.rq_of(c)));
                 }
             }
+        }
+        let queued: u32 = (0..self.nr_cpus()).map(|c| self.rqs[c].h_nr_running).sum();
+        if queued != self.nr_queued_tasks {
+            return Err(format!(
+                "{} tasks counted queued, the root run queues hold {queued}",
+                self.nr_queued_tasks
+            ));
         }
         for g in 0..self.nr_groups() {
             let sum: u64 = (0..self.nr_cpus)

@@ -49,6 +49,9 @@ pub trait FairRq {
     fn h_nr_running(&self, cpu: CpuId) -> u32;
     /// The SCHED_IDLE ones among them (`idle_h_nr_running`).
     fn idle_h_nr_running(&self, cpu: CpuId) -> u32;
+    /// Whether any task of the class is queued on any CPU (delayed ones count): when none
+    /// is, every CPU's `h_nr_running` is 0 and the balancer has nothing to look for.
+    fn any_queued(&self) -> bool;
     /// `cpu_load`: the queued fair weight of `cpu`.
     fn cpu_load(&self, cpu: CpuId) -> u64;
     /// `task_h_load`: the load `t` contributes.
@@ -98,8 +101,10 @@ pub(crate) fn nr_running<R: FairRq>(ctx: &Ctx, rq: &R, cpu: CpuId) -> u32 {
 }
 
 /// `idle_cpu`: nothing runs and nothing is queued.
+#[inline]
 pub(crate) fn idle_cpu<R: FairRq>(ctx: &Ctx, rq: &R, cpu: CpuId) -> bool {
-    staying_curr(ctx, cpu).is_none() && nr_running(ctx, rq, cpu) == 0
+    // With no current task staying, `nr_running` is the fair count alone.
+    staying_curr(ctx, cpu).is_none() && rq.h_nr_running(cpu) == 0
 }
 
 /// `sched_idle_cpu`: everything runnable is SCHED_IDLE.
@@ -303,7 +308,11 @@ impl FairParams {
 
     /// A domain's constants for `era`, with the overrides applied.
     pub fn domain(&self, era: SdEra, sd: &SchedDomain) -> SdInit {
-        let mut c = sd.init_for(era);
+        self.apply(sd.init_for(era))
+    }
+
+    /// `sd_init`'s constants `c` with the overrides applied.
+    fn apply(&self, mut c: SdInit) -> SdInit {
         if let Some(ms) = self.balance_interval_ms {
             c.min_interval = ms;
             c.max_interval = 2 * ms;
@@ -329,6 +338,8 @@ pub(crate) struct DomainState {
     /// `sd->balance_interval` (ms).
     pub balance_interval: u64,
     pub nr_balance_failed: u32,
+    /// The CPUs of the domain's groups, counted (the work of one scan of them).
+    pub groups_weight: u32,
 }
 
 /// Per-CPU balance state.
@@ -337,6 +348,10 @@ pub(crate) struct CpuState {
     /// `rq->next_balance` (jiffies).
     pub next_balance: i64,
     pub domains: Vec<DomainState>,
+    /// Each domain's constants ([`FairParams::domain`]), computed once; and `sd_init`'s
+    /// own, from which they are derived again when the tunables change.
+    pub inits: Vec<SdInit>,
+    sd_inits: Vec<SdInit>,
 }
 
 /// Per-task placement history (`p->recent_used_cpu`, `wakee_flips`, `last_wakee`).
@@ -368,6 +383,40 @@ impl Default for FairSmp {
     }
 }
 
+/// Where a fair class keeps its [`FairSmp`]: lent out (one pointer moved, nothing
+/// copied or rebuilt) for the duration of a placement or balance call, during which the
+/// class itself is borrowed as the [`FairRq`] of that call.
+#[derive(Debug)]
+pub struct SmpSlot(Option<Box<FairSmp>>);
+
+impl SmpSlot {
+    pub fn new(smp: FairSmp) -> SmpSlot {
+        SmpSlot(Some(Box::new(smp)))
+    }
+
+    /// The state (not lent out).
+    #[inline]
+    pub fn get(&self) -> &FairSmp {
+        self.0.as_deref().expect("FairSmp is lent out")
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self) -> &mut FairSmp {
+        self.0.as_deref_mut().expect("FairSmp is lent out")
+    }
+
+    /// Lend the state out; [`SmpSlot::put`] gives it back.
+    #[inline]
+    pub fn take(&mut self) -> Box<FairSmp> {
+        self.0.take().expect("FairSmp is lent out")
+    }
+
+    #[inline]
+    pub fn put(&mut self, smp: Box<FairSmp>) {
+        self.0 = Some(smp);
+    }
+}
+
 impl FairSmp {
     pub fn new(era: SdEra) -> FairSmp {
         FairSmp {
@@ -381,6 +430,7 @@ impl FairSmp {
     }
 
     /// Size the per-CPU state for `ctx`'s machine (allocates only on the first call).
+    #[inline]
     pub(crate) fn ensure_cpus(&mut self, ctx: &Ctx) {
         if self.cpus.len() != ctx.nr_cpus() {
             self.cpus.resize_with(ctx.nr_cpus(), CpuState::default);
@@ -389,18 +439,40 @@ impl FairSmp {
 
     /// Size `cpu`'s per-domain state for its domains (allocates only the first time, or
     /// after the topology changed).
+    #[inline]
     pub(crate) fn ensure_domains(&mut self, ctx: &Ctx, cpu: CpuId) {
+        if self.cpus[cpu.idx()].domains.len() != ctx.sched_domains(cpu).len() {
+            self.build_domains(ctx, cpu);
+        }
+    }
+
+    #[cold]
+    fn build_domains(&mut self, ctx: &Ctx, cpu: CpuId) {
         let doms = ctx.sched_domains(cpu);
+        let sd_inits: Vec<SdInit> = doms.iter().map(|sd| sd.init_for(self.era)).collect();
+        let inits: Vec<SdInit> = sd_inits.iter().map(|&c| self.params.apply(c)).collect();
         let st = &mut self.cpus[cpu.idx()];
-        if st.domains.len() != doms.len() {
-            st.domains = doms
-                .iter()
-                .map(|sd| DomainState {
-                    last_balance: 0,
-                    balance_interval: self.params.domain(self.era, sd).min_interval,
-                    nr_balance_failed: 0,
-                })
-                .collect();
+        st.domains = doms
+            .iter()
+            .zip(&inits)
+            .map(|(sd, c)| DomainState {
+                last_balance: 0,
+                balance_interval: c.min_interval,
+                nr_balance_failed: 0,
+                groups_weight: sd.groups.iter().map(|g| g.count()).sum(),
+            })
+            .collect();
+        st.inits = inits;
+        st.sd_inits = sd_inits;
+    }
+
+    /// Set the tunables (and the domain constants derived from them).
+    pub fn set_params(&mut self, params: FairParams) {
+        self.params = params;
+        for st in &mut self.cpus {
+            for (c, &sd) in st.inits.iter_mut().zip(&st.sd_inits) {
+                *c = self.params.apply(sd);
+            }
         }
     }
 
