@@ -11,7 +11,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,20 +39,24 @@ _SAMPLE_DTYPES: dict[str, str] = {
 """The sample columns and their polars types (docs/results.md)."""
 
 
-def _sample_frame(cols: Mapping[str, bytes]) -> pl.DataFrame:
-    """The core's sample columns (native-endian arrays in ``bytes``) as a DataFrame."""
+def _sample_frame(cols: Mapping[str, bytes | Sequence[int]]) -> pl.DataFrame:
+    """Sample columns as a DataFrame: the core's (native-endian arrays in ``bytes``) or
+    plain sequences of integers."""
     import numpy as np
     import polars as pl
 
-    return pl.DataFrame([
-        pl.Series(k, np.frombuffer(cols.get(k, b""), dtype=t.lower()), dtype=getattr(pl, t))
-        for k, t in _SAMPLE_DTYPES.items()
-    ])
+    def column(k: str, t: str) -> pl.Series:
+        v = cols.get(k, b"")
+        values = np.frombuffer(v, dtype=t.lower()) if isinstance(v, bytes) else v
+        return pl.Series(k, values, dtype=getattr(pl, t))
+
+    return pl.DataFrame([column(k, t) for k, t in _SAMPLE_DTYPES.items()])
 
 
-def _sample_count(cols: Mapping[str, bytes]) -> int:
-    """Samples in the core's columns (``tid`` is 4 bytes a sample)."""
-    return len(cols.get("tid", b"")) // 4
+def _sample_count(cols: Mapping[str, bytes | Sequence[int]]) -> int:
+    """Samples in sample columns (the core's ``tid`` is 4 bytes a sample)."""
+    tid = cols.get("tid", b"")
+    return len(tid) // 4 if isinstance(tid, bytes) else len(tid)
 
 
 def fmt_ns(ns: float | int | None, digits: int = 3) -> str:
@@ -96,7 +100,8 @@ class Result:
     DataFrames ``.tasks`` (one row per task, STATS flattened as ``wakeup_latency_ns_p99``
     etc.), ``.samples`` (one row per activation) and ``.cpus``."""
 
-    def __init__(self, data: Mapping[str, Any], samples: Mapping[str, bytes] | None = None):
+    def __init__(self, data: Mapping[str, Any],
+                 samples: Mapping[str, bytes | Sequence[int]] | None = None):
         self._json = dict(data)
         self._sample_cols = samples
         self._sample_file: Path | None = None
