@@ -271,9 +271,8 @@ fn uses_group_scheduling(spec: &Spec) -> bool {
             .chain(phases)
             .any(|a| a.policy.is_fair())
     };
-    let fair: Vec<usize> = (0..spec.tasks.len())
-        .filter(|&i| is_fair(&spec.tasks[i]))
-        .collect();
+    let fair_task: Vec<bool> = spec.tasks.iter().map(is_fair).collect();
+    let fair: Vec<usize> = (0..spec.tasks.len()).filter(|&i| fair_task[i]).collect();
     let mut groups: Vec<u32> = fair
         .iter()
         .flat_map(|&i| {
@@ -287,7 +286,7 @@ fn uses_group_scheduling(spec: &Spec) -> bool {
         .tasks
         .iter()
         .flat_map(|t| t.phases.iter().flat_map(|p| p.events.iter()))
-        .any(|e| matches!(e, Event::Fork { task } if fair.contains(&(*task as usize))));
+        .any(|e| matches!(e, Event::Fork { task } if fair_task[*task as usize]));
     let started: u64 = fair.iter().map(|&i| spec.tasks[i].instances as u64).sum();
     groups.len() > 1 && (started > 1 || forks_fair)
 }

@@ -5,7 +5,8 @@
 //! Entry points: [`parse_spec`] (text → validated [`model::Spec`]), [`parse_value`], and
 //! [`gen::generate`] / [`gen::list`]. Modules: `json` (a json-c-compatible reader that keeps
 //! repeated keys), `parse` (grammar and validation, one sub-module per concern), `model`
-//! (the validated types), `gen` (generators), `rng` (the seeded PRNG). The user-facing
+//! (the validated types), `gen` (generators), `rng` (the seeded PRNG), `work` (the
+//! count of validation steps, and the name index every lookup by name goes through). The user-facing
 //! grammar is docs/spec.md.
 
 pub mod error;
@@ -14,6 +15,7 @@ mod json;
 pub mod model;
 mod parse;
 pub mod rng;
+pub mod work;
 
 pub use error::SpecError;
 pub use model::Spec;

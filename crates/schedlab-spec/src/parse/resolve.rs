@@ -38,13 +38,14 @@ use crate::model::{
     BlockDevice, DeviceModel, Event, GroupId, Headline, IoOffset, Machine, Phase, ResId, Resources,
     Spec, TaskSpec, TimerMode, ROOT_GROUP,
 };
+use crate::work::Names;
 use crate::SpecError;
 use std::collections::{HashMap, HashSet};
 
 /// Name → index table for one resource kind, in first-use order.
 #[derive(Default)]
 struct Table {
-    ids: HashMap<String, ResId>,
+    ids: Names,
     names: Vec<String>,
 }
 
@@ -56,12 +57,10 @@ impl Table {
     /// Intern under `key`, showing `display` (keeps unique timers, keyed by task and ref,
     /// apart from a shared timer whose name happens to read "task/ref").
     fn id_as(&mut self, key: &str, display: &str) -> ResId {
-        if let Some(&i) = self.ids.get(key) {
-            return i;
+        let i = self.ids.intern(key) as ResId;
+        if i as usize == self.names.len() {
+            self.names.push(display.to_string());
         }
-        let i = self.names.len() as ResId;
-        self.ids.insert(key.to_string(), i);
-        self.names.push(display.to_string());
         i
     }
 }
@@ -172,12 +171,11 @@ pub(crate) fn build(
     let mut timer_unique: Vec<bool> = Vec::new();
     let mut timer_mode: Vec<TimerMode> = Vec::new();
     let mut marks = Table::default();
-    let chan_ids: HashMap<&str, ResId> = ext
-        .channels
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.name.as_str(), i as ResId))
-        .collect();
+    let chan_ids = &ext.channel_names;
+    let mut device_ids = Names::default();
+    for d in &ext.devices {
+        device_ids.intern(&d.name);
+    }
 
     let mut out_tasks = Vec::with_capacity(tasks.len());
     for (t, (group, phase_groups)) in tasks.iter().zip(&task_groups) {
@@ -300,11 +298,11 @@ pub(crate) fn build(
                             }
                         },
                         Ev::Write { chan, bytes } => Event::Write {
-                            chan: channel(&chan_ids, &readers, &chan, path, true)?,
+                            chan: channel(chan_ids, &readers, &chan, path, true)?,
                             bytes,
                         },
                         Ev::Read { chan, bytes } => Event::Read {
-                            chan: channel(&chan_ids, &writers, &chan, path, false)?,
+                            chan: channel(chan_ids, &writers, &chan, path, false)?,
                             bytes,
                         },
                         Ev::Mark(l) => Event::Mark {
@@ -317,7 +315,7 @@ pub(crate) fn build(
                             bytes,
                             offset,
                         } => Event::Io {
-                            dev: device(&ext.devices, &dev, bytes, offset, path)?,
+                            dev: device(&ext.devices, &device_ids, &dev, bytes, offset, path)?,
                             op,
                             bytes,
                             offset,
@@ -367,7 +365,7 @@ pub(crate) fn build(
             mark_path,
             name,
         } => match marks.ids.get(&mark) {
-            Some(&m) => Headline::ElapsedSinceMark { mark: m, name },
+            Some(m) => Headline::ElapsedSinceMark { mark: m, name },
             None => {
                 return Err(SpecError::new(
                     mark_path,
@@ -417,12 +415,13 @@ pub(crate) fn build(
 /// The index of device `name`, checking that the request fits on it.
 fn device(
     devices: &[BlockDevice],
+    ids: &Names,
     name: &str,
     bytes: u64,
     offset: IoOffset,
     path: &str,
 ) -> Result<ResId, SpecError> {
-    let Some(i) = devices.iter().position(|d| d.name == name) else {
+    let Some(i) = ids.get(name).map(|i| i as usize) else {
         return Err(SpecError::new(
             path,
             format!("device {name:?} is not declared (expected a name from $.schedlab.devices)"),
@@ -466,13 +465,13 @@ fn need_waited(waited: &HashSet<String>, c: &str, path: &str, what: &str) -> Res
 }
 
 fn channel(
-    ids: &HashMap<&str, ResId>,
+    ids: &Names,
     other_end: &HashSet<&str>,
     name: &str,
     path: &str,
     writing: bool,
 ) -> Result<ResId, SpecError> {
-    let Some(&id) = ids.get(name) else {
+    let Some(id) = ids.get(name) else {
         return Err(SpecError::new(
             path,
             format!("channel {name:?} is not declared (expected a name from $.schedlab.pipes or $.schedlab.sockets)"),
