@@ -477,6 +477,13 @@ fn scheduler(v: &Json, path: &str) -> Result<SchedulerChoice, SpecError> {
             }
         }
     }
+    if s.name.is_none() && !s.params.is_empty() {
+        return Err(SpecError::new(
+            o.at("params"),
+            "scheduler tunables belong to one scheduler: give its \"name\" too (they apply \
+             when a run uses that scheduler)",
+        ));
+    }
     Ok(s)
 }
 

@@ -33,7 +33,9 @@
 use super::cgroup::{self, CgroupsIr};
 use super::event::{Ev, PEv};
 use super::ext::{ExtRest, HeadlineIr};
+use super::ownership;
 use super::task::TaskIr;
+use super::Declared;
 use crate::model::{
     BlockDevice, DeviceModel, Event, GroupId, Headline, IoOffset, Machine, Phase, ResId, Resources,
     Spec, TaskSpec, TimerMode, ROOT_GROUP,
@@ -116,6 +118,7 @@ pub(crate) fn build(
     cgroups: CgroupsIr,
     machine: Machine,
     tasks: Vec<TaskIr>,
+    declared: &Declared,
 ) -> Result<Spec, SpecError> {
     let mut tree = cgroup::tree(cgroups);
     let task_groups = groups(&mut tree, &tasks);
@@ -186,6 +189,7 @@ pub(crate) fn build(
             let mut events = Vec::with_capacity(ph.events.len());
             for pe in &ph.events {
                 let path = pe.path.as_str();
+                check_declared_types(declared, &pe.ev, path)?;
                 // Resume checks its target before it is expanded.
                 if let Ev::Resume(n) = &pe.ev {
                     if !waited.contains(n) {
@@ -347,6 +351,8 @@ pub(crate) fn build(
         });
     }
 
+    ownership::check(&tasks, expand)?;
+
     // Every timer event carries its resource's resolved mode.
     for t in &mut out_tasks {
         for ph in &mut t.phases {
@@ -410,6 +416,81 @@ pub(crate) fn build(
         seed: ext.seed,
         cgroups: tree.groups,
     })
+}
+
+/// What a name is used as.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Use {
+    Mutex,
+    Cond,
+    Barrier,
+    Timer,
+    /// suspend and resume use the name as a mutex and as a condition variable.
+    MutexAndCond,
+}
+
+impl Use {
+    fn what(self) -> &'static str {
+        match self {
+            Use::Mutex => "a mutex",
+            Use::Cond => "a condition variable",
+            Use::Barrier => "a barrier",
+            Use::Timer => "a timer",
+            Use::MutexAndCond => "a mutex and condition variable (suspend/resume)",
+        }
+    }
+
+    /// Does a declaration of rt-app type `ty` (`string_to_resource()`) allow this use?
+    fn allowed_by(self, ty: &str) -> bool {
+        let cond = matches!(ty, "wait" | "signal" | "broadcast" | "sync");
+        match self {
+            Use::Mutex => ty == "mutex",
+            Use::Cond => cond,
+            Use::Barrier => ty == "barrier",
+            Use::Timer => ty == "timer",
+            Use::MutexAndCond => ty == "mutex" || cond,
+        }
+    }
+}
+
+/// The names an event uses and what it uses each as.
+fn uses(ev: &Ev) -> Vec<(&str, Use)> {
+    match ev {
+        Ev::Lock(m) | Ev::Unlock(m) => vec![(m, Use::Mutex)],
+        Ev::Wait { cond, mutex } | Ev::Sync { cond, mutex } => {
+            vec![(cond, Use::Cond), (mutex, Use::Mutex)]
+        }
+        Ev::Signal(c) | Ev::Broad(c) => vec![(c, Use::Cond)],
+        Ev::Barrier(b) => vec![(b, Use::Barrier)],
+        Ev::Timer { name, .. } => vec![(name, Use::Timer)],
+        Ev::Suspend(n) | Ev::Resume(n) if !n.is_empty() => vec![(n, Use::MutexAndCond)],
+        _ => Vec::new(),
+    }
+}
+
+/// A name declared in the legacy `resources` section is used only as the type declared.
+/// (rt-app keys resources by name and type, so a use of another type would silently be a
+/// second resource of that name, and the declaration would say something false.)
+fn check_declared_types(declared: &Declared, ev: &Ev, path: &str) -> Result<(), SpecError> {
+    if declared.is_empty() {
+        return Ok(());
+    }
+    for (name, used) in uses(ev) {
+        let Some((ty, at)) = declared.get(name) else {
+            continue;
+        };
+        if !used.allowed_by(ty) {
+            return Err(SpecError::new(
+                path,
+                format!(
+                    "resource {name:?} is declared as type {ty:?} at {at}, but used here as {}: \
+                     a resource has one type",
+                    used.what()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The index of device `name`, checking that the request fits on it.
