@@ -79,52 +79,50 @@ impl<'a> Walk<'a> {
     fn body(&mut self, steps: &'a [Step<'a>]) -> Result<bool, SpecError> {
         for (ev, path) in steps {
             crate::work::step(1);
-            match ev {
-                Ev::Lock(m) => {
-                    if let Some(first) = self.held.get(m.as_str()) {
-                        return Err(SpecError::new(
-                            *path,
-                            format!(
-                                "task {:?} locks mutex {m:?}, which it already holds (locked at \
-                                 {first}): an error-checking mutex refuses this (EDEADLK), a \
-                                 default one deadlocks",
-                                self.task
-                            ),
-                        ));
-                    }
-                    self.held.insert(m.clone(), path);
-                }
-                Ev::Unlock(m) => {
-                    if self.held.remove(m.as_str()).is_none() {
-                        return Err(SpecError::new(
-                            *path,
-                            format!(
-                                "task {:?} unlocks mutex {m:?}, which it does not hold at this \
-                                 point (an error-checking mutex refuses this: EPERM); lock it \
-                                 first in the same task",
-                                self.task
-                            ),
-                        ));
-                    }
-                }
-                Ev::Wait { cond, mutex } | Ev::Sync { cond, mutex } => {
-                    if !self.held.contains_key(mutex.as_str()) {
-                        return Err(SpecError::new(
-                            *path,
-                            format!(
-                                "task {:?} waits on condition {cond:?} with mutex {mutex:?}, \
-                                 which it does not hold at this point (pthread_cond_wait needs \
-                                 the caller to hold it; an error-checking mutex refuses this: \
-                                 EPERM); lock it first in the same task",
-                                self.task
-                            ),
-                        ));
-                    }
-                }
+            let checked = match ev {
+                Ev::Lock(m) => self.lock(m, path),
+                Ev::Unlock(m) => self.unlock(m),
+                Ev::Wait { cond, mutex } | Ev::Sync { cond, mutex } => self.wait(cond, mutex),
                 Ev::Exit => return Ok(true),
-                _ => {}
-            }
+                _ => Ok(()),
+            };
+            checked.map_err(|message| SpecError::new(*path, message))?;
         }
         Ok(false)
+    }
+
+    fn lock(&mut self, m: &str, path: &'a str) -> Result<(), String> {
+        if let Some(first) = self.held.get(m) {
+            return Err(format!(
+                "task {:?} locks mutex {m:?}, which it already holds (locked at {first}): an \
+                 error-checking mutex refuses this (EDEADLK), a default one deadlocks",
+                self.task
+            ));
+        }
+        self.held.insert(m.to_string(), path);
+        Ok(())
+    }
+
+    fn unlock(&mut self, m: &str) -> Result<(), String> {
+        match self.held.remove(m) {
+            Some(_) => Ok(()),
+            None => Err(format!(
+                "task {:?} unlocks mutex {m:?}, which it does not hold at this point (an \
+                 error-checking mutex refuses this: EPERM); lock it first in the same task",
+                self.task
+            )),
+        }
+    }
+
+    fn wait(&self, cond: &str, mutex: &str) -> Result<(), String> {
+        if self.held.contains_key(mutex) {
+            return Ok(());
+        }
+        Err(format!(
+            "task {:?} waits on condition {cond:?} with mutex {mutex:?}, which it does not hold \
+             at this point (pthread_cond_wait needs the caller to hold it; an error-checking \
+             mutex refuses this: EPERM); lock it first in the same task",
+            self.task
+        ))
     }
 }
