@@ -39,6 +39,30 @@ fn refusal(text: &str, scheduler: Option<&str>) -> String {
 }
 
 #[test]
+fn the_corpus_entries_a_run_refuses_are_refused_by_validate_alike() {
+    let dir =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/bad_specs");
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    let mut n = 0;
+    for (file, want) in expected.as_object().unwrap() {
+        if want["stage"] != "run" {
+            continue;
+        }
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let m = refusal(&text, None);
+        let path = want["path"].as_str().unwrap();
+        assert!(m.starts_with(&format!("{path}: ")), "{file}: {m}");
+        assert!(
+            m.contains(want["contains"].as_str().unwrap()),
+            "{file}: {m}"
+        );
+        n += 1;
+    }
+    assert!(n >= 3, "{n} run-stage entries");
+}
+
+#[test]
 fn an_unknown_scheduler_named_in_the_spec_is_refused_at_its_path() {
     let m = refusal(
         r#"{"tasks": {"t": {"loop": 1, "run": 10}}, "schedlab": {"scheduler": {"name": "cfs"}}}"#,
