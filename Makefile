@@ -49,5 +49,6 @@ lint: $(STAMP)
 
 bench: develop
 	cargo run --release -p schedlab-sim --example bench --quiet
+	cargo run --release -p schedlab-spec --example validate_scale --quiet
 	cargo bench -p schedlab-rtq --bench readyq --quiet
 	$(VENV)/bin/schedlab readyq --quick

@@ -1,5 +1,7 @@
 """The bad-input corpus: every file in tests/data/bad_specs/ is rejected with exit 2 and one
-line naming the JSON path of the problem (tests/data/bad_specs/expected.json)."""
+line naming the JSON path of the problem (tests/data/bad_specs/expected.json), by `validate`
+and by `run` alike. Entries with `"stage": "run"` are valid specs that a run refuses before
+it starts (a scheduler or tunable the spec names, a workload that never ends)."""
 
 from __future__ import annotations
 
@@ -45,6 +47,13 @@ def test_bad_spec(cli: CliRunner, name: str, expect: dict[str, str], command: st
 def test_bad_spec_api(name: str, expect: dict[str, str]) -> None:
     import schedlab
 
+    if expect.get("stage") == "run":
+        # A valid spec that a run refuses before it starts: validate refuses it the same way.
+        with pytest.raises(schedlab.SimError) as run_info:
+            schedlab.validate(BAD_SPECS / name)
+        assert run_info.value.bad_input
+        assert run_info.value.message.startswith(expect["path"] + ": ")
+        return
     with pytest.raises(schedlab.SpecError) as info:
         schedlab.validate(BAD_SPECS / name)
     e = info.value

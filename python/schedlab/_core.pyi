@@ -68,8 +68,12 @@ def stats(samples: list[int]) -> dict[str, Any]:
     and ``filtered6sigma`` (the same over the samples within 6σ of the mean); every value
     but ``count`` is None when there are no samples."""
 
-def validate(spec_json: str) -> None:
-    """Validate a spec; raises SpecError naming the JSON path of the first error."""
+def validate(spec_json: str, schedulers: list[str] = [],  # noqa: B006
+             duration_ns: int | None = None) -> None:
+    """Check a spec as ``schedlab validate`` does: raises SpecError naming the JSON path of
+    the first error, then SimError (``bad_input``) if a run would be refused under any of
+    ``schedulers`` (default: the spec's own scheduler, else every available policy) with
+    ``duration_ns``."""
 
 def spec_sha256(spec_json: str) -> str:
     """The sha256 (hex) of exactly ``spec_json``'s UTF-8 bytes: the spec's identity, the

@@ -346,9 +346,12 @@ def compare(
     return results(run_jobs(todo, workers=jobs, on_done=on_done))
 
 
-def validate(spec: SpecLike) -> None:
-    """Raise :class:`SpecError` (naming the JSON path) if ``spec`` is not a valid spec."""
-    _core.validate(load_spec(spec).text)
+def validate(spec: SpecLike, schedulers: Sequence[str] = (),
+             duration: int | None = None) -> None:
+    """Raise :class:`SpecError` (naming the JSON path) if ``spec`` is not a valid spec, and
+    :class:`SimError` if a run of it would be refused under any of ``schedulers`` (default:
+    the spec's own scheduler, else every available policy) with ``duration`` (ns)."""
+    _core.validate(load_spec(spec).text, list(schedulers), duration)
 
 
 def generate(name: str, **options: Any) -> dict[str, Any]:

@@ -688,16 +688,30 @@ def schedulers_cmd(as_json: bool) -> None:
 
 @cli.command()
 @click.argument("specs", nargs=-1, required=True, metavar="SPEC...")
-def validate(specs: tuple[str, ...]) -> None:
-    """Check SPEC files; print one line per file (`ok` or the error with its JSON path)."""
+@click.option("-s", "--scheduler", "schedulers", multiple=True, metavar="A[,B…]",
+              help="Check against these schedulers (repeatable or comma-separated). "
+                   "Default: the spec's own scheduler, else every available one.")
+@click.option("--duration", type=DURATION, metavar="D",
+              help="The duration the run will be given (as `run --duration`).")
+def validate(specs: tuple[str, ...], schedulers: tuple[str, ...], duration: int | None) -> None:
+    """Check SPEC files; print one line per file (`ok` or the error with its JSON path).
+
+    A file passes when `schedlab run` would accept it: the spec is valid and a run would
+    start under the scheduler it names (or each --scheduler given); a spec that names no
+    scheduler is checked against every available one.
+    """
+    names = _split_schedulers(schedulers)
     failed = 0
     for spec in specs:
         try:
             src = _load(spec)
-            _core.validate(src.text)
+            _core.validate(src.text, names, duration)
         except SpecError as e:
             failed += 1
             _error(f"{spec}: {e.path}: {e.message}")
+        except SimError as e:
+            failed += 1
+            _error(f"{spec}: {e.message}")
         except OSError as e:
             failed += 1
             _error(_os_message(e))

@@ -190,12 +190,27 @@ fn stats(py: Python<'_>, mut samples: Vec<u64>) -> PyResult<Bound<'_, PyAny>> {
     json_to_py(py, &v)
 }
 
-/// Parse and validate `spec_json`; raises `SpecError` naming the JSON path of the first error.
+/// Check `spec_json` as `schedlab validate` does (`schedlab_sim::validate_text`): parse and
+/// validate it (`SpecError` naming the JSON path), then check that a run would start under
+/// each of `schedulers` — by default the spec's own, else every available policy —
+/// with `duration_ns` (`SimError` with `bad_input`).
 #[pyfunction]
-fn validate(py: Python<'_>, spec_json: &str) -> PyResult<()> {
-    schedlab_spec::parse_spec(spec_json)
-        .map(|_| ())
-        .map_err(|e| spec_error(py, e))
+#[pyo3(signature = (spec_json, schedulers = Vec::new(), duration_ns = None))]
+fn validate(
+    py: Python<'_>,
+    spec_json: &str,
+    schedulers: Vec<String>,
+    duration_ns: Option<u64>,
+) -> PyResult<()> {
+    let cfg = schedlab_sim::SimConfig {
+        duration_ns,
+        ..Default::default()
+    };
+    py.allow_threads(|| schedlab_sim::validate_text(spec_json, &cfg, &schedulers))
+        .map_err(|e| match e {
+            schedlab_sim::RunError::Spec(e) => spec_error(py, e),
+            schedlab_sim::RunError::Sim(e) => sim_error(py, e),
+        })
 }
 
 /// The sha256 of exactly `spec_json`'s UTF-8 bytes (`schedlab_spec::spec_sha256`): the

@@ -79,8 +79,8 @@ pub(crate) fn used<S: Scheduler>(e: &Engine<S>) -> u64 {
     tasks + buckets + samples + events
 }
 
-/// `n` bytes for a reader (`1.5 GiB`).
-pub fn human_bytes(n: u64) -> String {
+/// `n` bytes for a reader, with `digits` decimals (`1.5 GiB`).
+pub fn human_bytes(n: u64, digits: usize) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = n as f64;
     let mut u = 0;
@@ -91,7 +91,7 @@ pub fn human_bytes(n: u64) -> String {
     if u == 0 {
         format!("{n} B")
     } else {
-        format!("{v:.1} {}", UNITS[u])
+        format!("{v:.digits$} {}", UNITS[u])
     }
 }
 
@@ -101,8 +101,9 @@ mod tests {
 
     #[test]
     fn bytes_read_as_a_person_writes_them() {
-        assert_eq!(human_bytes(512), "512 B");
-        assert_eq!(human_bytes(3 << 29), "1.5 GiB");
-        assert_eq!(human_bytes(DEFAULT_MEMORY_BUDGET), "4.0 GiB");
+        assert_eq!(human_bytes(512, 1), "512 B");
+        assert_eq!(human_bytes(3 << 29, 1), "1.5 GiB");
+        assert_eq!(human_bytes(DEFAULT_MEMORY_BUDGET, 1), "4.0 GiB");
+        assert_eq!(human_bytes((4 << 20) + 20_000, 2), "4.02 MiB");
     }
 }

@@ -23,7 +23,7 @@ use crate::metrics::{ActKind, Metrics, SampleMode};
 use crate::program::{mask_of, Advance, Programs, Walk};
 use crate::protocol::{CoreCosts, SchedCore};
 use crate::sched::Scheduler;
-use crate::sync::{Barrier, Channel, Cond, Mutex};
+use crate::sync::{Barrier, Channel, Cond, Misuse, Mutex};
 use crate::trace::writer::PrevState;
 use crate::types::{CpuId, CpuMask, SchedAttrs, TaskId, Time};
 
@@ -141,8 +141,11 @@ pub(crate) struct RunCfg {
 #[derive(Debug)]
 pub(crate) struct RunError(pub String);
 
-/// A zero-time loop that runs longer than this at one instant is a workload bug
-/// (e.g. a loop of only `signal` events): the run stops with an error instead of hanging.
+/// Program steps at one instant after which the engine asks whether the task it is
+/// stepping can ever make time pass ([`Engine::loops_without_time`]). A task looping for
+/// ever over events that take no time (e.g. only `signal` events) is a workload bug: the
+/// run stops with an error instead of hanging. A finite loop ends, however long it is, so
+/// the count starts again and the run goes on.
 const MAX_ZERO_TIME_STEPS: u32 = 1_000_000;
 
 pub(crate) struct Engine<'a, S: Scheduler> {
@@ -211,7 +214,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             instances: vec![Vec::new(); programs.len()],
             programs,
             rt: Vec::new(),
-            mutexes: vec![Mutex::default(); r.mutexes.len()],
+            mutexes: r.mutexes.iter().map(|n| Mutex::named(n)).collect(),
             conds: vec![Cond::default(); r.conds.len()],
             barriers: r
                 .barriers
@@ -479,12 +482,13 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             ""
         };
         self.stopped = Some(format!(
-            "stopped at t={} ns: the run would hold {} with {} tasks, over its memory budget of {} \
-             (raise it with --memory-budget{samples})",
+            "stopped at t={} ns with {} tasks: the run would need {} ({used} bytes), more than \
+             its memory budget of {} ({} bytes; raise it with --memory-budget{samples})",
             self.core.ctx.now,
-            budget::human_bytes(used),
             self.rt.len(),
-            budget::human_bytes(self.budget.limit()),
+            budget::human_bytes(used, 2),
+            budget::human_bytes(self.budget.limit(), 1),
+            self.budget.limit(),
         ));
     }
 
@@ -709,13 +713,50 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             }
             self.zero_steps += 1;
             if self.zero_steps > MAX_ZERO_TIME_STEPS {
-                self.error = Some(RunError(format!(
-                    "task {} makes no progress: its program loops without consuming time or blocking \
-                     (add a run or sleep event)",
-                    self.rt[t.idx()].name
-                )));
-                return;
+                if self.loops_without_time(t) {
+                    self.error = Some(RunError(format!(
+                        "task {} makes no progress: its program loops for ever without \
+                         consuming time (add a run or sleep event)",
+                        self.rt[t.idx()].name
+                    )));
+                    return;
+                }
+                self.zero_steps = 0;
             }
+        }
+    }
+
+    /// Is `t` in a part of its program that repeats for ever without any event that makes
+    /// time pass: a phase with loop -1 whose events take no time, or a task with loop -1
+    /// none of whose phases does? A task anywhere else reaches the end of a finite loop.
+    #[cold]
+    fn loops_without_time(&self, t: TaskId) -> bool {
+        let rt = &self.rt[t.idx()];
+        let phases = self.programs.phases(rt.tmpl);
+        let Some(p) = phases.get(rt.walk.cursor.phase as usize) else {
+            return false;
+        };
+        if p.loop_count < 0 {
+            return !p.events.iter().any(|e| self.takes_time(e));
+        }
+        self.programs.task(rt.tmpl).loop_count < 0
+            && !phases
+                .iter()
+                .any(|p| p.events.iter().any(|e| self.takes_time(e)))
+    }
+
+    /// Does `op` by itself make simulated time pass (CPU time or a sleep)? Events that
+    /// only block do not: tasks that wake each other at one instant can do so for ever.
+    fn takes_time(&self, op: &Op) -> bool {
+        match *op {
+            Op::Run { ns } | Op::Runtime { ns } | Op::Sleep { ns } => ns > 0,
+            Op::Timer { .. } => true,
+            Op::Read { chan, bytes } | Op::Write { chan, bytes } => {
+                self.channels[chan as usize].call_cost(bytes) > 0
+            }
+            Op::Fork { .. } => self.cfg.fork_ns > 0,
+            Op::Signal { .. } | Op::Broad { .. } | Op::Resume { .. } => self.cfg.wakeup_ns > 0,
+            _ => false,
         }
     }
 
@@ -830,6 +871,10 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 }
             }
             Op::Unlock { mutex } => {
+                let m = &self.mutexes[mutex as usize];
+                if let Err(e) = m.check_unlock(t) {
+                    return self.misuse(t, mutex as usize, e);
+                }
                 self.next_op(cpu, t);
                 self.unlock(cpu, mutex as usize);
             }
@@ -977,6 +1022,10 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     /// the task is woken, as a futex-based lock retries after FUTEX_WAIT returns).
     fn try_lock(&mut self, cpu: CpuId, t: TaskId, mutex: usize) -> bool {
         let m = &mut self.mutexes[mutex];
+        if let Err(e) = m.check_lock(t) {
+            self.misuse(t, mutex, e);
+            return false;
+        }
         if m.owner.is_none() {
             m.owner = Some(t);
             return true;
@@ -999,10 +1048,19 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         }
     }
 
+    /// Stop the run at a misuse of an error-checking mutex, naming the task and mutex.
+    #[cold]
+    fn misuse(&mut self, t: TaskId, mutex: usize, e: Misuse) {
+        let name_of = |o: TaskId| self.rt[o.idx()].name.to_string();
+        let message = e.message(&name_of(t), &self.mutexes[mutex].name, name_of);
+        self.fail(message);
+    }
+
     fn cond_wait(&mut self, cpu: CpuId, t: TaskId, cond: usize, mutex: usize) {
-        if self.mutexes[mutex].owner == Some(t) {
-            self.unlock(cpu, mutex);
+        if let Err(e) = self.mutexes[mutex].check_wait(t) {
+            return self.misuse(t, mutex, e);
         }
+        self.unlock(cpu, mutex);
         let prio = self.core.ctx.tasks[t.idx()].attrs.prio();
         self.conds[cond].waiters.push(prio, t);
         self.rt[t.idx()].cond_mutex = mutex as u32;

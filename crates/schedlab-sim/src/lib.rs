@@ -151,6 +151,14 @@ pub fn simulate(spec: &Spec, cfg: &SimConfig) -> Result<SimOutput, SimError> {
     simulate_named(spec, cfg, None, Instant::now())
 }
 
+/// The scheduler a run uses: the caller's, else the spec's, else [`DEFAULT_SCHEDULER`].
+fn scheduler_of(spec: &Spec, cfg: &SimConfig) -> String {
+    cfg.scheduler
+        .clone()
+        .or_else(|| spec.scheduler.name.clone())
+        .unwrap_or_else(|| DEFAULT_SCHEDULER.to_string())
+}
+
 /// Simulate under the scheduler the caller or the spec names.
 fn simulate_named(
     spec: &Spec,
@@ -158,14 +166,80 @@ fn simulate_named(
     spec_sha256: Option<String>,
     started: Instant,
 ) -> Result<SimOutput, SimError> {
-    let name = cfg
-        .scheduler
-        .clone()
-        .or_else(|| spec.scheduler.name.clone())
-        .unwrap_or_else(|| DEFAULT_SCHEDULER.to_string());
-    let params = params_of(spec, cfg);
+    let name = scheduler_of(spec, cfg);
+    let params = Params::of(spec, cfg, &name);
     let run = Run::new(spec, cfg, &name, &params, spec_sha256, started)?;
-    cpu::construct(&name, run.cpus, run).map_err(SimError::input)?
+    construct(spec, cfg, &name, run)?
+}
+
+/// Check that a run of `spec` under `cfg` would start: every check [`simulate`] makes
+/// before its first event — the scheduler's name and tunables, the machine, what the
+/// engine does not simulate, the tasks' attributes and CPUs, a workload that never ends
+/// without a duration — and nothing else (no file is created). `schedlab validate` calls
+/// it, so that a spec it accepts is one `schedlab run` accepts.
+pub fn check(spec: &Spec, cfg: &SimConfig) -> Result<(), SimError> {
+    let name = scheduler_of(spec, cfg);
+    let params = Params::of(spec, cfg, &name);
+    let run = Run::new(spec, cfg, &name, &params, None, Instant::now())?;
+    construct(spec, cfg, &name, Checked(run))?
+}
+
+/// What `schedlab validate` checks: the spec (parsed and validated), then [`check`] under
+/// each scheduler of `schedulers`; when that is empty, under the scheduler the spec names,
+/// else under every available policy (a spec that names none is meant for any of them).
+/// The first refusal is the error; when several schedulers were checked it says which
+/// refused.
+pub fn validate_text(text: &str, cfg: &SimConfig, schedulers: &[String]) -> Result<(), RunError> {
+    let spec = schedlab_spec::parse_spec(text).map_err(RunError::Spec)?;
+    let names: Vec<Option<String>> = if !schedulers.is_empty() {
+        schedulers.iter().cloned().map(Some).collect()
+    } else if spec.scheduler.name.is_some() {
+        vec![None]
+    } else {
+        cpu::NAMES.iter().map(|n| Some(n.to_string())).collect()
+    };
+    let mut refused: Vec<(String, SimError)> = Vec::new();
+    for name in &names {
+        let cfg = SimConfig {
+            scheduler: name.clone(),
+            ..cfg.clone()
+        };
+        if let Err(e) = check(&spec, &cfg) {
+            refused.push((scheduler_of(&spec, &cfg), e));
+        }
+    }
+    let Some((first, e)) = refused.first() else {
+        return Ok(());
+    };
+    // A refusal every scheduler gives alike (a spec that never ends) is the spec's alone.
+    let alike = refused.len() == names.len() && refused.iter().all(|(_, r)| r == e);
+    if names.len() == 1 || alike {
+        return Err(RunError::Sim(e.clone()));
+    }
+    let mut message = format!("under {first}: {}", e.message);
+    if refused.len() > 1 {
+        let others: Vec<&str> = refused[1..].iter().map(|(n, _)| n.as_str()).collect();
+        message.push_str(&format!(" (also refused by {})", others.join(", ")));
+    }
+    Err(RunError::Sim(SimError::input(message)))
+}
+
+/// Build the policy called `name` and hand it to `v`; an unknown name is reported where
+/// it was given (the spec's `scheduler.name`, or the caller's choice).
+fn construct<V: cpu::PolicyVisitor>(
+    spec: &Spec,
+    cfg: &SimConfig,
+    name: &str,
+    v: V,
+) -> Result<V::Out, SimError> {
+    let cpus = machine_of(spec, cfg)?.0;
+    cpu::construct(name, cpus, v).map_err(|e| {
+        if cfg.scheduler.is_none() && spec.scheduler.name.is_some() {
+            SimError::input(format!("$.schedlab.scheduler.name: {e}"))
+        } else {
+            SimError::input(e)
+        }
+    })
 }
 
 /// Simulate a validated spec under a policy given as a value rather than by name: a policy
@@ -176,16 +250,50 @@ pub fn simulate_policy<S: Scheduler>(
     cfg: &SimConfig,
     policy: S,
 ) -> Result<SimOutput, SimError> {
-    let params = params_of(spec, cfg);
-    let run = Run::new(spec, cfg, policy.info().name, &params, None, Instant::now())?;
+    let name = policy.info().name;
+    let params = Params::of(spec, cfg, name);
+    let run = Run::new(spec, cfg, name, &params, None, Instant::now())?;
     cpu::PolicyVisitor::visit(run, policy)
 }
 
-/// The tunables of a run: the spec's, then the caller's (later ones win).
-fn params_of(spec: &Spec, cfg: &SimConfig) -> Vec<(String, String)> {
-    let mut params = spec.scheduler.params.clone();
-    params.extend(cfg.params.iter().cloned());
-    params
+/// The tunables of a run: the spec's `scheduler.params` when the run uses the scheduler
+/// the spec names (they are that scheduler's tunables), then the caller's (later ones
+/// win).
+struct Params {
+    list: Vec<(String, String)>,
+    /// The first `from_spec` of `list` come from the spec.
+    from_spec: usize,
+    /// The scheduler the spec's tunables are for, when this run uses another one.
+    skipped_for: Option<String>,
+}
+
+impl Params {
+    fn of(spec: &Spec, cfg: &SimConfig, run_scheduler: &str) -> Params {
+        let own = spec.scheduler.name.as_deref() == Some(run_scheduler);
+        let mut list = Vec::new();
+        let mut skipped_for = None;
+        if own {
+            list.extend(spec.scheduler.params.iter().cloned());
+        } else if !spec.scheduler.params.is_empty() {
+            skipped_for = spec.scheduler.name.clone();
+        }
+        let from_spec = list.len();
+        list.extend(cfg.params.iter().cloned());
+        Params {
+            list,
+            from_spec,
+            skipped_for,
+        }
+    }
+
+    /// Where the `i`-th tunable was given, for its error message.
+    fn origin(&self, i: usize, name: &str, value: &str) -> String {
+        if i < self.from_spec {
+            schedlab_spec::error::path_with_key("$.schedlab.scheduler.params", name)
+        } else {
+            format!("--param {name}={value}")
+        }
+    }
 }
 
 /// The machine size and tick rate of a run (the caller's overrides, else the spec's).
@@ -234,9 +342,14 @@ fn unsimulated(spec: &Spec) -> Option<String> {
         bandwidth != CpuCgroup::default()
     })?;
     Some(format!(
-        "cgroup {}: RT or CFS bandwidth (cpu.rt_*, cpu.cfs_*, cpu.max) is",
-        g.path
+        "{}: RT or CFS bandwidth (cpu.rt_*, cpu.cfs_*, cpu.max) is",
+        cgroup_path(&g.path)
     ))
+}
+
+/// The JSON path of the cgroup at `path` in `schedlab.cgroups`.
+fn cgroup_path(path: &str) -> String {
+    schedlab_spec::error::path_with_key("$.schedlab.cgroups", path)
 }
 
 /// The machine's topology: the spec's, or a flat one of `cpus` CPUs when the caller
@@ -269,9 +382,8 @@ fn uses_group_scheduling(spec: &Spec) -> bool {
             .chain(phases)
             .any(|a| a.policy.is_fair())
     };
-    let fair: Vec<usize> = (0..spec.tasks.len())
-        .filter(|&i| is_fair(&spec.tasks[i]))
-        .collect();
+    let fair_task: Vec<bool> = spec.tasks.iter().map(is_fair).collect();
+    let fair: Vec<usize> = (0..spec.tasks.len()).filter(|&i| fair_task[i]).collect();
     let mut groups: Vec<u32> = fair
         .iter()
         .flat_map(|&i| {
@@ -285,7 +397,7 @@ fn uses_group_scheduling(spec: &Spec) -> bool {
         .tasks
         .iter()
         .flat_map(|t| t.phases.iter().flat_map(|p| p.events.iter()))
-        .any(|e| matches!(e, Event::Fork { task } if fair.contains(&(*task as usize))));
+        .any(|e| matches!(e, Event::Fork { task } if fair_task[*task as usize]));
     let started: u64 = fair.iter().map(|&i| spec.tasks[i].instances as u64).sum();
     groups.len() > 1 && (started > 1 || forks_fair)
 }
@@ -377,7 +489,7 @@ impl<'a> Run<'a> {
         spec: &'a Spec,
         cfg: &'a SimConfig,
         name: &'a str,
-        params: &'a [(String, String)],
+        params: &'a Params,
         spec_sha256: Option<String>,
         started: Instant,
     ) -> Result<Self, SimError> {
@@ -388,16 +500,14 @@ impl<'a> Run<'a> {
                 "{what} not simulated by this engine yet"
             )));
         }
-        if let Some(c) = spec
-            .cgroups
-            .iter()
-            .filter_map(|g| g.cpuset_cpus.as_ref())
-            .flatten()
-            .find(|&&c| c as usize >= cpus)
-        {
-            return Err(SimError::input(format!(
-                "cpuset.cpus: cpu {c} is outside the machine's {cpus} CPUs"
-            )));
+        for g in &spec.cgroups {
+            let set = g.cpuset_cpus.iter().flatten();
+            if let Some(c) = set.into_iter().find(|&&c| c as usize >= cpus) {
+                return Err(SimError::input(format!(
+                    "{}: cpu {c} is outside the machine's {cpus} CPUs",
+                    schedlab_spec::error::path_with_key(&cgroup_path(&g.path), "cpuset.cpus")
+                )));
+            }
         }
         Ok(Run {
             started,
@@ -424,24 +534,75 @@ struct Run<'a> {
     cpus: usize,
     hz: u32,
     topology: topology::Topology,
-    params: &'a [(String, String)],
+    params: &'a Params,
 }
 
-impl cpu::PolicyVisitor for Run<'_> {
-    type Out = Result<SimOutput, SimError>;
+/// The JSON path of task `t`.
+fn task_path(t: &schedlab_spec::model::TaskSpec) -> String {
+    schedlab_spec::error::path_with_key("$.tasks", &t.name)
+}
+
+/// The JSON path of phase `p` of task `t` (the task itself when it has no `phases`: its
+/// one phase bears its name).
+fn phase_path(t: &schedlab_spec::model::TaskSpec, p: &schedlab_spec::model::Phase) -> String {
+    let at = task_path(t);
+    if t.phases.len() == 1 && p.name == t.name {
+        return at;
+    }
+    schedlab_spec::error::path_with_key(&format!("{at}.phases"), &p.name)
+}
+
+/// Does task `t` (started at least once) loop forever? With the reason, naming the loop.
+fn loops_forever(
+    t: &schedlab_spec::model::TaskSpec,
+) -> Option<(&schedlab_spec::model::TaskSpec, String)> {
+    if t.instances == 0 {
+        return None;
+    }
+    if t.loop_count < 0 {
+        return Some((t, format!("task {} loops forever (its loop is -1)", t.name)));
+    }
+    let p = t.phases.iter().find(|p| p.loop_count < 0)?;
+    Some((
+        t,
+        format!(
+            "task {} loops forever (phase {} has loop -1)",
+            t.name, p.name
+        ),
+    ))
+}
+
+/// A run that is only checked ([`check`]): the policy is built and prepared, never run.
+struct Checked<'a>(Run<'a>);
+
+impl cpu::PolicyVisitor for Checked<'_> {
+    type Out = Result<(), SimError>;
 
     fn visit<S: Scheduler>(self, mut policy: S) -> Self::Out {
-        for (k, v) in self.params {
+        self.0.prepare(&mut policy)
+    }
+}
+
+impl Run<'_> {
+    /// Apply the tunables to `policy` and check the spec against it and against this run:
+    /// every check of a run that needs the policy, made before anything else happens.
+    fn prepare<S: Scheduler>(&self, policy: &mut S) -> Result<(), SimError> {
+        for (i, (k, v)) in self.params.list.iter().enumerate() {
             policy
                 .set_param(k, v)
-                .map_err(|e| SimError::input(format!("--param {k}={v}: {e}")))?;
+                .map_err(|e| SimError::input(format!("{}: {e}", self.params.origin(i, k, v))))?;
         }
         for t in &self.spec.tasks {
-            let phase_attrs = t.phases.iter().filter_map(|p| p.attr.as_ref());
-            for a in std::iter::once(&t.attr).chain(phase_attrs) {
-                policy
-                    .accepts(&engine::attrs_of(a))
-                    .map_err(|e| SimError::input(format!("task {}: {e}", t.name)))?;
+            let at = task_path(t);
+            policy
+                .accepts(&engine::attrs_of(&t.attr))
+                .map_err(|e| SimError::input(format!("{at}: {e}")))?;
+            for p in &t.phases {
+                if let Some(a) = &p.attr {
+                    policy
+                        .accepts(&engine::attrs_of(a))
+                        .map_err(|e| SimError::input(format!("{}: {e}", phase_path(t, p))))?;
+                }
             }
             if let Some(c) = t
                 .cpus
@@ -449,22 +610,34 @@ impl cpu::PolicyVisitor for Run<'_> {
                 .and_then(|c| c.iter().find(|&&c| c as usize >= self.cpus))
             {
                 return Err(SimError::input(format!(
-                    "task {}: cpu {c} in its cpus is outside the machine's {} CPUs",
-                    t.name, self.cpus
+                    "{at}.cpus: cpu {c} is outside the machine's {} CPUs",
+                    self.cpus
                 )));
             }
         }
-        let end = self.cfg.duration_ns.or(self.spec.duration_ns);
-        if end.is_none() {
-            if let Some(t) = self.spec.tasks.iter().find(|t| {
-                t.instances > 0 && (t.loop_count < 0 || t.phases.iter().any(|p| p.loop_count < 0))
-            }) {
+        if self.end().is_none() {
+            if let Some((t, why)) = self.spec.tasks.iter().find_map(loops_forever) {
                 return Err(SimError::input(format!(
-                    "task {} loops forever and the spec has no duration: set global.duration or pass --duration",
-                    t.name
+                    "{}: {why}, and the spec has no duration: set global.duration or pass --duration",
+                    task_path(t)
                 )));
             }
         }
+        Ok(())
+    }
+
+    /// When the run stops: the caller's duration, else the spec's.
+    fn end(&self) -> Option<u64> {
+        self.cfg.duration_ns.or(self.spec.duration_ns)
+    }
+}
+
+impl cpu::PolicyVisitor for Run<'_> {
+    type Out = Result<SimOutput, SimError>;
+
+    fn visit<S: Scheduler>(self, mut policy: S) -> Self::Out {
+        self.prepare(&mut policy)?;
+        let end = self.end();
         let tracer = match &self.cfg.trace {
             Some(p) => trace::Tracer::to_file(p)
                 .map_err(|e| SimError::input(format!("--trace {}: {e}", p.display())))?,
@@ -524,13 +697,20 @@ impl cpu::PolicyVisitor for Run<'_> {
             .map_err(|err| named("samples", sample_path.clone(), err.to_string()))?;
         let meta = result::RunMeta {
             scheduler: self.name,
-            params: self.params,
+            params: &self.params.list,
             seed,
             spec_sha256: self.spec_sha256,
             cpus_source: cpus_source_name(self.spec, self.cfg.cpus.is_some()),
             sample_path,
             notes: notes_of(self.spec, self.cpus, self.cfg.cpus.is_some())
                 .into_iter()
+                .chain(self.params.skipped_for.as_ref().map(|own| {
+                    format!(
+                        "the spec's scheduler tunables ($.schedlab.scheduler.params) are {own}'s \
+                         and were not applied: this run uses {}",
+                        self.name
+                    )
+                }))
                 .chain(unmodelled_notes(self.spec, &e.core.policy))
                 .collect(),
         };

@@ -51,7 +51,7 @@ fn bandwidth_settings_are_refused() {
     .unwrap_err();
     assert_eq!(
         e,
-        "cgroup /a: RT or CFS bandwidth (cpu.rt_*, cpu.cfs_*, cpu.max) is not simulated by \
+        "$.schedlab.cgroups[\"/a\"]: RT or CFS bandwidth (cpu.rt_*, cpu.cfs_*, cpu.max) is not simulated by \
          this engine yet"
     );
 }

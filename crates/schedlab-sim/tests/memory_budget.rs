@@ -52,6 +52,12 @@ fn a_fork_bomb_stops_at_the_fork_that_would_exceed_the_budget() {
         run(FORK_BOMB, budget, SampleOutput::Summary),
         "and at the same point on a second run"
     );
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/spec.md"))
+        .expect("docs/spec.md");
+    assert!(
+        doc.contains(why),
+        "docs/spec.md shows the message as it reads: {why}"
+    );
 }
 
 #[test]

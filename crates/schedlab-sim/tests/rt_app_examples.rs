@@ -27,7 +27,7 @@ fn json_files(d: &Path, out: &mut Vec<PathBuf>) {
 /// SCHED_DEADLINE thread is what no policy here models.)
 const REFUSED: &[(&str, &str)] = &[(
     "custom-slice.json",
-    "task thread1: SCHED_DEADLINE is not modelled by ",
+    "$.tasks.thread1: SCHED_DEADLINE is not modelled by ",
 )];
 
 #[test]

@@ -26,3 +26,11 @@ impl fmt::Display for SpecError {
 }
 
 impl std::error::Error for SpecError {}
+
+/// `path` followed by the member `key`, written as every spec error writes it: `.key`,
+/// or `["key"]` when the key is not a plain name.
+pub fn path_with_key(path: &str, key: &str) -> String {
+    let mut p = path.to_string();
+    crate::json::push_key(&mut p, key);
+    p
+}

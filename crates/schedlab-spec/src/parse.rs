@@ -71,6 +71,7 @@ mod event;
 pub(crate) mod ext;
 mod get;
 mod machine;
+mod ownership;
 mod resolve;
 mod sched;
 mod task;
@@ -109,13 +110,21 @@ fn parse_json(v: &Json) -> Result<Spec, SpecError> {
         )
     })?;
     let (duration_ns, default_policy) = global(root.get("global"))?;
-    if let Some(r) = root.get("resources") {
-        legacy_resources(r)?;
-    }
+    let declared = match root.get("resources") {
+        Some(r) => legacy_resources(r)?,
+        None => Declared::new(),
+    };
     let ext = ext::parse(root.get("schedlab"))?;
     let tasks = task::parse_tasks(tasks_v, default_policy)?;
     let machine = machine::size(ext.machine, &tasks, &ext.cgroups)?;
-    resolve::build(duration_ns, ext.rest, ext.cgroups, machine, tasks)
+    resolve::build(
+        duration_ns,
+        ext.rest,
+        ext.cgroups,
+        machine,
+        tasks,
+        &declared,
+    )
 }
 
 const GLOBAL_KEYS: &[&str] = &[
@@ -234,13 +243,17 @@ const RESOURCE_TYPES: &[&str] = &[
     "barrier",
 ];
 
-fn legacy_resources(v: &Json) -> Result<(), SpecError> {
+/// The legacy `resources` section: each declared name → its type and the path of that type.
+pub(crate) type Declared = std::collections::HashMap<String, (String, String)>;
+
+fn legacy_resources(v: &Json) -> Result<Declared, SpecError> {
     let r = Obj::new(
         v,
         "$.resources",
         "the legacy resources object ({name: {\"type\": …}})",
     )?;
     r.no_repeats(|_| false)?;
+    let mut declared = Declared::new();
     for (name, rv, p) in r.iter() {
         let o = Obj::new(rv, &p, &format!("resource {name:?}"))?;
         o.no_repeats(|_| false)?;
@@ -257,6 +270,7 @@ fn legacy_resources(v: &Json) -> Result<(), SpecError> {
                             ),
                         ));
                     }
+                    declared.insert(name.to_string(), (t.to_string(), kp.clone()));
                 }
                 // The pre-2015 grammar's signal/broadcast target; rt-app ignores it now.
                 "target" => {
@@ -273,5 +287,5 @@ fn legacy_resources(v: &Json) -> Result<(), SpecError> {
             }
         }
     }
-    Ok(())
+    Ok(declared)
 }

@@ -36,7 +36,7 @@ fn examples_mean_what_they_say() {
     // "run" twice in the load phase; resume expands to lock/broad/unlock.
     assert_eq!(main.phases[0].events.len(), 1 + 1 + 3 + 1 + 1);
     let mixed = read("rtapp-mixed-classes.json");
-    assert_eq!(mixed.tasks[0].attr.policy, Policy::Deadline);
+    assert_eq!(mixed.tasks[0].attr.policy, Policy::Rr);
     assert_eq!(mixed.tasks[1].phases[1].attr.as_ref().unwrap().priority, 60);
     assert_eq!(mixed.tasks[1].phases[1].cpus.as_deref(), Some(&[1u32][..]));
     let pp = read("schedlab-pipe-pingpong.json");

@@ -500,7 +500,10 @@ impl Scheduler for Bfs {
 
     fn accepts(&self, attrs: &SchedAttrs) -> Result<(), String> {
         if attrs.policy == Policy::Deadline {
-            return Err("SCHED_DEADLINE is not modelled by bfs".into());
+            return Err(format!(
+                "SCHED_DEADLINE is not modelled by {}",
+                self.info().name
+            ));
         }
         Ok(())
     }

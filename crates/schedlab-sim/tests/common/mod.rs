@@ -129,9 +129,9 @@ pub fn try_run(
 }
 
 /// True when the error is the policy refusing a task's attributes before the run starts
-/// (`Scheduler::accepts`, reported as bad input `task <name>: ...`).
+/// (`Scheduler::accepts`, reported as bad input at the task's JSON path: `$.tasks.<name>`).
 pub fn is_rejected_attrs(e: &schedlab_sim::SimError) -> bool {
-    e.bad_input && e.message.starts_with("task ")
+    e.bad_input && e.message.starts_with("$.tasks.")
 }
 
 /// The result JSON with the only non-deterministic field (`run.wall_s`) zeroed, as text.

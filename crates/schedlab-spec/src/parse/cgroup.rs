@@ -51,6 +51,7 @@ use super::sched::{self, CpuList};
 use super::task::{GroupRef, TaskIr};
 use crate::json::{Json, Number};
 use crate::model::{group_cpus, Cgroup, CpuCgroup, GroupId, Policy, ROOT_GROUP};
+use crate::work::{self, Names};
 use crate::SpecError;
 
 /// `MIN_SHARES` and `MAX_SHARES` (kernel/sched/sched.h).
@@ -66,6 +67,10 @@ const GLOBAL_RT_PERIOD_US: u64 = 1_000_000;
 /// `min_bw_quota_period_us` and `max_bw_quota_period_us`.
 const MIN_BW_US: u64 = 1_000;
 const MAX_BW_PERIOD_US: u64 = 1_000_000;
+
+/// Longest name of one group (`NAME_MAX`) and of a whole path (`PATH_MAX` − 1), in bytes.
+pub(crate) const MAX_NAME_BYTES: usize = 255;
+pub(crate) const MAX_PATH_BYTES: usize = 4095;
 
 const KEYS: &[&str] = &[
     "cpu.shares",
@@ -143,6 +148,8 @@ impl Version {
 #[derive(Default)]
 pub(crate) struct CgroupsIr {
     decls: Vec<CgroupDecl>,
+    /// The declared paths (normalised) → index in `decls`.
+    declared: Names,
     version: Version,
 }
 
@@ -165,13 +172,13 @@ pub(crate) fn parse(v: &Json, path: &str) -> Result<CgroupsIr, SpecError> {
     let mut out = CgroupsIr::default();
     for (name, gv, gp) in o.iter() {
         let norm = normalize(name, &gp)?;
-        if let Some(prev) = out.decls.iter().find(|d| d.path == norm) {
+        if let Err(prev) = out.declared.insert(&norm) {
             return Err(SpecError::new(
                 gp,
                 format!(
                     "cgroup {norm:?} is declared twice (first at {}); paths are compared after \
                      dropping repeated and trailing slashes",
-                    prev.json_path
+                    out.decls[prev as usize].json_path
                 ),
             ));
         }
@@ -196,7 +203,29 @@ pub(crate) fn normalize(name: &str, path: &str) -> Result<String, SpecError> {
             format!("cgroup path {name:?} contains {bad:?}; write the path it leads to"),
         ));
     }
-    Ok(format!("/{}", parts.join("/")))
+    if let Some(long) = parts.iter().find(|p| p.len() > MAX_NAME_BYTES) {
+        return Err(SpecError::new(
+            path,
+            format!(
+                "a cgroup name of {} bytes (starting {:?}) is longer than the kernel's \
+                 {MAX_NAME_BYTES} (NAME_MAX; mkdir fails with ENAMETOOLONG)",
+                long.len(),
+                long.chars().take(20).collect::<String>()
+            ),
+        ));
+    }
+    let norm = format!("/{}", parts.join("/"));
+    if norm.len() > MAX_PATH_BYTES {
+        return Err(SpecError::new(
+            path,
+            format!(
+                "a cgroup path of {} bytes is longer than {MAX_PATH_BYTES} (the kernel's \
+                 PATH_MAX less its final NUL: no path to such a group can be written)",
+                norm.len()
+            ),
+        ));
+    }
+    Ok(norm)
 }
 
 fn group(norm: &str, v: &Json, path: &str, version: &mut Version) -> Result<CgroupDecl, SpecError> {
@@ -386,6 +415,10 @@ fn cpu_list(v: &Json, path: &str) -> Result<CpuList, SpecError> {
 /// The built tree and where each group was declared or first named.
 pub(crate) struct Tree {
     pub groups: Vec<Cgroup>,
+    /// Each group but the root, keyed by [`child_key`] → its id − 1.
+    ids: Names,
+    /// Each group's children, in id order.
+    children: Vec<Vec<GroupId>>,
     json_paths: Vec<String>,
     knobs: Vec<Vec<(Knob, String)>>,
     cpusets: Vec<Option<CpuList>>,
@@ -393,15 +426,28 @@ pub(crate) struct Tree {
 }
 
 impl Tree {
+    /// The id of group `path` (normalised), creating it and the groups on the way to it
+    /// (as `mkdir -p` does) if they are new. The path is walked from the root one name at
+    /// a time, each looked up among its parent's children, so a path costs its length.
     fn intern(&mut self, path: &str, json_path: &str) -> GroupId {
-        if let Some(i) = self.groups.iter().position(|g| g.path == path) {
-            return i as GroupId;
+        let mut g = ROOT_GROUP;
+        let mut end = 0;
+        for name in path.split('/').filter(|n| !n.is_empty()) {
+            end += 1 + name.len();
+            let key = child_key(g, name);
+            g = match self.ids.get(&key) {
+                Some(c) => c as GroupId + 1,
+                None => self.push_group(&path[..end], g, &key, json_path),
+            };
         }
-        let parent = match path.rfind('/') {
-            Some(0) => ROOT_GROUP,
-            Some(i) => self.intern(&path[..i], json_path),
-            None => ROOT_GROUP,
-        };
+        g
+    }
+
+    fn push_group(&mut self, path: &str, parent: GroupId, key: &str, json_path: &str) -> GroupId {
+        let id = self.ids.intern(key) as GroupId + 1;
+        debug_assert_eq!(id as usize, self.groups.len());
+        self.children[parent as usize].push(id);
+        self.children.push(Vec::new());
         self.groups.push(Cgroup {
             path: path.to_string(),
             parent: Some(parent),
@@ -440,15 +486,23 @@ impl Tree {
     }
 
     fn children(&self, g: GroupId) -> impl Iterator<Item = GroupId> + '_ {
-        (0..self.groups.len() as GroupId)
-            .filter(move |&c| self.groups[c as usize].parent == Some(g))
+        let kids = &self.children[g as usize];
+        work::step(kids.len() as u64);
+        kids.iter().copied()
     }
+}
+
+/// The key of the child `name` of group `parent` in [`Tree::ids`].
+fn child_key(parent: GroupId, name: &str) -> String {
+    format!("{parent}/{name}")
 }
 
 /// The tree of declared groups (no taskgroups yet).
 pub(crate) fn tree(ir: CgroupsIr) -> Tree {
     let mut t = Tree {
         groups: vec![Cgroup::root()],
+        ids: Names::default(),
+        children: vec![Vec::new()],
         json_paths: vec!["$.schedlab.cgroups".to_string()],
         knobs: vec![Vec::new()],
         cpusets: vec![None],
@@ -467,6 +521,7 @@ pub(crate) fn tree(ir: CgroupsIr) -> Tree {
 
 /// Check every group's settings once the machine has `ncpus` CPUs.
 pub(crate) fn check(t: &Tree, ncpus: u32) -> Result<(), SpecError> {
+    work::step(t.groups.len() as u64);
     for g in 0..t.groups.len() as GroupId {
         check_rt(t, g)?;
         check_cfs(t, g)?;

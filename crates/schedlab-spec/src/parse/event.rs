@@ -312,7 +312,7 @@ pub(crate) fn parse(k: Kind, key: &str, v: &Json, path: &str) -> Result<Ev, Spec
         Kind::Timer => timer(v, path)?,
         Kind::Resume => Ev::Resume(named("the name to resume (a suspend event's name)")?),
         Kind::Suspend => Ev::Suspend(get::string(v, path, "the name to suspend on")?.to_string()),
-        Kind::Yield | Kind::Exit => {
+        Kind::Yield => {
             // rt-app ignores yield's value ("String can be empty"); we accept any scalar.
             if matches!(v, Json::Arr(_) | Json::Obj(_)) {
                 return Err(SpecError::new(
@@ -323,12 +323,23 @@ pub(crate) fn parse(k: Kind, key: &str, v: &Json, path: &str) -> Result<Ev, Spec
                     ),
                 ));
             }
-            if k == Kind::Yield {
-                Ev::Yield
-            } else {
-                Ev::Exit
-            }
+            Ev::Yield
         }
+        // The value says what the event does, so only `true` is read: `false` (or
+        // anything else) would read as "do not exit" and exit all the same.
+        Kind::Exit => match v {
+            Json::Bool(true) => Ev::Exit,
+            other => {
+                return Err(SpecError::new(
+                    path,
+                    format!(
+                        "expected true (schedlab:exit ends the task when reached), found {}; \
+                         to not exit, leave the event out",
+                        other.describe()
+                    ),
+                ))
+            }
+        },
         Kind::Fork => Ev::Fork(named("the name of the task to fork")?),
         Kind::Write => {
             let (chan, bytes) = chan_bytes(v, path, "schedlab:write")?;

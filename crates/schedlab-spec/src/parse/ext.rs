@@ -19,6 +19,7 @@ use crate::model::{
     BlockDevice, Channel, ChannelKind, DeviceModel, Machine, SchedulerChoice, Topology,
     MAX_MACHINE_CPUS, SECTOR_BYTES,
 };
+use crate::work::Names;
 use crate::SpecError;
 
 pub(crate) const PIPE_CAPACITY: u64 = 65536;
@@ -84,6 +85,8 @@ pub(crate) struct ExtRest {
     pub scheduler: SchedulerChoice,
     pub seed: Option<u64>,
     pub channels: Vec<Channel>,
+    /// The channels' names (pipes and sockets share one namespace) → index in `channels`.
+    pub channel_names: Names,
     pub devices: Vec<BlockDevice>,
     pub headline: HeadlineIr,
 }
@@ -111,6 +114,7 @@ pub(crate) fn parse(v: Option<&Json>) -> Result<Ext, SpecError> {
             scheduler: SchedulerChoice::default(),
             seed: None,
             channels: Vec::new(),
+            channel_names: Names::default(),
             devices: Vec::new(),
             headline: HeadlineIr::None,
         },
@@ -121,8 +125,8 @@ pub(crate) fn parse(v: Option<&Json>) -> Result<Ext, SpecError> {
     for (k, kv, kp) in o.iter() {
         match k {
             "machine" => ext.machine = machine(kv, &kp)?,
-            "pipes" => channels(kv, &kp, ChannelKind::Pipe, &mut ext.rest.channels)?,
-            "sockets" => channels(kv, &kp, ChannelKind::Socket, &mut ext.rest.channels)?,
+            "pipes" => channels(kv, &kp, ChannelKind::Pipe, &mut ext.rest)?,
+            "sockets" => channels(kv, &kp, ChannelKind::Socket, &mut ext.rest)?,
             "cgroups" => ext.cgroups = cgroup::parse(kv, &kp)?,
             "devices" => ext.rest.devices = devices(kv, &kp)?,
             "scheduler" => ext.rest.scheduler = scheduler(kv, &kp)?,
@@ -250,12 +254,7 @@ fn cost(v: &Json, path: &str, what: &str) -> Result<u64, SpecError> {
     Ok(get::int_in(v, path, what, 0, MAX_COST)? as u64)
 }
 
-fn channels(
-    v: &Json,
-    path: &str,
-    kind: ChannelKind,
-    out: &mut Vec<Channel>,
-) -> Result<(), SpecError> {
+fn channels(v: &Json, path: &str, kind: ChannelKind, out: &mut ExtRest) -> Result<(), SpecError> {
     let what = match kind {
         ChannelKind::Pipe => "the pipes object ({name: {capacity, op_cost_ns, byte_cost_ps}})",
         ChannelKind::Socket => "the sockets object ({name: {capacity, op_cost_ns, byte_cost_ps}})",
@@ -266,7 +265,7 @@ fn channels(
         if name.is_empty() {
             return Err(SpecError::new(cp, "a channel needs a non-empty name"));
         }
-        if out.iter().any(|c| c.name == name) {
+        if out.channel_names.insert(name).is_err() {
             return Err(SpecError::new(
                 cp,
                 format!(
@@ -310,7 +309,7 @@ fn channels(
                 }
             }
         }
-        out.push(ch);
+        out.channels.push(ch);
     }
     Ok(())
 }
@@ -477,6 +476,13 @@ fn scheduler(v: &Json, path: &str) -> Result<SchedulerChoice, SpecError> {
                 ))
             }
         }
+    }
+    if s.name.is_none() && !s.params.is_empty() {
+        return Err(SpecError::new(
+            o.at("params"),
+            "scheduler tunables belong to one scheduler: give its \"name\" too (they apply \
+             when a run uses that scheduler)",
+        ));
     }
     Ok(s)
 }

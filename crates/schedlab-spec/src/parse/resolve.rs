@@ -33,18 +33,21 @@
 use super::cgroup::{self, CgroupsIr};
 use super::event::{Ev, PEv};
 use super::ext::{ExtRest, HeadlineIr};
+use super::ownership;
 use super::task::TaskIr;
+use super::Declared;
 use crate::model::{
     BlockDevice, DeviceModel, Event, GroupId, Headline, IoOffset, Machine, Phase, ResId, Resources,
     Spec, TaskSpec, TimerMode, ROOT_GROUP,
 };
+use crate::work::Names;
 use crate::SpecError;
 use std::collections::{HashMap, HashSet};
 
 /// Name → index table for one resource kind, in first-use order.
 #[derive(Default)]
 struct Table {
-    ids: HashMap<String, ResId>,
+    ids: Names,
     names: Vec<String>,
 }
 
@@ -56,12 +59,10 @@ impl Table {
     /// Intern under `key`, showing `display` (keeps unique timers, keyed by task and ref,
     /// apart from a shared timer whose name happens to read "task/ref").
     fn id_as(&mut self, key: &str, display: &str) -> ResId {
-        if let Some(&i) = self.ids.get(key) {
-            return i;
+        let i = self.ids.intern(key) as ResId;
+        if i as usize == self.names.len() {
+            self.names.push(display.to_string());
         }
-        let i = self.names.len() as ResId;
-        self.ids.insert(key.to_string(), i);
-        self.names.push(display.to_string());
         i
     }
 }
@@ -117,6 +118,7 @@ pub(crate) fn build(
     cgroups: CgroupsIr,
     machine: Machine,
     tasks: Vec<TaskIr>,
+    declared: &Declared,
 ) -> Result<Spec, SpecError> {
     let mut tree = cgroup::tree(cgroups);
     let task_groups = groups(&mut tree, &tasks);
@@ -172,12 +174,11 @@ pub(crate) fn build(
     let mut timer_unique: Vec<bool> = Vec::new();
     let mut timer_mode: Vec<TimerMode> = Vec::new();
     let mut marks = Table::default();
-    let chan_ids: HashMap<&str, ResId> = ext
-        .channels
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.name.as_str(), i as ResId))
-        .collect();
+    let chan_ids = &ext.channel_names;
+    let mut device_ids = Names::default();
+    for d in &ext.devices {
+        device_ids.intern(&d.name);
+    }
 
     let mut out_tasks = Vec::with_capacity(tasks.len());
     for (t, (group, phase_groups)) in tasks.iter().zip(&task_groups) {
@@ -188,6 +189,7 @@ pub(crate) fn build(
             let mut events = Vec::with_capacity(ph.events.len());
             for pe in &ph.events {
                 let path = pe.path.as_str();
+                check_declared_types(declared, &pe.ev, path)?;
                 // Resume checks its target before it is expanded.
                 if let Ev::Resume(n) = &pe.ev {
                     if !waited.contains(n) {
@@ -300,11 +302,11 @@ pub(crate) fn build(
                             }
                         },
                         Ev::Write { chan, bytes } => Event::Write {
-                            chan: channel(&chan_ids, &readers, &chan, path, true)?,
+                            chan: channel(chan_ids, &readers, &chan, path, true)?,
                             bytes,
                         },
                         Ev::Read { chan, bytes } => Event::Read {
-                            chan: channel(&chan_ids, &writers, &chan, path, false)?,
+                            chan: channel(chan_ids, &writers, &chan, path, false)?,
                             bytes,
                         },
                         Ev::Mark(l) => Event::Mark {
@@ -317,7 +319,7 @@ pub(crate) fn build(
                             bytes,
                             offset,
                         } => Event::Io {
-                            dev: device(&ext.devices, &dev, bytes, offset, path)?,
+                            dev: device(&ext.devices, &device_ids, &dev, bytes, offset, path)?,
                             op,
                             bytes,
                             offset,
@@ -349,6 +351,8 @@ pub(crate) fn build(
         });
     }
 
+    ownership::check(&tasks, expand)?;
+
     // Every timer event carries its resource's resolved mode.
     for t in &mut out_tasks {
         for ph in &mut t.phases {
@@ -367,7 +371,7 @@ pub(crate) fn build(
             mark_path,
             name,
         } => match marks.ids.get(&mark) {
-            Some(&m) => Headline::ElapsedSinceMark { mark: m, name },
+            Some(m) => Headline::ElapsedSinceMark { mark: m, name },
             None => {
                 return Err(SpecError::new(
                     mark_path,
@@ -414,15 +418,91 @@ pub(crate) fn build(
     })
 }
 
+/// What a name is used as.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Use {
+    Mutex,
+    Cond,
+    Barrier,
+    Timer,
+    /// suspend and resume use the name as a mutex and as a condition variable.
+    MutexAndCond,
+}
+
+impl Use {
+    fn what(self) -> &'static str {
+        match self {
+            Use::Mutex => "a mutex",
+            Use::Cond => "a condition variable",
+            Use::Barrier => "a barrier",
+            Use::Timer => "a timer",
+            Use::MutexAndCond => "a mutex and condition variable (suspend/resume)",
+        }
+    }
+
+    /// Does a declaration of rt-app type `ty` (`string_to_resource()`) allow this use?
+    fn allowed_by(self, ty: &str) -> bool {
+        let cond = matches!(ty, "wait" | "signal" | "broadcast" | "sync");
+        match self {
+            Use::Mutex => ty == "mutex",
+            Use::Cond => cond,
+            Use::Barrier => ty == "barrier",
+            Use::Timer => ty == "timer",
+            Use::MutexAndCond => ty == "mutex" || cond,
+        }
+    }
+}
+
+/// The names an event uses and what it uses each as.
+fn uses(ev: &Ev) -> Vec<(&str, Use)> {
+    match ev {
+        Ev::Lock(m) | Ev::Unlock(m) => vec![(m, Use::Mutex)],
+        Ev::Wait { cond, mutex } | Ev::Sync { cond, mutex } => {
+            vec![(cond, Use::Cond), (mutex, Use::Mutex)]
+        }
+        Ev::Signal(c) | Ev::Broad(c) => vec![(c, Use::Cond)],
+        Ev::Barrier(b) => vec![(b, Use::Barrier)],
+        Ev::Timer { name, .. } => vec![(name, Use::Timer)],
+        Ev::Suspend(n) | Ev::Resume(n) if !n.is_empty() => vec![(n, Use::MutexAndCond)],
+        _ => Vec::new(),
+    }
+}
+
+/// A name declared in the legacy `resources` section is used only as the type declared.
+/// (rt-app keys resources by name and type, so a use of another type would silently be a
+/// second resource of that name, and the declaration would say something false.)
+fn check_declared_types(declared: &Declared, ev: &Ev, path: &str) -> Result<(), SpecError> {
+    if declared.is_empty() {
+        return Ok(());
+    }
+    for (name, used) in uses(ev) {
+        let Some((ty, at)) = declared.get(name) else {
+            continue;
+        };
+        if !used.allowed_by(ty) {
+            return Err(SpecError::new(
+                path,
+                format!(
+                    "resource {name:?} is declared as type {ty:?} at {at}, but used here as {}: \
+                     a resource has one type",
+                    used.what()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The index of device `name`, checking that the request fits on it.
 fn device(
     devices: &[BlockDevice],
+    ids: &Names,
     name: &str,
     bytes: u64,
     offset: IoOffset,
     path: &str,
 ) -> Result<ResId, SpecError> {
-    let Some(i) = devices.iter().position(|d| d.name == name) else {
+    let Some(i) = ids.get(name).map(|i| i as usize) else {
         return Err(SpecError::new(
             path,
             format!("device {name:?} is not declared (expected a name from $.schedlab.devices)"),
@@ -466,13 +546,13 @@ fn need_waited(waited: &HashSet<String>, c: &str, path: &str, what: &str) -> Res
 }
 
 fn channel(
-    ids: &HashMap<&str, ResId>,
+    ids: &Names,
     other_end: &HashSet<&str>,
     name: &str,
     path: &str,
     writing: bool,
 ) -> Result<ResId, SpecError> {
-    let Some(&id) = ids.get(name) else {
+    let Some(id) = ids.get(name) else {
         return Err(SpecError::new(
             path,
             format!("channel {name:?} is not declared (expected a name from $.schedlab.pipes or $.schedlab.sockets)"),

@@ -205,8 +205,8 @@ fn check_taskgroup_count(tasks: &[TaskIr]) -> Result<(), SpecError> {
                 return Err(SpecError::new(
                     &g.path,
                     format!(
-                        "taskgroup {:?} is the {}th distinct taskgroup; rt-app accepts at most \
-                         {MAX_TASKGROUPS} (\"# taskgroups exceeds max # taskgroups\")",
+                        "taskgroup {:?} is distinct taskgroup number {}; rt-app accepts at \
+                         most {MAX_TASKGROUPS} (\"# taskgroups exceeds max # taskgroups\")",
                         g.name,
                         seen.len()
                     ),

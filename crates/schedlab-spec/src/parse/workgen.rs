@@ -19,19 +19,23 @@
 //! will check the file and ensure that each key is unique by appending an index"), not
 //! that accident: every repeated phase is its own phase.
 
+use crate::work::Names;
+
 /// The names workgen's `check_unikid_json()` gives the keys of one object, in order.
 pub(crate) fn unique_keys<'a>(keys: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    let mut seen = Names::default();
     let mut counter = 1u32;
     for k in keys {
         let mut name = k.to_string();
-        if out.contains(&name) {
+        if seen.get(&name).is_some() {
             name = format!("{k}{counter}");
-            while out.contains(&name) {
+            while seen.get(&name).is_some() {
                 counter += 1;
                 name = format!("{k}{counter}");
             }
         }
+        seen.intern(&name);
         out.push(name);
     }
     out
