@@ -312,7 +312,8 @@ def test_the_spec_view_is_the_spec_readers() -> None:
     order; Python never decodes a spec with its own JSON reader."""
     import schedlab
 
-    text = '{/* rt-app style */ "tasks": {"b": {"run": 1,}, "a": {"sleep": 2}},}'
+    text = ('{/* rt-app style */ "tasks": {"b": {"run": 1,}, "a": {"sleep": 2}},'
+            ' "global": {"duration": 1},}')
     view = schedlab.api.spec_view(text)
     assert list(view["tasks"]) == ["b", "a"]
     schedlab.validate(text)
