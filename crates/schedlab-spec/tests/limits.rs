@@ -23,7 +23,13 @@ fn cases() -> Vec<(&'static str, String, &'static str)> {
     let taskgroups: Vec<String> = (0..33)
         .map(|i| format!(r#""t{i}": {{"loop": 1, "run": 1, "taskgroup": "/g{i}"}}"#))
         .collect();
+    let templates: Vec<String> = (0..1_000_001).map(|i| format!(r#""{i}":0"#)).collect();
     vec![
+        (
+            "task templates",
+            format!(r#"{{"tasks": {{{}}}}}"#, templates.join(",")),
+            "$.tasks: 1000001 task templates is more than schedlab accepts (1000000)",
+        ),
         (
             "JSON nesting",
             "[".repeat(66),
