@@ -193,9 +193,16 @@ pub trait Scheduler {
 
     /// Can this policy run a task with these attributes? `Err` says why not (e.g.
     /// "SCHED_DEADLINE is not modelled by linux-cfs"); the run then fails with that message
-    /// before it starts (sched_setattr() returning EINVAL).
+    /// before it starts (sched_setattr() returning EINVAL). The default accepts every
+    /// policy but SCHED_DEADLINE, whose runtime, deadline and period a policy must model
+    /// to honour (ignoring them would run the task as something it did not ask to be).
     fn accepts(&self, attrs: &SchedAttrs) -> Result<(), String> {
-        let _ = attrs;
+        if attrs.policy == crate::types::Policy::Deadline {
+            return Err(format!(
+                "SCHED_DEADLINE is not modelled by {}",
+                self.info().name
+            ));
+        }
         Ok(())
     }
 

@@ -124,3 +124,27 @@ fn every_listed_default_is_accepted_by_its_own_tunable() {
         }
     }
 }
+
+/// No policy runs a SCHED_DEADLINE task as something else: one that does not model the
+/// class refuses it before the run starts (the trait's default refuses it too, so a policy
+/// written from the template cannot ignore a task's runtime, deadline and period).
+#[test]
+fn no_policy_ignores_a_sched_deadline_task() {
+    let spec = r#"{"global": {"duration": 1},
+        "tasks": {"d": {"policy": "SCHED_DEADLINE", "dl-runtime": 1000,
+                        "dl-deadline": 10000, "dl-period": 10000, "run": 500, "sleep": 9000}}}"#;
+    for &name in NAMES {
+        let cfg = SimConfig {
+            scheduler: Some(name.into()),
+            ..SimConfig::default()
+        };
+        match schedlab_sim::simulate_text(spec, &cfg) {
+            Ok(out) => panic!("{name} ran it: {}", out.json()["tasks"][0]["policy"]),
+            Err(e) => {
+                let msg = e.to_string();
+                assert!(msg.contains("SCHED_DEADLINE"), "{name}: {msg}");
+                assert!(msg.contains(name), "{name} does not name itself: {msg}");
+            }
+        }
+    }
+}
