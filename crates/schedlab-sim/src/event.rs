@@ -220,6 +220,17 @@ impl EventQueue {
         self.v[0] = e;
     }
 
+    /// The kind of the next event, if any.
+    #[inline]
+    pub fn peek_kind(&self) -> Option<EventKind> {
+        let next = match self.front {
+            Some(f) => Some(f),
+            None if self.heap => self.v.first().copied(),
+            None => self.v.last().copied(),
+        };
+        next.map(|e| EventKind::unpack(e.payload))
+    }
+
     /// Events pending.
     pub fn len(&self) -> usize {
         self.v.len() + self.front.is_some() as usize
