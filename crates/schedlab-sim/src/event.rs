@@ -184,7 +184,7 @@ impl EventQueue {
                 self.push_earliest(f);
             }
             Some(_) => self.push_queued(e),
-            None if self.queued_time().is_none_or(|t| e.time < t) => self.front = Some(e),
+            None if self.queued_next().is_none_or(|q| e.time < q.time) => self.front = Some(e),
             None => self.push_queued(e),
         }
     }
@@ -223,12 +223,7 @@ impl EventQueue {
     /// The kind of the next event, if any.
     #[inline]
     pub fn peek_kind(&self) -> Option<EventKind> {
-        let next = match self.front {
-            Some(f) => Some(f),
-            None if self.heap => self.v.first().copied(),
-            None => self.v.last().copied(),
-        };
-        next.map(|e| EventKind::unpack(e.payload))
+        self.next().map(|e| EventKind::unpack(e.payload))
     }
 
     /// Events pending.
@@ -236,23 +231,25 @@ impl EventQueue {
         self.v.len() + self.front.is_some() as usize
     }
 
-    /// The time of the next event in `v`.
+    /// The next entry of `v`.
     #[inline(always)]
-    fn queued_time(&self) -> Option<Time> {
-        let next = if self.heap {
+    fn queued_next(&self) -> Option<&Entry> {
+        if self.heap {
             self.v.first()
         } else {
             self.v.last()
-        };
-        next.map(|e| e.time)
+        }
+    }
+
+    /// The next event's entry: the front slot's, else the vector's.
+    #[inline(always)]
+    fn next(&self) -> Option<&Entry> {
+        self.front.as_ref().or_else(|| self.queued_next())
     }
 
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {
-        match self.front {
-            Some(f) => Some(f.time),
-            None => self.queued_time(),
-        }
+        self.next().map(|e| e.time)
     }
 
     /// The earliest event (of equal times, the first pushed). Inlined: the sorted case is
