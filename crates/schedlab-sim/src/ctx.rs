@@ -98,6 +98,9 @@ pub struct Ctx {
     pub(crate) counters: Vec<TaskCounters>,
     pub(crate) cpus: Vec<CpuState>,
     pub(crate) resched_mask: CpuMask,
+    /// CPUs whose reschedule waits for their task's kernel span to allow it (the
+    /// preemption model; see `kernel.rs`): need_resched is still set there.
+    pub(crate) deferred_resched: CpuMask,
     pub(crate) events: EventQueue,
     pub(crate) seq: u64,
     pub(crate) rng: Rng,
@@ -147,6 +150,7 @@ impl Ctx {
             counters: Vec::new(),
             cpus: vec![cpu; nr_cpus],
             resched_mask: CpuMask::empty(),
+            deferred_resched: CpuMask::empty(),
             events: EventQueue::with_capacity(1024),
             seq: 0,
             rng: Rng::new(seed),
@@ -285,7 +289,7 @@ impl Ctx {
     /// (test_tsk_need_resched(rq->curr)).
     #[inline]
     pub fn need_resched(&self, cpu: CpuId) -> bool {
-        self.resched_mask.contains(cpu)
+        self.resched_mask.contains(cpu) || self.deferred_resched.contains(cpu)
     }
 
     /// Move a queued task that is not running to another CPU (set_task_cpu()): the engine

@@ -13,12 +13,14 @@
 //! that only grows to the workload's steady-state size; stale events (a completion whose
 //! task was preempted) are skipped by generation number instead of being removed.
 
-use schedlab_spec::model::{Event as Op, Phase, Policy, Spec, TimerMode};
+use schedlab_spec::kernel::SpanKind;
+use schedlab_spec::model::{ChannelKind, Event as Op, Phase, Policy, Spec, TimerMode};
 
 use crate::budget::{self, Budget};
 use crate::ctx::Ctx;
 use crate::event::EventKind;
 use crate::io::BlockLayer;
+use crate::kernel::{KernelModel, Resched};
 use crate::metrics::{ActKind, Metrics, SampleMode};
 use crate::program::{mask_of, Advance, Programs, Walk};
 use crate::protocol::{CoreCosts, SchedCore};
@@ -107,8 +109,11 @@ pub(crate) struct TaskRt<'a> {
     pub timers: TaskTimers,
     /// When the task started (rt-app anchors timers at the instance's start).
     pub started_at: Time,
-    /// Period of the timer that released the current activation (for deadlines).
+    /// When the task entered its current state (for wait and sleep times).
     pub since: Time,
+    /// When its current sleep was asked to end (the release of the activation its
+    /// expiry opens, however late the kernel's timer fires).
+    pub expiry: Time,
     /// A new phase begins with its next op: apply the phase's attributes first.
     pub phase_pending: bool,
     /// The CPUs the task asks for (its task or phase `cpus`, all if none): its affinity is
@@ -132,6 +137,10 @@ pub(crate) struct RunCfg {
     pub costs: CoreCosts,
     pub fork_ns: u64,
     pub wakeup_ns: u64,
+    pub sleep_ns: u64,
+    pub exit_ns: u64,
+    /// The kernel's own execution (preemption model, tick, timers, span shapes).
+    pub kernel: KernelModel,
     pub check: bool,
     /// Bytes the run may hold (see `budget.rs`).
     pub memory_budget: u64,
@@ -179,6 +188,11 @@ pub(crate) struct Engine<'a, S: Scheduler> {
     pub events: u64,
     /// Per-CPU: a completion event for the current burst is pending.
     burst_armed: Vec<bool>,
+    /// CPUs with a deferred reschedule (`Ctx::deferred_resched`; 0 lets the hot loop
+    /// skip every check).
+    deferred_count: u32,
+    /// Per channel: the kind of kernel span its calls run as.
+    channel_span: Vec<SpanKind>,
     /// Instances created per template (for names and `resume`).
     pub instances: Vec<Vec<TaskId>>,
     /// Scratch buffer for waking several tasks without allocating.
@@ -214,8 +228,10 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             .map(|t| unique_timers_of(programs.phases(t), &timer_unique))
             .collect();
         let memory_budget = cfg.memory_budget;
+        let mut core = SchedCore::new(policy, ctx, cfg.costs);
+        core.tick_may_stop = cfg.kernel.tick_may_stop;
         Engine {
-            core: SchedCore::new(policy, ctx, cfg.costs),
+            core,
             instances: vec![Vec::new(); programs.len()],
             programs,
             rt: Vec::new(),
@@ -248,6 +264,15 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             cfg,
             events: 0,
             burst_armed: vec![false; nr_cpus],
+            deferred_count: 0,
+            channel_span: r
+                .channels
+                .iter()
+                .map(|c| match c.kind {
+                    ChannelKind::Pipe => SpanKind::Pipe,
+                    ChannelKind::Socket => SpanKind::Socket,
+                })
+                .collect(),
             scratch: Vec::with_capacity(64),
             process_tgid: Vec::new(),
             live_tasks: 0,
@@ -354,6 +379,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             timers: TaskTimers::new(&self.unique_timers[tmpl as usize]),
             started_at: now,
             since: now,
+            expiry: now,
             phase_pending: false,
             want_cpus: affinity,
             cond_mutex: 0,
@@ -558,13 +584,19 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                         } else {
                             ActKind::Sleep
                         };
-                        self.metrics.release(task, self.core.ctx.now, kind);
+                        let irq = self.cfg.kernel.k.timer_irq_ns;
+                        self.charge_interrupt(self.core.ctx.tasks[task.idx()].cpu, irq);
+                        self.metrics.release(task, self.rt[task.idx()].expiry, kind);
                         self.make_runnable(task, None, false);
                     }
                 }
             }
             EventKind::Start { task } => self.wake_new(task, None),
-            EventKind::Tick { .. } | EventKind::PolicyTimer { .. } => {
+            EventKind::Tick { cpu } => {
+                self.charge_interrupt(cpu, self.cfg.kernel.k.tick_ns);
+                self.core.handle_event(kind);
+            }
+            EventKind::PolicyTimer { .. } => {
                 self.core.handle_event(kind);
             }
             EventKind::Device { dev, data } => {
@@ -622,11 +654,19 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         if let Some(p) = self.core.ctx.cpus[c].curr {
             self.core.account_time(cpu);
             self.finish_due_burst(cpu, p);
+            if self.cfg.kernel.defers && self.defer_in_span(cpu) {
+                return;
+            }
         }
+        self.undefer(cpu);
         let sw = self.core.schedule(cpu);
         if sw.switched() {
             self.burst_armed[c] = false;
             self.core.ctx.cpus[c].gen += 1;
+            if sw.prev.is_none() {
+                let wait = self.cfg.kernel.idle_tick_left(self.core.ctx.now);
+                self.core.ctx.cpus[c].overhead_left += wait;
+            }
             if let Some(p) = sw.prev {
                 if self.rt[p.idx()].state == TState::Running {
                     self.rt[p.idx()].involuntary += 1;
@@ -727,6 +767,9 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         }
         self.metrics.started(t, self.core.ctx.now);
         loop {
+            if self.deferred_count > 0 {
+                self.lift_deferred(cpu, t);
+            }
             if self.core.ctx.resched_mask.contains(cpu) || self.halted() {
                 return;
             }
@@ -734,7 +777,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 Stage::Burst => {
                     let left = self.burst_left(t);
                     if left > 0 {
-                        return self.arm_burst(cpu, left);
+                        return self.arm_burst(cpu, self.next_stop(cpu, t, left));
                     }
                     self.effect(cpu, t);
                 }
@@ -789,14 +832,9 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     /// only block do not: tasks that wake each other at one instant can do so for ever.
     fn takes_time(&self, op: &Op) -> bool {
         match *op {
-            Op::Run { ns } | Op::Runtime { ns } | Op::Sleep { ns } => ns > 0,
+            Op::Runtime { ns } | Op::Sleep { ns } if ns > 0 => true,
             Op::Timer { .. } => true,
-            Op::Read { chan, bytes } | Op::Write { chan, bytes } => {
-                self.channels[chan as usize].call_cost(bytes) > 0
-            }
-            Op::Fork { .. } => self.cfg.fork_ns > 0,
-            Op::Signal { .. } | Op::Broad { .. } | Op::Resume { .. } => self.cfg.wakeup_ns > 0,
-            _ => false,
+            _ => self.op_cost(Some(op)) > 0,
         }
     }
 
@@ -839,7 +877,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             self.rt[t.idx()].reacquire = false;
         }
         let Some(op) = self.current_op(t) else {
-            return self.exit(cpu, t);
+            return self.begin_exit(cpu, t);
         };
         if std::mem::replace(&mut self.rt[t.idx()].phase_pending, false) {
             let rt = &self.rt[t.idx()];
@@ -850,21 +888,20 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             return;
         }
         let cost = match *op {
-            Op::Run { ns } => ns,
             Op::Runtime { ns } => {
                 self.rt[t.idx()].stage = Stage::Until(self.core.ctx.now + ns);
                 return;
             }
-            Op::Read { chan, bytes } | Op::Write { chan, bytes } => {
-                if self.rt[t.idx()].stage == Stage::Transfer {
-                    return self.effect(cpu, t);
-                }
-                self.channels[chan as usize].call_cost(bytes)
+            Op::Read { .. } | Op::Write { .. } if self.rt[t.idx()].stage == Stage::Transfer => {
+                return self.effect(cpu, t);
             }
-            Op::Fork { .. } => self.cfg.fork_ns,
-            Op::Signal { .. } | Op::Broad { .. } | Op::Resume { .. } => self.cfg.wakeup_ns,
-            _ => 0,
+            _ => self.op_cost(Some(op)),
         };
+        self.begin_burst(cpu, t, cost);
+    }
+
+    /// The op under the cursor costs `cost` of CPU time before its effect.
+    fn begin_burst(&mut self, cpu: CpuId, t: TaskId, cost: u64) {
         let done_at = self.core.ctx.tasks[t.idx()]
             .sum_exec_ns
             .saturating_add(cost);
@@ -873,6 +910,161 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         rt.burst_end = done_at;
         if cost == 0 {
             self.effect(cpu, t);
+        }
+    }
+
+    /// The program is over: `exit`, after its kernel span.
+    fn begin_exit(&mut self, cpu: CpuId, t: TaskId) {
+        if self.cfg.exit_ns == 0 {
+            return self.exit(cpu, t);
+        }
+        self.begin_burst(cpu, t, self.cfg.exit_ns);
+    }
+
+    /// The CPU time `op` costs its task before its effect (`None`: the end of the
+    /// program, which exits): the length of its burst, or of its kernel span.
+    #[inline]
+    fn op_cost(&self, op: Option<&Op>) -> u64 {
+        match op {
+            Some(Op::Run { ns }) => *ns,
+            Some(Op::Read { chan, bytes } | Op::Write { chan, bytes }) => {
+                self.channels[*chan as usize].call_cost(*bytes)
+            }
+            Some(Op::Fork { .. }) => self.cfg.fork_ns,
+            Some(Op::Signal { .. } | Op::Broad { .. } | Op::Resume { .. }) => self.cfg.wakeup_ns,
+            Some(Op::Sleep { .. } | Op::Timer { .. }) => self.cfg.sleep_ns,
+            Some(Op::Exit) | None => self.cfg.exit_ns,
+            Some(_) => 0,
+        }
+    }
+
+    /// The kind of kernel span `op` runs as (`None`: user time, or no CPU cost).
+    fn span_kind(&self, op: Option<&Op>) -> Option<SpanKind> {
+        Some(match op {
+            Some(Op::Read { chan, .. } | Op::Write { chan, .. }) => {
+                self.channel_span[*chan as usize]
+            }
+            Some(Op::Fork { .. }) => SpanKind::Fork,
+            Some(Op::Signal { .. } | Op::Broad { .. } | Op::Resume { .. }) => SpanKind::Wake,
+            Some(Op::Sleep { .. } | Op::Timer { .. }) => SpanKind::Sleep,
+            Some(Op::Exit) | None => SpanKind::Exit,
+            Some(_) => return None,
+        })
+    }
+
+    // ------------------------------------------------------------------ kernel spans
+
+    /// Where a reschedule asked of `cpu` now takes effect, given what its task `t` runs:
+    /// at once in user mode or between ops; in a kernel span, where the preemption model
+    /// allows (`kernel.rs`). The span's position is its work done, so an interrupt
+    /// charged inside it moves its preemption points with it.
+    fn resched_point(&self, t: TaskId) -> Resched {
+        let rt = &self.rt[t.idx()];
+        if rt.state != TState::Running || rt.stage != Stage::Burst {
+            return Resched::Now;
+        }
+        let op = self.current_op(t);
+        let Some(kind) = self.span_kind(op) else {
+            return Resched::Now;
+        };
+        let len = self.op_cost(op);
+        let done = len.saturating_sub(self.burst_left(t));
+        if done == 0 {
+            // Still at the system call's entry: the task is taken from user mode.
+            return Resched::Now;
+        }
+        let model = &self.cfg.kernel;
+        model.resched_in_span(model.k.span(kind), len, done)
+    }
+
+    /// `schedule()` asked of `cpu` while its task runs a kernel span that may not be left
+    /// now: keep need_resched set (`Ctx::deferred_resched`), and, if the span has a
+    /// preemption point ahead, stop there. True if deferred.
+    fn defer_in_span(&mut self, cpu: CpuId) -> bool {
+        let c = cpu.idx();
+        let Some(t) = self.core.ctx.cpus[c].curr else {
+            return false;
+        };
+        let point = self.resched_point(t);
+        if point == Resched::Now {
+            return false;
+        }
+        if !self.core.ctx.deferred_resched.contains(cpu) {
+            self.core.ctx.deferred_resched.set(cpu);
+            self.deferred_count += 1;
+        }
+        if matches!(point, Resched::After(_)) && self.burst_armed[c] {
+            self.rearm(cpu, t);
+        }
+        true
+    }
+
+    /// The reschedule deferred on `cpu` may now happen (`t` left its span or reached a
+    /// preemption point): ask for it.
+    fn lift_deferred(&mut self, cpu: CpuId, t: TaskId) {
+        if self.core.ctx.deferred_resched.contains(cpu) && self.resched_point(t) == Resched::Now {
+            self.undefer(cpu);
+            self.core.ctx.resched(cpu);
+        }
+    }
+
+    #[inline]
+    fn undefer(&mut self, cpu: CpuId) {
+        if self.deferred_count > 0 && self.core.ctx.deferred_resched.contains(cpu) {
+            self.core.ctx.deferred_resched.clear(cpu);
+            self.deferred_count -= 1;
+        }
+    }
+
+    /// How much of its burst `t` runs before the engine looks again: all of it, or up to
+    /// the span's next preemption point while a reschedule waits for one.
+    #[inline]
+    fn next_stop(&self, cpu: CpuId, t: TaskId, left: u64) -> u64 {
+        if self.deferred_count == 0 || !self.core.ctx.deferred_resched.contains(cpu) {
+            return left;
+        }
+        match self.resched_point(t) {
+            Resched::After(ns) => ns.min(left),
+            _ => left,
+        }
+    }
+
+    /// Replace the pending completion of `cpu`'s burst (its end moved, or it must stop
+    /// at a preemption point).
+    fn rearm(&mut self, cpu: CpuId, t: TaskId) {
+        self.core.ctx.cpus[cpu.idx()].gen += 1;
+        let left = match self.rt[t.idx()].stage {
+            Stage::Burst => self.next_stop(cpu, t, self.burst_left(t)),
+            Stage::Until(until) => until.saturating_sub(self.core.ctx.now),
+            _ => 0,
+        };
+        self.arm_burst(cpu, left);
+    }
+
+    /// An interrupt handler ran on `cpu` for `ns` (the tick; a timer's expiry, which ends
+    /// now): Linux charges its time to the task it interrupted (without
+    /// `IRQ_TIME_ACCOUNTING`), whose work is that much later. On an idle CPU it delays
+    /// nothing the model sees: the expiry's wake-up already comes after it.
+    fn charge_interrupt(&mut self, cpu: CpuId, ns: u64) {
+        if ns == 0 {
+            return;
+        }
+        let c = cpu.idx();
+        let Some(t) = self.core.ctx.cpus[c].curr else {
+            return;
+        };
+        self.core.account_time(cpu);
+        if self.core.ctx.cpus[c].overhead_left > 0 {
+            // Interrupting the context switch: the switch ends later.
+            self.core.ctx.cpus[c].overhead_left += ns;
+        } else if self.rt[t.idx()].stage == Stage::Burst {
+            self.rt[t.idx()].burst_end += ns;
+        } else {
+            // `runtime` (wall-clock) work, or between ops: nothing ends later.
+            return;
+        }
+        if self.burst_armed[c] {
+            self.rearm(cpu, t);
         }
     }
 
@@ -980,12 +1172,19 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         }
     }
 
+    /// Sleep until `at`: the task wakes when the kernel's timer fires and its handler
+    /// is done (`kernel.rs`), which is `at` itself on a machine with exact timers.
     fn sleep_until(&mut self, cpu: CpuId, t: TaskId, at: Time, why: Block) {
         self.block(cpu, t, why);
+        let rt_task = !self.core.ctx.tasks[t.idx()].attrs.policy.is_fair();
+        let kernel = &self.cfg.kernel;
+        let fires = kernel.timer_fires(at, rt_task);
+        let wake = fires.saturating_add(kernel.k.timer_irq_ns);
         let rt = &mut self.rt[t.idx()];
         rt.wake_gen += 1;
+        rt.expiry = at;
         let gen = rt.wake_gen;
-        self.core.ctx.push(at, EventKind::Wake { task: t, gen });
+        self.core.ctx.push(wake, EventKind::Wake { task: t, gen });
     }
 
     /// rt-app's timer (`run_event`, src/rt-app.c): anchored at the task's start (for a

@@ -18,6 +18,7 @@ mod engine;
 pub(crate) mod event;
 pub mod instruments;
 pub mod io;
+mod kernel;
 pub mod protocol;
 mod result;
 pub mod sched;
@@ -655,6 +656,9 @@ impl cpu::PolicyVisitor for Run<'_> {
             },
             fork_ns: self.spec.machine.fork_ns,
             wakeup_ns: self.spec.machine.wakeup_ns,
+            sleep_ns: self.spec.machine.sleep_ns,
+            exit_ns: self.spec.machine.exit_ns,
+            kernel: kernel::KernelModel::new(self.spec.machine.kernel, ctx.tick_ns()),
             check: self.cfg.check,
             memory_budget: self
                 .cfg

@@ -75,6 +75,9 @@ pub struct SchedCore<S: Scheduler> {
     traced_dprio: Vec<Option<i64>>,
     /// Scheduling decisions taken (`pick_next` calls).
     pub decisions: u64,
+    /// A busy CPU's tick may stop when the policy says it would change nothing (a kernel
+    /// with `NO_HZ_FULL`, or a tick that costs nothing and so cannot be seen to stop).
+    pub tick_may_stop: bool,
 }
 
 impl<S: Scheduler> SchedCore<S> {
@@ -89,6 +92,7 @@ impl<S: Scheduler> SchedCore<S> {
             dead: vec![None; n],
             traced_dprio: Vec::new(),
             decisions: 0,
+            tick_may_stop: true,
         }
     }
 
@@ -515,7 +519,10 @@ impl<S: Scheduler> SchedCore<S> {
     #[inline(always)]
     pub(crate) fn arm_tick(&mut self, cpu: CpuId) {
         let c = &self.ctx.cpus[cpu.idx()];
-        if c.tick_armed || c.curr.is_none() || self.policy.can_stop_tick(&self.ctx, cpu) {
+        if c.tick_armed
+            || c.curr.is_none()
+            || (self.tick_may_stop && self.policy.can_stop_tick(&self.ctx, cpu))
+        {
             return;
         }
         self.start_tick(cpu);

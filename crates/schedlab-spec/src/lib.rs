@@ -14,6 +14,7 @@
 pub mod error;
 pub mod gen;
 mod json;
+pub mod kernel;
 pub mod model;
 mod parse;
 pub mod rng;

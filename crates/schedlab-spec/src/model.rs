@@ -434,6 +434,14 @@ pub struct Machine {
     pub fork_ns: u64,
     /// CPU time a wake-up costs the waker (try_to_wake_up).
     pub wakeup_ns: u64,
+    /// CPU time setting up a sleep costs the sleeper (`nanosleep`, `clock_nanosleep`).
+    pub sleep_ns: u64,
+    /// CPU time `exit` costs the exiting task (`do_exit`).
+    pub exit_ns: u64,
+    /// The kernel's own execution: preemption model, tick, timers, span shapes.
+    pub kernel: crate::kernel::Kernel,
+    /// The named machine profile the spec started from (`machine.profile`), if any.
+    pub profile: Option<String>,
     pub cpus_source: CpusSource,
     /// Always set: [`Topology::flat`] unless the spec gives one.
     pub topology: Topology,
@@ -459,6 +467,10 @@ impl Default for Machine {
             sched_work_ps: 0,
             fork_ns: 0,
             wakeup_ns: 0,
+            sleep_ns: 0,
+            exit_ns: 0,
+            kernel: crate::kernel::Kernel::default(),
+            profile: None,
             cpus_source: CpusSource::Default,
             topology: Topology::flat(1),
         }

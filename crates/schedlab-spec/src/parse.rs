@@ -70,6 +70,7 @@ mod cgroup;
 mod event;
 pub(crate) mod ext;
 mod get;
+mod kernel;
 mod machine;
 mod ownership;
 mod resolve;

@@ -149,6 +149,9 @@ const MACHINE_KEYS: &[&str] = &[
     "sched_work_ps",
     "fork_ns",
     "wakeup_ns",
+    "sleep_ns",
+    "exit_ns",
+    "kernel",
 ];
 
 fn machine(v: &Json, path: &str) -> Result<MachineIr, SpecError> {
@@ -185,6 +188,9 @@ fn machine(v: &Json, path: &str) -> Result<MachineIr, SpecError> {
             }
             "fork_ns" => m.fork_ns = cost(kv, &kp, "a fork cost in ns")?,
             "wakeup_ns" => m.wakeup_ns = cost(kv, &kp, "a wake-up cost in ns")?,
+            "sleep_ns" => m.sleep_ns = cost(kv, &kp, "a sleep set-up cost in ns")?,
+            "exit_ns" => m.exit_ns = cost(kv, &kp, "an exit cost in ns")?,
+            "kernel" => super::kernel::parse(kv, &kp, &mut m.kernel, cost)?,
             _ => return Err(get::unknown_key(&kp, k, "the machine", MACHINE_KEYS)),
         }
     }

@@ -1,0 +1,223 @@
+//! The kernel's own execution: where a reschedule asked for during a kernel span takes
+//! effect under each preemption model, when a sleep timer expires, and which CPUs take the
+//! tick. The settings are `schedlab_spec::kernel::Kernel` (`machine.kernel`); the engine
+//! applies these rules (`engine.rs`: spans, deferred reschedules, interrupt charges).
+//!
+//! Kernel spans: an operation with a CPU cost other than `run` (a channel call, fork, a
+//! futex wake, a sleep's set-up, exit) runs in the kernel for that cost. Its last
+//! `nonpreempt_ns` hold spinlocks or run with interrupts off (the wake-ups and unlocks a
+//! system call ends with); under `voluntary` it has a preemption point every `point_ns`.
+//! User time (`run`, `runtime`) is always preemptible: a reschedule reaches user mode
+//! through the interrupt or IPI that asked for it, whatever the model.
+//!
+//! Where each model lets a reschedule take effect (Linux 2.6.17, the seed kernel, and
+//! unchanged in principle since; `kernel/sched.c`, `include/linux/kernel.h`,
+//! `arch/*/kernel/entry*.S`):
+//! - `none`: only when the span returns to user mode (`resume_userspace` →
+//!   `work_resched` → `schedule` in arch/mips/kernel/entry.S), when the task sleeps in it,
+//!   or at an explicit `cond_resched()` (which reschedules under every model).
+//! - `voluntary`: also at `might_sleep()` points, which `CONFIG_PREEMPT_VOLUNTARY` turns
+//!   into `cond_resched()` (`might_resched` in include/linux/kernel.h); on MIPS every
+//!   user copy starts with one (include/asm-mips/uaccess.h).
+//! - `full`: at once unless the preempt count is raised (a spinlock held, interrupts off);
+//!   then at the `preempt_enable()` that ends the section.
+//! - `rt`: as `full`, but `spinlock_t` sleeps (an rt_mutex), so only the raw-spinlock part
+//!   of a section defers.
+//!
+//! Simplifications, said once: the non-preemptible section is one piece at the end of a
+//! span; interrupt handlers and softirqs run in the interrupted context under every model
+//! (`rt` threads them in the kernel; here they still cost the interrupted task); several
+//! timers expiring at one tick are not serialised.
+
+use schedlab_spec::kernel::{Kernel, Preempt, SpanShape, TickMode, TimerRes};
+
+use crate::types::Time;
+
+/// Where, in a kernel span, a reschedule asked for now can take effect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Resched {
+    /// Now.
+    Now,
+    /// At this much more of the span's work (a preemption point, or the end of a
+    /// non-preemptible section that ends before the span).
+    After(u64),
+    /// Only when the span ends (returns to user mode).
+    AtEnd,
+}
+
+/// The kernel model of one run.
+#[derive(Clone, Debug)]
+pub(crate) struct KernelModel {
+    pub k: Kernel,
+    /// One tick (ns).
+    pub tick_ns_period: u64,
+    /// Some span can defer a reschedule: without that the engine skips every check.
+    pub defers: bool,
+    /// The periodic tick may stop on a busy CPU whose scheduler says it would change nothing.
+    pub tick_may_stop: bool,
+}
+
+impl KernelModel {
+    /// The model of `k` on a machine whose tick is `tick_ns` long.
+    pub fn new(k: Kernel, tick_ns: u64) -> KernelModel {
+        let defers = match k.preempt {
+            Preempt::None | Preempt::Voluntary => true,
+            Preempt::Full => k.spans.iter().any(|s| s.nonpreempt_ns > 0),
+            Preempt::Rt => k.spans.iter().any(|s| s.raw_ns > 0),
+        };
+        // A stopped tick is unobservable when it costs nothing: keep the cheaper run then.
+        let tick_may_stop = k.tick == TickMode::NohzFull || k.tick_ns == 0;
+        KernelModel {
+            k,
+            tick_ns_period: tick_ns,
+            defers,
+            tick_may_stop,
+        }
+    }
+
+    /// Where a reschedule asked for at `done` ns into a span of `len` ns of shape `shape`
+    /// takes effect.
+    pub fn resched_in_span(&self, shape: &SpanShape, len: u64, done: u64) -> Resched {
+        // No reschedule point lies inside the non-preemptible section (a `might_sleep`
+        // or `cond_resched` under a spinlock is a kernel bug).
+        let open = len.saturating_sub(shape.nonpreempt_ns);
+        match self.k.preempt {
+            Preempt::None => next_point(&[shape.cond_resched_ns], open, done),
+            Preempt::Voluntary => next_point(&[shape.cond_resched_ns, shape.point_ns], open, done),
+            Preempt::Full => preemptible_before(open, done),
+            Preempt::Rt => preemptible_before(len.saturating_sub(shape.raw_ns), done),
+        }
+    }
+
+    /// When a sleep asked to end at `expiry` wakes its task, before the expiry's own cost.
+    /// Real-time and deadline tasks get no timer slack (Linux ≥ 2.6.28, where slack exists).
+    pub fn timer_fires(&self, expiry: Time, rt: bool) -> Time {
+        match self.k.timers {
+            TimerRes::Hrtimer => {
+                let slack = if rt { 0 } else { self.k.timer_slack_ns };
+                expiry.saturating_add(slack)
+            }
+            TimerRes::Jiffy => self.jiffy_expiry(expiry),
+        }
+    }
+
+    /// The tick whose softirq runs a sleep timer under a kernel without high-resolution
+    /// timers: the first tick strictly after the expiry, for relative and absolute sleeps
+    /// alike. Linux 2.6.17, `kernel/hrtimer.c`: `hrtimer_run_queues` is called from the
+    /// timer softirq every jiffy and runs a timer only once the tick's time
+    /// (`hrtimer_get_softirq_time`: xtime, advanced by the tick) is greater than its
+    /// expiry ("hrtimer optimize softirq runqueues", T. Gleixner, March 2006);
+    /// `hrtimer_start` of a relative sleep sets its expiry to the call's time plus the
+    /// duration — MIPS reads the clock to the microsecond, and only the `CONFIG_TIME_LOW_RES`
+    /// architectures (not MIPS) add a jiffy. So `usleep(x)` called just after a tick sleeps
+    /// x plus almost a tick, the seed's "X + 1/HZ".
+    fn jiffy_expiry(&self, expiry: Time) -> Time {
+        let tick = self.tick_ns_period;
+        (expiry / tick).saturating_add(1).saturating_mul(tick)
+    }
+
+    /// Under `periodic` ticks, how much longer the tick handler of an idle CPU runs at
+    /// `now` (a task switched in waits for it).
+    pub fn idle_tick_left(&self, now: Time) -> u64 {
+        if self.k.tick != TickMode::Periodic || self.k.tick_ns == 0 {
+            return 0;
+        }
+        let into = now % self.tick_ns_period;
+        self.k.tick_ns.saturating_sub(into)
+    }
+}
+
+/// Preemptible anywhere before `open` ns into the span, then only at its end.
+fn preemptible_before(open: u64, done: u64) -> Resched {
+    if done < open {
+        Resched::Now
+    } else {
+        Resched::AtEnd
+    }
+}
+
+/// The next reschedule point before `open` ns into a span, with one every `every[i]` ns
+/// of its work (0: none of that kind), at `done` into it.
+fn next_point(every: &[u64], open: u64, done: u64) -> Resched {
+    // The points are at p, 2·p, …: entering the kernel is not one.
+    let next = every
+        .iter()
+        .filter(|&&p| p > 0)
+        .map(|&p| done.div_ceil(p).max(1).saturating_mul(p))
+        .min();
+    match next {
+        Some(n) if n < open && n == done => Resched::Now,
+        Some(n) if n < open => Resched::After(n - done),
+        _ => Resched::AtEnd,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(preempt: Preempt, shape: SpanShape) -> (KernelModel, SpanShape) {
+        let k = Kernel {
+            preempt,
+            ..Kernel::default()
+        };
+        (KernelModel::new(k, 1_000_000), shape)
+    }
+
+    #[test]
+    fn each_model_places_a_reschedule_in_a_span() {
+        let shape = SpanShape {
+            nonpreempt_ns: 300,
+            raw_ns: 100,
+            point_ns: 250,
+            cond_resched_ns: 400,
+        };
+        let at = |p, done| {
+            let (m, s) = model(p, shape);
+            m.resched_in_span(&s, 1000, done)
+        };
+        // The section is [700, 1000): no point inside it.
+        assert_eq!(at(Preempt::None, 0), Resched::After(400));
+        assert_eq!(at(Preempt::None, 400), Resched::Now);
+        assert_eq!(at(Preempt::None, 401), Resched::AtEnd);
+        assert_eq!(at(Preempt::Voluntary, 0), Resched::After(250));
+        assert_eq!(at(Preempt::Voluntary, 10), Resched::After(240));
+        assert_eq!(at(Preempt::Voluntary, 260), Resched::After(140));
+        assert_eq!(at(Preempt::Voluntary, 500), Resched::Now);
+        assert_eq!(at(Preempt::Voluntary, 600), Resched::AtEnd);
+        assert_eq!(at(Preempt::Full, 699), Resched::Now);
+        assert_eq!(at(Preempt::Full, 700), Resched::AtEnd);
+        assert_eq!(at(Preempt::Rt, 850), Resched::Now);
+        assert_eq!(at(Preempt::Rt, 900), Resched::AtEnd);
+    }
+}
+
+#[cfg(test)]
+mod timer_tests {
+    use super::*;
+
+    /// 2.6.17's rule at HZ=1000: the first tick strictly after the expiry.
+    #[test]
+    fn jiffy_timers_fire_on_the_first_tick_after_their_expiry() {
+        let k = Kernel {
+            timers: TimerRes::Jiffy,
+            ..Kernel::default()
+        };
+        let m = KernelModel::new(k, 1_000_000);
+        assert_eq!(m.timer_fires(3_000_000, false), 4_000_000);
+        assert_eq!(m.timer_fires(3_000_001, true), 4_000_000);
+        assert_eq!(m.timer_fires(3_999_999, false), 4_000_000);
+        assert_eq!(m.timer_fires(0, false), 1_000_000);
+    }
+
+    #[test]
+    fn timer_slack_delays_only_fair_tasks() {
+        let k = Kernel {
+            timer_slack_ns: 50_000,
+            ..Kernel::default()
+        };
+        let m = KernelModel::new(k, 4_000_000);
+        assert_eq!(m.timer_fires(1_000, false), 51_000);
+        assert_eq!(m.timer_fires(1_000, true), 1_000);
+    }
+}

@@ -1,0 +1,132 @@
+//! `machine.kernel`: the preemption model, tick, timers and kernel span shapes
+//! (`crate::kernel`). Every key is optional and overrides only what it names, so a spec can
+//! start from a machine profile and change one setting.
+
+use super::get::{self, Obj};
+use crate::json::Json;
+use crate::kernel::{Kernel, Preempt, SpanKind, SpanShape, TickMode, TimerRes};
+use crate::SpecError;
+
+const KERNEL_KEYS: &[&str] = &[
+    "preempt",
+    "timers",
+    "timer_slack_ns",
+    "tick",
+    "tick_ns",
+    "timer_irq_ns",
+    "spans",
+];
+
+const SPAN_KEYS: &[&str] = &["nonpreempt_ns", "raw_ns", "point_ns", "cond_resched_ns"];
+
+/// Apply the object at `path` to `k`.
+pub(crate) fn parse(v: &Json, path: &str, k: &mut Kernel, cost: CostFn) -> Result<(), SpecError> {
+    let o = Obj::new(v, path, "the kernel object")?;
+    o.no_repeats(|_| false)?;
+    for (key, kv, kp) in o.iter() {
+        match key {
+            "preempt" => {
+                let s = get::string(kv, &kp, "a preemption model")?;
+                k.preempt = Preempt::parse(s).ok_or_else(|| {
+                    one_of(
+                        &kp,
+                        "a preemption model",
+                        s,
+                        &Preempt::ALL.map(Preempt::as_str),
+                    )
+                })?;
+            }
+            "timers" => {
+                let s = get::string(kv, &kp, "a timer resolution")?;
+                k.timers = TimerRes::parse(s)
+                    .ok_or_else(|| one_of(&kp, "a timer resolution", s, &["hrtimer", "jiffy"]))?;
+            }
+            "tick" => {
+                let s = get::string(kv, &kp, "a tick mode")?;
+                k.tick = TickMode::parse(s).ok_or_else(|| {
+                    one_of(
+                        &kp,
+                        "a tick mode",
+                        s,
+                        &["periodic", "nohz_idle", "nohz_full"],
+                    )
+                })?;
+            }
+            "timer_slack_ns" => k.timer_slack_ns = cost(kv, &kp, "a timer slack in ns")?,
+            "tick_ns" => k.tick_ns = cost(kv, &kp, "a tick interrupt's cost in ns")?,
+            "timer_irq_ns" => k.timer_irq_ns = cost(kv, &kp, "a timer expiry's cost in ns")?,
+            "spans" => spans(kv, &kp, k, cost)?,
+            _ => return Err(get::unknown_key(&kp, key, "the kernel object", KERNEL_KEYS)),
+        }
+    }
+    Ok(())
+}
+
+/// How a machine cost is read (the machine's range check, shared with its other costs).
+pub(crate) type CostFn = fn(&Json, &str, &str) -> Result<u64, SpecError>;
+
+fn spans(v: &Json, path: &str, k: &mut Kernel, cost: CostFn) -> Result<(), SpecError> {
+    let o = Obj::new(
+        v,
+        path,
+        "the spans object ({kind: {nonpreempt_ns, raw_ns, point_ns, cond_resched_ns}})",
+    )?;
+    o.no_repeats(|_| false)?;
+    let kinds = SpanKind::ALL.map(SpanKind::as_str);
+    for (key, kv, kp) in o.iter() {
+        let kind = SpanKind::parse(key)
+            .ok_or_else(|| get::unknown_key(&kp, key, "the spans object", &kinds))?;
+        span(kv, &kp, &mut k.spans[kind.index()], cost)?;
+    }
+    Ok(())
+}
+
+fn span(v: &Json, path: &str, s: &mut SpanShape, cost: CostFn) -> Result<(), SpecError> {
+    let o = Obj::new(
+        v,
+        path,
+        "a span shape ({nonpreempt_ns, raw_ns, point_ns, cond_resched_ns})",
+    )?;
+    o.no_repeats(|_| false)?;
+    let mut raw_path = None;
+    for (key, kv, kp) in o.iter() {
+        match key {
+            "nonpreempt_ns" => s.nonpreempt_ns = cost(kv, &kp, "a non-preemptible length in ns")?,
+            "raw_ns" => {
+                s.raw_ns = cost(kv, &kp, "a raw-spinlock length in ns")?;
+                raw_path = Some(kp);
+            }
+            "point_ns" => s.point_ns = cost(kv, &kp, "a preemption-point interval in ns")?,
+            "cond_resched_ns" => {
+                s.cond_resched_ns = cost(kv, &kp, "a cond_resched interval in ns")?
+            }
+            _ => return Err(get::unknown_key(&kp, key, "a span shape", SPAN_KEYS)),
+        }
+    }
+    if s.raw_ns > s.nonpreempt_ns {
+        let at = raw_path.unwrap_or_else(|| o.at("nonpreempt_ns"));
+        return Err(SpecError::new(
+            at,
+            format!(
+                "raw_ns ({}) is part of the non-preemptible section and cannot be longer than \
+                 nonpreempt_ns ({})",
+                s.raw_ns, s.nonpreempt_ns
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn one_of(path: &str, what: &str, found: &str, allowed: &[&str]) -> SpecError {
+    SpecError::new(
+        path,
+        format!(
+            "expected {what}: one of {}, found {found:?}",
+            allowed
+                .iter()
+                .map(|a| format!("{a:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    )
+}
