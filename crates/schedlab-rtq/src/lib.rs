@@ -52,6 +52,8 @@ extern crate alloc;
 #[cfg(feature = "alloc")]
 mod any;
 mod bitmap_lists;
+mod jsp_search;
+mod lean_list;
 mod single_list;
 mod storage;
 mod tree;
@@ -59,7 +61,9 @@ mod two_level_bitmap;
 
 #[cfg(feature = "alloc")]
 pub use any::{AnyQueue, Kind};
-pub use bitmap_lists::{BitmapLists, FlatBitmap, PrioBitmap, PrioLists};
+pub use bitmap_lists::{BitmapLists, BitmapListsJsp, FlatBitmap, PrioBitmap, PrioLists};
+pub use jsp_search::{jsp_bitmap_search, FirstSet, HardwareFfs, JspSearch, NIBBLE_LOWEST_BIT};
+pub use lean_list::{LeanList, LEAN_CAPACITY};
 pub use single_list::SingleList;
 #[cfg(feature = "alloc")]
 pub use storage::Heap;
@@ -306,6 +310,8 @@ mod tests {
             fn $test() {
                 super::tests::$test(SingleList::<F>::new(16));
                 super::tests::$test(BitmapLists::<F>::new(16));
+                super::tests::$test(BitmapListsJsp::<F>::new(16));
+                super::tests::$test(LeanList::with_capacity(16, 8));
                 super::tests::$test(TwoLevelBitmap::<F>::new(16));
                 super::tests::$test(Tree::<F>::new(16));
             }
