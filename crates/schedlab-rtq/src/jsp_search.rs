@@ -18,7 +18,10 @@
 //! Generalisation: our bitmap words are 64 bits wide and may hold more than 16 levels, so
 //! [`JspSearch`] first skips whole zero 16-bit quarters of the word (one test when ≤ 16
 //! levels are used, as in the seed's kernel, the place of JSP's `assert` on the low 16
-//! bits) and then searches the first non-zero quarter as JSP does.
+//! bits) and then searches the first non-zero quarter as JSP does. The table is JSP's
+//! with one unused entry in front, indexed by the nibble itself rather than by
+//! `nibble - 1`: the same values, and no index check is compiled (an SH-3 compiler folds
+//! JSP's `- 1` into the table's address, so neither costs an instruction there).
 
 /// How the lowest set bit of a non-zero bitmap word is found.
 pub trait FirstSet {
@@ -47,15 +50,16 @@ impl FirstSet for HardwareFfs {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct JspSearch;
 
-/// The lowest set bit of each non-zero nibble 1..=15, at index `nibble - 1` (JSP's
-/// `search_table`: the same 15 values, derived here from their definition).
-pub static NIBBLE_LOWEST_BIT: [u8; 15] = nibble_table();
+/// The lowest set bit of each nibble 1..=15 at index `nibble` (index 0, an empty nibble,
+/// is never read): JSP's `search_table`, whose 15 values sit at `nibble - 1`, derived here
+/// from their definition.
+pub static NIBBLE_LOWEST_BIT: [u8; 16] = nibble_table();
 
-const fn nibble_table() -> [u8; 15] {
-    let mut t = [0u8; 15];
-    let mut i = 0;
-    while i < 15 {
-        t[i] = (i as u8 + 1).trailing_zeros() as u8;
+const fn nibble_table() -> [u8; 16] {
+    let mut t = [0u8; 16];
+    let mut i = 1;
+    while i < 16 {
+        t[i] = (i as u8).trailing_zeros() as u8;
         i += 1;
     }
     t
@@ -75,7 +79,7 @@ pub fn jsp_bitmap_search(map: u16) -> u32 {
         bits >>= 4;
         n += 4;
     }
-    n + NIBBLE_LOWEST_BIT[((bits & 0x0f) - 1) as usize] as u32
+    n + NIBBLE_LOWEST_BIT[(bits & 0x0f) as usize] as u32
 }
 
 impl FirstSet for JspSearch {
@@ -99,9 +103,9 @@ mod tests {
 
     #[test]
     fn the_table_is_jsps() {
-        // TOPPERS/JSP task.c l.139-140, element by element
+        // TOPPERS/JSP task.c l.139-140, element by element, from index 1
         assert_eq!(
-            NIBBLE_LOWEST_BIT,
+            NIBBLE_LOWEST_BIT[1..],
             [0, 1, 0, 2, 0, 1, 0, 3, 0, 1, 0, 2, 0, 1, 0]
         );
     }
