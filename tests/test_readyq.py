@@ -104,6 +104,7 @@ NM = """\
 0000000000001120 0000000000000400 T _ZN4core9panicking5panic17hE
 0000000000001520 0000000000000010 T rtqp_s_single_list_peek
 0000000000002000 0000000000000008 D some_data
+0000000000003000 0000000000000010 R _ZN12schedlab_rtq10jsp_search17NIBBLE_LOWEST_BIT17hE
 """
 OBJDUMP = """\
 0000000000001000 <rtqp_m_single_list_act_tsk>:
@@ -129,6 +130,10 @@ def test_code_size_counts_reachable_ready_queue_code_once() -> None:
     both = ["rtqp_m_single_list_act_tsk", "rtqp_s_single_list_peek"]
     assert readyq.reachable_size(both, calls, sizes) == 0x130
     assert readyq.reachable_size(["missing"], calls, sizes) == 0
+    # JSP's search table is read-only data, counted with the back end that reads it
+    data = readyq.parse_nm(NM, "Rr")
+    assert readyq.table_sizes("bitmap-lists-jsp", data) == {"NIBBLE_LOWEST_BIT": 16}
+    assert readyq.table_sizes("bitmap-lists", data) == {}
 
 
 # --- the probe missing, valgrind missing ------------------------------------------------

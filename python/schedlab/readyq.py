@@ -157,18 +157,20 @@ def parse_nm(text: str, kinds: str = "TtWw") -> dict[str, int]:
     return sizes
 
 
-#: Read-only tables a back end's code reads, by a part of their symbol name: counted with its
-#: code, as the seed's object size counted JSP's ``search_table``.
-TABLES: dict[str, tuple[str, ...]] = {"bitmap-lists-jsp": ("jsp_search17NIBBLE_LOWEST_BIT",)}
+#: Read-only tables a back end's code reads — (a part of the symbol's mangled name, the
+#: table's name) —, counted with its code as the seed's object size counted JSP's
+#: ``search_table``.
+TABLES: dict[str, tuple[tuple[str, str], ...]] = {
+    "bitmap-lists-jsp": (("jsp_search17NIBBLE_LOWEST_BIT", "NIBBLE_LOWEST_BIT"),)}
 
 
 def table_sizes(backend: str, data: Mapping[str, int]) -> dict[str, int]:
     """Bytes of each read-only table of ``backend`` found among the data symbols."""
     out: dict[str, int] = {}
-    for part in TABLES.get(backend, ()):
+    for part, label in TABLES.get(backend, ()):
         for name, size in data.items():
             if part in name:
-                out[part.split("17", 1)[-1]] = size
+                out[label] = size
     return out
 
 

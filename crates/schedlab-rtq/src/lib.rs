@@ -11,6 +11,12 @@
 //! | [`TwoLevelBitmap`] | the same lists, a summary word over the bitmap words (P up to 4096) | two-level find-first-set as used for large priority ranges |
 //! | [`Tree`] | AVL tree keyed by (priority, arrival sequence) in a node arena | Zephyr `CONFIG_SCHED_SCALABLE` (`z_priq_rb_*`, red-black there) |
 //!
+//! For seed 002's comparison two more, written as the seed's C would be: [`LeanList`] (the
+//! single queue on one circular list with a header node, no counters, at most 255 tasks) and
+//! [`BitmapListsJsp`] (the bitmap lists searched with TOPPERS/JSP's software `bitmap_search`,
+//! [`JspSearch`], for CPUs without a find-first-set instruction). They are not in
+//! `AnyQueue`: the simulator has no use for them.
+//!
 //! Semantics (μITRON 4.0, as TOPPERS/JSP implements them): priority 0 is the highest; a task made ready goes
 //! to the TAIL of its priority (FIFO within a priority); `push_head` lets a preempted
 //! running task keep its precedence; `change_priority` (chg_pri) moves a ready task to the
