@@ -87,9 +87,10 @@ def test_crossover_headline_prefers_instruction_counts() -> None:
     doc = _fake_doc({"instructions": [1.0, 3.0, 4.0], "ns_warm": [1.0, 1.0, 4.0]})
     cx = readyq.crossover(doc)
     assert cx["metric"] == "instructions"
-    assert cx["act_tsk"]["avg"] == {"bitmap_from": 2, "single_until": 1}
-    assert cx["by_metric"]["ns_warm"]["rot_rdq"]["worst"] == {"bitmap_from": 3,
-                                                               "single_until": 2}
+    assert cx["act_tsk"]["avg"] == {"bitmap_from": 2, "single_until": 1, "single_wins": 1,
+                                    "ties": 0, "bitmap_wins": 2}
+    assert cx["by_metric"]["ns_warm"]["rot_rdq"]["worst"] == {
+        "bitmap_from": 3, "single_until": 2, "single_wins": 2, "ties": 0, "bitmap_wins": 1}
     no_ir = _fake_doc({"ns_warm": [1.0, 1.0, 4.0]})
     assert readyq.crossover(no_ir)["metric"] == "ns_warm"
     assert readyq.crossover(no_ir)["chg_pri"]["avg"]["single_until"] == 2
@@ -103,6 +104,7 @@ NM = """\
 0000000000001120 0000000000000400 T _ZN4core9panicking5panic17hE
 0000000000001520 0000000000000010 T rtqp_s_single_list_peek
 0000000000002000 0000000000000008 D some_data
+0000000000003000 0000000000000010 R _ZN12schedlab_rtq10jsp_search17NIBBLE_LOWEST_BIT17hE
 """
 OBJDUMP = """\
 0000000000001000 <rtqp_m_single_list_act_tsk>:
@@ -128,6 +130,10 @@ def test_code_size_counts_reachable_ready_queue_code_once() -> None:
     both = ["rtqp_m_single_list_act_tsk", "rtqp_s_single_list_peek"]
     assert readyq.reachable_size(both, calls, sizes) == 0x130
     assert readyq.reachable_size(["missing"], calls, sizes) == 0
+    # JSP's search table is read-only data, counted with the back end that reads it
+    data = readyq.parse_nm(NM, "Rr")
+    assert readyq.table_sizes("bitmap-lists-jsp", data) == {"NIBBLE_LOWEST_BIT": 16}
+    assert readyq.table_sizes("bitmap-lists", data) == {}
 
 
 # --- the probe missing, valgrind missing ------------------------------------------------
@@ -157,14 +163,15 @@ def test_cli_without_probe_exits_2_with_one_line(monkeypatch: pytest.MonkeyPatch
 
 def test_parse_tasks() -> None:
     assert readyq.parse_tasks("1,5,10") == [1, 5, 10]
-    for bad, why in (("1,x", "integers"), ("0,3", "1..255"), ("5,256", "1..255"),
+    for bad, why in (("1,x", "integers"), ("0,3", "1..254"), ("5,255", "1..254"),
                      ("5,5", "ascending"), ("10,5", "ascending")):
         with pytest.raises(ValueError, match=why):
             readyq.parse_tasks(bad)
 
 
 def test_bad_arguments_exit_2(cli: CliRunner) -> None:
-    for args in (["readyq", "--bogus"], ["readyq", "extra"], ["readyq", "--tasks", "3,1"]):
+    for args in (["readyq", "--bogus"], ["readyq", "extra"], ["readyq", "--tasks", "3,1"],
+                 ["readyq", "--platform", "sh2"]):
         r = cli(*args)
         assert r.returncode == 2, args
         lines = r.stderr.strip().splitlines()
@@ -225,7 +232,9 @@ def test_json_shape(cli: CliRunner) -> None:
     assert doc["schema"] == "schedlab.readyq/1"
     assert doc["n"] == [1, 3, 40]
     assert {"machine", "backends", "code_size", "crossover"} <= doc.keys()
-    assert doc["backends"] == ["single-list", "bitmap-lists", "two-level-bitmap", "tree"]
+    assert doc["backends"] == ["single-list", "single-list-lean", "bitmap-lists",
+                               "bitmap-lists-jsp", "two-level-bitmap", "tree"]
+    assert doc["platform"]["name"] == "x86-host" and doc["platform"]["fitted"] == []
     n = len(doc["n"])
     for op in readyq.OPS:
         for b in doc["backends"]:

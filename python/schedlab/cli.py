@@ -890,12 +890,19 @@ def _nicksched_dprio(hz: int, as_json: bool, plot_dir: str | None) -> None:
 @click.option("--no-count", is_flag=True,
               help="Skip the instruction counts (valgrind/callgrind).")
 @click.option("--tasks", metavar="N[,N…]",
-              help="Numbers of ready tasks to measure (ascending, 1..255; default: the plan's).")
-def readyq_cmd(quick: bool, as_json: bool, no_count: bool, tasks: str | None) -> None:
+              help="Numbers of ready tasks to measure (ascending, 1..254; default: the plan's).")
+@click.option("--platform", type=click.Choice(["x86-host", "sh3-nocache"]), default="x86-host",
+              show_default=True,
+              help="This machine as measured, or seed 002's SH3 at 133 MHz reckoned from the "
+                   "exact counts (cache off and on; one memory wait fitted to the seed's "
+                   "figure 4).")
+def readyq_cmd(quick: bool, as_json: bool, no_count: bool, tasks: str | None,
+               platform: str) -> None:
     """Measure the RTOS ready-queue back ends (seed 002): act_tsk, chg_pri and rot_rdq,
     average and worst case against the number of ready tasks, as ns (warm and cold
     caches) and exact instruction counts, plus code sizes and the crossover point where
-    the per-priority lists overtake the single list."""
+    the per-priority lists overtake the single list; with --platform sh3-nocache, the
+    same on a cost model of the seed's CPU."""
     from schedlab import readyq
 
     try:
@@ -904,7 +911,7 @@ def readyq_cmd(quick: bool, as_json: bool, no_count: bool, tasks: str | None) ->
         raise click.BadParameter(str(e), param_hint="'--tasks'") from None
     try:
         with _busy("measuring the ready queues…"):
-            doc = readyq.measure(quick, count=not no_count, ns=ns)
+            doc = readyq.measure(quick, count=not no_count, ns=ns, platform=platform)
     except readyq.ProbeError as e:
         raise CliError(f"readyq: {e}", e.code) from None
     if as_json:

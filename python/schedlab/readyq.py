@@ -12,6 +12,7 @@ list and the per-priority lists.
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import re
@@ -48,6 +49,8 @@ METRICS: dict[str, str] = {
                       "--cache-sim; the instruction cache is not flushed)",
     "ll_misses_cold": "simulated last-level misses (reads + writes), same run as "
                       "d1_misses_cold",
+    "data_reads": "exact data reads of the operation (callgrind Dr)",
+    "data_writes": "exact data writes of the operation (callgrind Dw)",
     "avg": "mean over the cases of one N (every priority p, and for chg_pri every target)",
     "worst": "maximum over the cases of one N",
     "by_prio": "per N, the mean over the cases at each priority p (0 = highest)",
@@ -143,14 +146,32 @@ def parse_objdump(text: str) -> dict[str, set[str]]:
     return calls
 
 
-def parse_nm(text: str) -> dict[str, int]:
-    """Symbol sizes from ``nm --print-size --defined-only`` output (text symbols)."""
+def parse_nm(text: str, kinds: str = "TtWw") -> dict[str, int]:
+    """Symbol sizes from ``nm --print-size --defined-only`` output (text symbols; read-only
+    data with ``kinds="Rr"``)."""
     sizes: dict[str, int] = {}
     for line in text.splitlines():
         parts = line.split()
-        if len(parts) == 4 and parts[2] in ("T", "t", "W", "w"):
+        if len(parts) == 4 and parts[2] in kinds:
             sizes[parts[3]] = int(parts[1], 16)
     return sizes
+
+
+#: Read-only tables a back end's code reads — (a part of the symbol's mangled name, the
+#: table's name) —, counted with its code as the seed's object size counted JSP's
+#: ``search_table``.
+TABLES: dict[str, tuple[tuple[str, str], ...]] = {
+    "bitmap-lists-jsp": (("jsp_search17NIBBLE_LOWEST_BIT", "NIBBLE_LOWEST_BIT"),)}
+
+
+def table_sizes(backend: str, data: Mapping[str, int]) -> dict[str, int]:
+    """Bytes of each read-only table of ``backend`` found among the data symbols."""
+    out: dict[str, int] = {}
+    for part, label in TABLES.get(backend, ()):
+        for name, size in data.items():
+            if part in name:
+                out[label] = size
+    return out
 
 
 def _own_code(name: str) -> bool:
@@ -187,21 +208,48 @@ def code_size(probe: Path, symbols: Mapping[str, Sequence[str]]) -> dict[str, An
     except (OSError, subprocess.CalledProcessError) as e:
         return {"available": False, "reason": f"binutils failed: {e}"}
     sizes, calls = parse_nm(nm_out), parse_objdump(od_out)
+    data = parse_nm(nm_out, "Rr")
     if not any(name.startswith("rtqp_") for name in sizes):
         return {"available": False, "reason": f"{probe} has no rtqp_* symbols (stripped?)"}
     out: dict[str, Any] = {}
     for backend, syms in symbols.items():
         ident = backend.replace("-", "_") + "_"
         ops = {s.split(ident, 1)[-1]: reachable_size([s], calls, sizes) for s in syms}
-        out[backend] = {"ops": ops, "total": reachable_size(list(syms), calls, sizes)}
+        tables = table_sizes(backend, data)
+        out[backend] = {"ops": ops, "tables": tables,
+                        "total": reachable_size(list(syms), calls, sizes) + sum(tables.values())}
     return {
         "available": True,
         "method": "bytes of the probe's per-back-end entry points (act_tsk, chg_pri, "
                   "rot_rdq, remove, push_head, peek) plus every schedlab_rtq function they "
-                  "reach by direct calls, from nm --print-size and objdump -d of the "
-                  "release probe binary (x86-64, opt-level 3, thin LTO)",
+                  "reach by direct calls, and the read-only tables they read (JSP's bitmap "
+                  "search table), from nm --print-size and objdump -d of the release probe "
+                  "binary (x86-64, opt-level 3, thin LTO)",
         "backends": out,
     }
+
+
+def size_comparison(cs: Mapping[str, Any], single: str, bitmap: str) -> dict[str, Any] | None:
+    """The code size of ``single`` against ``bitmap`` (totals: code and tables), and the
+    direction: is the single list's code smaller (as in seed 002: 24.8 KB → 23.0 KB)?"""
+    per = cs.get("backends", {}) if cs.get("available") else {}
+    if single not in per or bitmap not in per:
+        return None
+    s, b = per[single]["total"], per[bitmap]["total"]
+    direction = "smaller" if s < b else "larger" if s > b else "the same size"
+    return {"single": single, "bitmap": bitmap, "single_bytes": s, "bitmap_bytes": b,
+            "ratio": s / b if b else None, "direction": direction,
+            "as_seed": direction == "smaller"}
+
+
+def size_direction(cs: Mapping[str, Any], single: str, bitmap: str) -> str:
+    """One line: the size direction of the pair against the seed's."""
+    c = size_comparison(cs, single, bitmap)
+    if c is None:
+        return f"size: {single} or {bitmap} not measured"
+    seed = "as in the seed" if c["as_seed"] else "unlike the seed (single queue smaller)"
+    return (f"size: {single} {c['single_bytes']:,} bytes vs {bitmap} {c['bitmap_bytes']:,} "
+            f"bytes: the single list is {c['direction']} ({c['ratio']:.2f}×), {seed}")
 
 
 # --- crossover ---------------------------------------------------------------------------
@@ -223,19 +271,53 @@ def crossover_of(ns: Sequence[int], single: Sequence[float],
     return {"bitmap_from": bitmap_from, "single_until": single_until}
 
 
+#: Relative difference below which two figures are a tie (modelled figures are sums of
+#: products; counted ones are exact and tie only when equal).
+TIE_TOLERANCE = 1e-9
+
+
+def _tie(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=TIE_TOLERANCE, abs_tol=TIE_TOLERANCE)
+
+
+def tally(single: Sequence[float], bitmap: Sequence[float]) -> dict[str, int]:
+    """Over the measured N: how often the single list is strictly faster, how often the
+    two tie, how often the bitmap lists are strictly faster."""
+    out = {"single_wins": 0, "ties": 0, "bitmap_wins": 0}
+    for s, b in zip(single, bitmap, strict=True):
+        key = "ties" if _tie(s, b) else "single_wins" if s < b else "bitmap_wins"
+        out[key] += 1
+    return out
+
+
+def compare_lists(ns: Sequence[int], single: Sequence[float],
+                  bitmap: Sequence[float]) -> dict[str, int | None]:
+    """The crossover (:func:`crossover_of`, a tie counting as a tie, not as a loss by a
+    rounding error) and the strict wins and ties of two series against N."""
+    tied = [b if _tie(s, b) else s for s, b in zip(single, bitmap, strict=True)]
+    return {**crossover_of(ns, tied, bitmap), **tally(single, bitmap)}
+
+
+def compare_pair(doc: Mapping[str, Any], single: str, bitmap: str,
+                 metric: str) -> dict[str, Any]:
+    """Per operation and statistic, ``single`` against ``bitmap`` by ``metric``
+    (:func:`compare_lists`)."""
+    out: dict[str, Any] = {}
+    for op in OPS:
+        fig = doc.get(op, {})
+        s, b = fig.get(single, {}).get(metric), fig.get(bitmap, {}).get(metric)
+        if s and b:
+            out[op] = {st: compare_lists(doc["n"], s[st], b[st]) for st in ("avg", "worst")}
+    return out
+
+
 def crossover(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """Crossover per metric, operation and statistic; ``metric`` names the headline one
-    (instruction counts when available, else warm nanoseconds)."""
-    ns = doc["n"]
+    """Crossover of single-list against bitmap-lists per metric, operation and statistic,
+    with the strict wins and ties; ``metric`` names the headline one (instruction counts
+    when available, else warm nanoseconds)."""
     by_metric: dict[str, Any] = {}
     for metric in CROSSOVER_METRICS:
-        per_op: dict[str, Any] = {}
-        for op in OPS:
-            fig = doc.get(op, {})
-            s, b = fig.get(SINGLE, {}).get(metric), fig.get(BITMAP, {}).get(metric)
-            if not s or not b:
-                continue
-            per_op[op] = {stat: crossover_of(ns, s[stat], b[stat]) for stat in ("avg", "worst")}
+        per_op = compare_pair(doc, SINGLE, BITMAP, metric)
         if per_op:
             by_metric[metric] = per_op
     headline = next((m for m in CROSSOVER_METRICS if m in by_metric), None)
@@ -262,8 +344,9 @@ def machine() -> dict[str, Any]:
             "arch": u.machine}
 
 
-#: The largest number of ready tasks the probe's queues hold (256 slots, one activated).
-MAX_TASKS = 255
+#: The largest number of ready tasks the probe measures (the lean single list holds 255
+#: tasks: N ready ones and the one activated).
+MAX_TASKS = 254
 
 
 def parse_tasks(text: str) -> list[int]:
@@ -281,9 +364,19 @@ def parse_tasks(text: str) -> list[int]:
 
 
 def measure(quick: bool, count: bool = True, probe: Path | None = None,
-            ns: Sequence[int] | None = None) -> dict[str, Any]:
+            ns: Sequence[int] | None = None, platform: str = "x86-host") -> dict[str, Any]:
     """Run the whole study and return the ``schedlab.readyq/1`` document (``ns``
-    replaces the plan's numbers of ready tasks)."""
+    replaces the plan's numbers of ready tasks; ``platform`` selects the platform the
+    document's ``platform`` section describes: this machine, or a cost model of the seed's
+    CPU reckoned from the counts, which then must be available)."""
+    from schedlab import readyq_platform
+
+    if platform not in readyq_platform.PLATFORMS:
+        raise ProbeError(f"unknown platform {platform!r} "
+                         f"(one of {', '.join(readyq_platform.PLATFORMS)})", 2)
+    if platform != readyq_platform.HOST and not count:
+        raise ProbeError(f"--platform {platform} is reckoned from instruction counts: "
+                         "drop --no-count", 2)
     probe = probe or find_probe()
     timed = run_probe(probe, "time", quick, ns=ns)
     plan = run_probe(probe, "plan", quick, ns=ns)
@@ -325,6 +418,10 @@ def measure(quick: bool, count: bool = True, probe: Path | None = None,
                 doc[op].setdefault(b, {}).update(counted["ops"][op][b])
     doc["code_size"] = code_size(probe, plan.get("symbols", {}))
     doc["crossover"] = crossover(doc)
+    try:
+        doc["platform"] = readyq_platform.apply(doc, platform)
+    except ValueError as e:
+        raise ProbeError(f"{e} ({instr.get('reason', '')})".replace(" ()", ""), 2) from None
     return doc
 
 
@@ -356,24 +453,41 @@ def describe_crossover(doc: Mapping[str, Any], op: str) -> str:
     return f"{op} ({metric}): " + " | ".join(parts)
 
 
+#: The back ends of the host tables: the simulator's four (the seed's lean variants are in
+#: the sh3-nocache tables).
+HOST_BACKENDS: tuple[str, ...] = ("single-list", "bitmap-lists", "two-level-bitmap", "tree")
+
+
 def print_tables(out: Any, doc: Mapping[str, Any]) -> None:
-    """Rich tables: per operation, average / worst per back end against N."""
+    """Rich tables: per operation, average / worst per back end against N (this machine's
+    measurement, or the platform model's figures), the crossover, the code sizes."""
+
+    platform = doc.get("platform", {})
+    if platform.get("name") == "sh3-nocache":
+        _print_model(out, doc, platform)
+    else:
+        _print_host(out, doc)
+    _print_sizes(out, doc, platform)
+
+
+def _print_host(out: Any, doc: Mapping[str, Any]) -> None:
     from rich.markup import escape
     from rich.table import Table
 
     has_ir = bool(doc.get("instructions", {}).get("available"))
+    backends = [b for b in doc["backends"] if b in HOST_BACKENDS]
     for op in OPS:
         t = Table(title=f"{op}: average / worst against N ready tasks "
-                        f"({doc['levels']} priority levels)", title_justify="left")
+                        f"({doc['levels']} priority levels), x86-host", title_justify="left")
         t.add_column("N", justify="right")
-        for b in doc["backends"]:
+        for b in backends:
             if has_ir:
                 t.add_column(f"{escape(b)}\ninstr", justify="right")
             t.add_column(f"{escape(b)}\nns warm", justify="right")
             t.add_column(f"{escape(b)}\nns cold", justify="right")
         for i, n in enumerate(doc["n"]):
             row = [str(n)]
-            for b in doc["backends"]:
+            for b in backends:
                 fig = doc[op][b]
                 metrics = (["instructions"] if has_ir else []) + ["ns_warm", "ns_cold"]
                 for m in metrics:
@@ -384,6 +498,57 @@ def print_tables(out: Any, doc: Mapping[str, Any]) -> None:
     if not has_ir:
         out.print(f"[yellow]instruction counts unavailable: "
                   f"{escape(str(doc['instructions'].get('reason')))}[/yellow]")
+
+
+def _print_model(out: Any, doc: Mapping[str, Any], platform: Mapping[str, Any]) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    single, bitmap = platform["pair"]["single"], platform["pair"]["bitmap"]
+    cols = (("instructions", "instr"), ("memory_accesses", "accesses"),
+            ("sh3_cache_us", "µs cache on"), ("sh3_nocache_us", "µs cache off"))
+    for op in OPS:
+        t = Table(title=f"{op}: average / worst against N ready tasks, sh3-nocache model "
+                        "(SH3 at 133 MHz)", title_justify="left")
+        t.add_column("N", justify="right")
+        for b in (single, bitmap):
+            for _, label in cols:
+                t.add_column(f"{escape(b)}\n{label}", justify="right")
+        for i, n in enumerate(doc["n"]):
+            row = [str(n)]
+            for b in (single, bitmap):
+                for m, _ in cols:
+                    f = doc[op][b][m]
+                    row.append(f"{_fig(f['avg'][i])} / {_fig(f['worst'][i])}")
+            t.add_row(*row)
+        out.print(t)
+        for metric, label in cols[1:]:
+            c = platform["comparison"][metric][op]
+            out.print(escape(f"  {label}: " + " | ".join(
+                f"{st}: {_until_text(c[st])}" for st in ("avg", "worst"))))
+    w = platform["parameters"]["memory_wait_cycles"]
+    out.print(escape(f"fitted: {platform['fitted'][0]} → W = {w['value']:.3g} cycles per "
+                     "memory access" + (f" ({w['reason']})" if w.get("reason") else "")))
+    out.print(escape("predicted: " + "; ".join(platform["predicted"])))
+    for name, p in platform["parameters"].items():
+        if p["kind"] != "fitted":
+            out.print(escape(f"{p['kind']}: {name} = {p['value']:g} ({p['source']})"))
+
+
+def _fig(x: float) -> str:
+    return f"{x:,.0f}" if x >= 100 else f"{x:.2f}" if x < 10 else f"{x:.1f}"
+
+
+def _until_text(c: Mapping[str, Any]) -> str:
+    until = "never" if c["single_until"] is None else f"N ≤ {c['single_until']}"
+    return (f"single as fast {until}; wins {c['single_wins']}, ties {c['ties']}, "
+            f"bitmap wins {c['bitmap_wins']}")
+
+
+def _print_sizes(out: Any, doc: Mapping[str, Any], platform: Mapping[str, Any]) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
     cs = doc.get("code_size", {})
     if cs.get("available"):
         t = Table(title="code size (bytes)", title_justify="left")
@@ -391,10 +556,15 @@ def print_tables(out: Any, doc: Mapping[str, Any]) -> None:
         ops = list(next(iter(cs["backends"].values()))["ops"])
         for o in ops:
             t.add_column(o, justify="right")
+        t.add_column("tables", justify="right")
         t.add_column("total", justify="right")
         for b, v in cs["backends"].items():
-            t.add_row(escape(b), *(str(v["ops"][o]) for o in ops), str(v["total"]))
+            t.add_row(escape(b), *(str(v["ops"][o]) for o in ops),
+                      str(sum(v.get("tables", {}).values())), str(v["total"]))
         out.print(t)
+        pair = platform.get("pair")
+        if pair:
+            out.print(escape(size_direction(cs, pair["single"], pair["bitmap"])))
     else:
         out.print(f"[yellow]code size unavailable: {escape(str(cs.get('reason')))}[/yellow]")
     m = doc["machine"]

@@ -14,7 +14,8 @@
 //! each back end's whole interface.
 
 use schedlab_rtq::{
-    BitmapLists, Fixed, Prio, ReadyQueue, SingleList, TaskIdx, Tree, TwoLevelBitmap,
+    BitmapLists, BitmapListsJsp, Fixed, LeanList, Prio, ReadyQueue, SingleList, TaskIdx, Tree,
+    TwoLevelBitmap,
 };
 
 use crate::plan::{CAPACITY, LEVELS};
@@ -121,8 +122,25 @@ backend!(
     rtqp_s_single_list_peek
 );
 
+/// `LeanList`: the single ready queue as the seed's C would have it (255 task slots).
+pub type SingleListLeanQ = LeanList;
+
+backend!(
+    SINGLE_LIST_LEAN,
+    SingleListLeanQ,
+    "single_list_lean",
+    rtqp_m_single_list_lean_act_tsk,
+    rtqp_m_single_list_lean_chg_pri,
+    rtqp_m_single_list_lean_rot_rdq,
+    rtqp_s_single_list_lean_remove,
+    rtqp_s_single_list_lean_push_head,
+    rtqp_s_single_list_lean_peek
+);
+
 /// `BitmapLists` (TOPPERS/JSP's structure) over the probe's storage.
 pub type BitmapListsQ = BitmapLists<Store>;
+/// The same, searched with TOPPERS/JSP's software `bitmap_search` (no find-first-set).
+pub type BitmapListsJspQ = BitmapListsJsp<Store>;
 /// `TwoLevelBitmap` over the probe's storage.
 pub type TwoLevelBitmapQ = TwoLevelBitmap<Store>;
 /// `Tree` (Zephyr's scalable queue) over the probe's storage.
@@ -138,6 +156,17 @@ backend!(
     rtqp_s_bitmap_lists_remove,
     rtqp_s_bitmap_lists_push_head,
     rtqp_s_bitmap_lists_peek
+);
+backend!(
+    BITMAP_LISTS_JSP,
+    BitmapListsJspQ,
+    "bitmap_lists_jsp",
+    rtqp_m_bitmap_lists_jsp_act_tsk,
+    rtqp_m_bitmap_lists_jsp_chg_pri,
+    rtqp_m_bitmap_lists_jsp_rot_rdq,
+    rtqp_s_bitmap_lists_jsp_remove,
+    rtqp_s_bitmap_lists_jsp_push_head,
+    rtqp_s_bitmap_lists_jsp_peek
 );
 backend!(
     TWO_LEVEL_BITMAP,
@@ -165,7 +194,9 @@ backend!(
 /// Calls `v` for every back end, in report order.
 pub fn for_each_backend(v: &mut impl Visitor) {
     v.visit(&SINGLE_LIST);
+    v.visit(&SINGLE_LIST_LEAN);
     v.visit(&BITMAP_LISTS);
+    v.visit(&BITMAP_LISTS_JSP);
     v.visit(&TWO_LEVEL_BITMAP);
     v.visit(&TREE);
 }

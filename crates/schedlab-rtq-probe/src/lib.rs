@@ -245,8 +245,10 @@ pub fn count_document(plan: &Plan, dumps: &[callgrind::Dump]) -> Result<Value, S
         for op in Op::ALL {
             let cases = Plan::cases(op);
             let (mut ir, mut d1, mut ll) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut dr, mut dw) = (Vec::new(), Vec::new());
             for &n in &plan.ns {
                 let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+                let (mut r, mut w) = (Vec::new(), Vec::new());
                 for _ in &cases {
                     let warm = if n == plan.ns[0] { it.next() } else { None };
                     let cold = it.next().ok_or("ran out of dumps")?;
@@ -256,10 +258,14 @@ pub fn count_document(plan: &Plan, dumps: &[callgrind::Dump]) -> Result<Value, S
                     a.push(cold.get("Ir") as f64);
                     b.push((cold.get("D1mr") + cold.get("D1mw")) as f64);
                     c.push((cold.get("DLmr") + cold.get("DLmw")) as f64);
+                    r.push(cold.get("Dr") as f64);
+                    w.push(cold.get("Dw") as f64);
                 }
                 ir.push(a);
                 d1.push(b);
                 ll.push(c);
+                dr.push(r);
+                dw.push(w);
             }
             let entry = ops
                 .entry(op.name())
@@ -268,6 +274,8 @@ pub fn count_document(plan: &Plan, dumps: &[callgrind::Dump]) -> Result<Value, S
                 "instructions": summarise(&ir, &cases),
                 "d1_misses_cold": summarise(&d1, &cases),
                 "ll_misses_cold": summarise(&ll, &cases),
+                "data_reads": summarise(&dr, &cases),
+                "data_writes": summarise(&dw, &cases),
             });
         }
     }

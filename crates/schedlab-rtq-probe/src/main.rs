@@ -1,7 +1,7 @@
 //! `rtq-probe`: see the library documentation (`schedlab_rtq_probe`) and docs/readyq.md.
 //!
 //! Usage: `rtq-probe time|count|count-inner|plan [--quick] [--ns N,N,…] [--valgrind PATH]`.
-//! `--ns` replaces the plan's numbers of ready tasks (ascending, each 1..=255).
+//! `--ns` replaces the plan's numbers of ready tasks (ascending, each 1..=254).
 //! Output: one JSON document on stdout. Bad arguments: one line on stderr, exit 2.
 
 use std::path::PathBuf;

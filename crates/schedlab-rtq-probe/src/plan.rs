@@ -22,8 +22,9 @@ use schedlab_rtq::{Prio, ReadyQueue, TaskIdx};
 pub const LEVELS: usize = 16;
 /// Task slots of every measured queue: N ready tasks plus the one activated.
 pub const CAPACITY: usize = 256;
-/// The largest N a plan may use.
-pub const MAX_N: usize = CAPACITY - 1;
+/// The largest N a plan may use: the lean single list holds 255 tasks (its header takes
+/// the 256th slot), N ready ones and the one activated.
+pub const MAX_N: usize = schedlab_rtq::LEAN_CAPACITY - 1;
 
 /// A measured operation (the μITRON service call it stands for).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,11 +106,11 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The full study: 1..64 densely, then up to 255.
+    /// The full study: 1..64 densely, then up to 254.
     pub fn full() -> Plan {
         Plan {
             ns: vec![
-                1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 32, 40, 48, 64, 96, 128, 192, 255,
+                1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 32, 40, 48, 64, 96, 128, 192, 254,
             ],
             reps_warm: 201,
             reps_cold: 21,

@@ -51,7 +51,7 @@ fn model_after(op: Op, before: &[(TaskIdx, Prio)], t: TaskIdx, p: Prio) -> Vec<(
 struct CheckPopulate;
 impl Visitor for CheckPopulate {
     fn visit<Q: ReadyQueue>(&mut self, b: &Backend<Q>) {
-        for n in [0, 1, 2, 5, 15, 16, 17, 33, 64, 255] {
+        for n in [0, 1, 2, 5, 15, 16, 17, 33, 64, 254] {
             let mut q = (b.make)();
             populate(&mut q, n);
             q.check_invariants();
@@ -102,6 +102,23 @@ impl Visitor for CheckOps {
 #[test]
 fn measured_entry_points_follow_uitron_rules() {
     for_each_backend(&mut CheckOps);
+}
+
+#[test]
+fn the_seeds_two_structures_and_their_lean_variants_are_measured() {
+    let names = schedlab_rtq_probe::backend_names();
+    for b in [
+        "single-list",
+        "single-list-lean",
+        "bitmap-lists",
+        "bitmap-lists-jsp",
+    ] {
+        assert!(names.contains(&b), "{b} missing from {names:?}");
+    }
+    // the largest plan fits the lean list: N ready tasks and the one activated
+    let mut q = schedlab_rtq::LeanList::new(LEVELS);
+    populate(&mut q, schedlab_rtq_probe::plan::MAX_N + 1);
+    assert_eq!(q.len(), schedlab_rtq_probe::plan::MAX_N + 1);
 }
 
 #[test]
@@ -190,6 +207,8 @@ fn parses_a_boundary_dump() {
     assert_eq!(d.get("Ir"), 52);
     assert_eq!(d.get("D1mr") + d.get("D1mw"), 3);
     assert_eq!(d.get("DLmr"), 2);
+    // data reads and writes, what the platform cost model charges memory waits for
+    assert_eq!((d.get("Dr"), d.get("Dw")), (9, 12));
     assert_eq!(d.get("NoSuchEvent"), 0);
 }
 
@@ -257,7 +276,8 @@ fn count_document_maps_dumps_to_cases_in_plan_order() {
     let want = expected_dumps(&plan);
     let cases_per_n = 3 * LEVELS + 2 * LEVELS;
     // per back end: the first N's cases warm + cold, then every other N's cases cold
-    assert_eq!(want, 4 * cases_per_n * 3);
+    let backends = schedlab_rtq_probe::backend_names().len();
+    assert_eq!(want, backends * cases_per_n * 3);
     assert!(count_document(&plan, &[])
         .unwrap_err()
         .contains(&want.to_string()));
@@ -265,7 +285,10 @@ fn count_document_maps_dumps_to_cases_in_plan_order() {
     let dumps: Vec<Dump> = (0..want).map(|k| dump(k as u32 + 1, k as u64, 1)).collect();
     let doc = count_document(&plan, &dumps).unwrap();
     // every N = 1 pair differs (k vs k + 1): all of them are counted as mismatches
-    assert_eq!(doc["warm_cold_instruction_mismatches"], 4 * cases_per_n);
+    assert_eq!(
+        doc["warm_cold_instruction_mismatches"],
+        backends * cases_per_n
+    );
     let act = &doc["ops"]["act_tsk"]["single-list"]["instructions"]["cases"];
     // act_tsk comes first: N = 1 case 0 is the cold dump 1, N = 2 case 0 follows the
     // 16 N = 1 pairs
@@ -277,7 +300,7 @@ fn count_document_maps_dumps_to_cases_in_plan_order() {
         1.0
     );
     let second = doc["backends"][1].as_str().unwrap();
-    let per_backend = want / 4;
+    let per_backend = want / backends;
     assert_eq!(
         doc["ops"]["act_tsk"][second]["instructions"]["cases"][0][0],
         (per_backend + 1) as f64

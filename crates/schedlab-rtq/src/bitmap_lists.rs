@@ -25,13 +25,17 @@
 //!   the list head) (`CONFIG_SCHED_MULTIQ`).
 //!
 //! Own code. Priority 0 is the highest, so find-first-set is "lowest set bit"
-//! (`trailing_zeros`); FreeRTOS counts the other way (highest set bit, `clz`).
+//! (`trailing_zeros`); FreeRTOS counts the other way (highest set bit, `clz`). How the
+//! lowest set bit is found is the bitmap's type parameter ([`crate::FirstSet`]): the CPU's
+//! instruction ([`BitmapLists`], the default) or TOPPERS/JSP's software `bitmap_search`
+//! for CPUs without one ([`BitmapListsJsp`], seed 002's SH3).
 //! Simplifications: the lists are NIL-terminated, not circular with a header node as in
 //! TOPPERS' `QUEUE`; the same behaviour.
 //!
 //! [`PrioLists`] is shared with the two-level variant ([`crate::TwoLevelBitmap`]): only the
 //! bitmap differs ([`PrioBitmap`]).
 
+use crate::jsp_search::{FirstSet, HardwareFfs, JspSearch};
 use crate::storage::Storage;
 use crate::util::Steps;
 use crate::{Prio, ReadyQueue, TaskIdx, NIL};
@@ -57,17 +61,20 @@ pub trait PrioBitmap<S: Storage> {
 }
 
 /// A single-level bitmap: find-first-set scans the words in order (Linux
-/// `sched_find_first_bit`; one word in TOPPERS and FreeRTOS).
-pub struct FlatBitmap<S: Storage> {
+/// `sched_find_first_bit`; one word in TOPPERS and FreeRTOS) and finds the lowest set bit
+/// of the first non-zero word with `F` (the CPU's instruction by default).
+pub struct FlatBitmap<S: Storage, F: FirstSet = HardwareFfs> {
     words: S::Words,
+    search: core::marker::PhantomData<F>,
 }
 
-impl<S: Storage> PrioBitmap<S> for FlatBitmap<S> {
-    const NAME: &'static str = "bitmap-lists";
+impl<S: Storage, F: FirstSet> PrioBitmap<S> for FlatBitmap<S, F> {
+    const NAME: &'static str = F::BACKEND_NAME;
 
     fn with_levels(levels: usize) -> Self {
         FlatBitmap {
             words: S::words(levels.div_ceil(64)),
+            search: core::marker::PhantomData,
         }
     }
 
@@ -91,7 +98,7 @@ impl<S: Storage> PrioBitmap<S> for FlatBitmap<S> {
     fn first(&self) -> (Option<usize>, u32) {
         for (i, w) in self.words.as_ref().iter().enumerate() {
             if *w != 0 {
-                return (Some(i * 64 + w.trailing_zeros() as usize), i as u32 + 1);
+                return (Some(i * 64 + F::lowest_set(*w) as usize), i as u32 + 1);
             }
         }
         (None, self.words.as_ref().len().max(1) as u32)
@@ -129,8 +136,12 @@ pub struct PrioLists<S: Storage, B: PrioBitmap<S>> {
     steps: Steps,
 }
 
-/// Per-priority lists with a single-level bitmap (TOPPERS/JSP's structure).
+/// Per-priority lists with a single-level bitmap (TOPPERS/JSP's structure) searched with
+/// the CPU's find-first-set.
 pub type BitmapLists<S> = PrioLists<S, FlatBitmap<S>>;
+/// The same structure searched as TOPPERS/JSP does on a CPU without a bit-search
+/// instruction (`bitmap_search`: halves, nibbles, a table; [`crate::JspSearch`]).
+pub type BitmapListsJsp<S> = PrioLists<S, FlatBitmap<S, JspSearch>>;
 
 impl<const N: usize, const P: usize, const W: usize, B: PrioBitmap<crate::Fixed<N, P, W>>>
     PrioLists<crate::Fixed<N, P, W>, B>

@@ -11,6 +11,12 @@
 //! | [`TwoLevelBitmap`] | the same lists, a summary word over the bitmap words (P up to 4096) | two-level find-first-set as used for large priority ranges |
 //! | [`Tree`] | AVL tree keyed by (priority, arrival sequence) in a node arena | Zephyr `CONFIG_SCHED_SCALABLE` (`z_priq_rb_*`, red-black there) |
 //!
+//! For seed 002's comparison two more, written as the seed's C would be: [`LeanList`] (the
+//! single queue on one circular list with a header node, no counters, at most 255 tasks) and
+//! [`BitmapListsJsp`] (the bitmap lists searched with TOPPERS/JSP's software `bitmap_search`,
+//! [`JspSearch`], for CPUs without a find-first-set instruction). They are not in
+//! `AnyQueue`: the simulator has no use for them.
+//!
 //! Semantics (μITRON 4.0, as TOPPERS/JSP implements them): priority 0 is the highest; a task made ready goes
 //! to the TAIL of its priority (FIFO within a priority); `push_head` lets a preempted
 //! running task keep its precedence; `change_priority` (chg_pri) moves a ready task to the
@@ -52,6 +58,8 @@ extern crate alloc;
 #[cfg(feature = "alloc")]
 mod any;
 mod bitmap_lists;
+mod jsp_search;
+mod lean_list;
 mod single_list;
 mod storage;
 mod tree;
@@ -59,7 +67,9 @@ mod two_level_bitmap;
 
 #[cfg(feature = "alloc")]
 pub use any::{AnyQueue, Kind};
-pub use bitmap_lists::{BitmapLists, FlatBitmap, PrioBitmap, PrioLists};
+pub use bitmap_lists::{BitmapLists, BitmapListsJsp, FlatBitmap, PrioBitmap, PrioLists};
+pub use jsp_search::{jsp_bitmap_search, FirstSet, HardwareFfs, JspSearch, NIBBLE_LOWEST_BIT};
+pub use lean_list::{LeanList, LEAN_CAPACITY};
 pub use single_list::SingleList;
 #[cfg(feature = "alloc")]
 pub use storage::Heap;
@@ -306,6 +316,8 @@ mod tests {
             fn $test() {
                 super::tests::$test(SingleList::<F>::new(16));
                 super::tests::$test(BitmapLists::<F>::new(16));
+                super::tests::$test(BitmapListsJsp::<F>::new(16));
+                super::tests::$test(LeanList::with_capacity(16, 8));
                 super::tests::$test(TwoLevelBitmap::<F>::new(16));
                 super::tests::$test(Tree::<F>::new(16));
             }

@@ -6,7 +6,8 @@
 
 use proptest::prelude::*;
 use schedlab_rtq::{
-    AnyQueue, BitmapLists, Fixed, Kind, Prio, ReadyQueue, SingleList, TaskIdx, Tree, TwoLevelBitmap,
+    AnyQueue, BitmapLists, BitmapListsJsp, Fixed, Kind, LeanList, Prio, ReadyQueue, SingleList,
+    TaskIdx, Tree, TwoLevelBitmap,
 };
 
 /// The reference: `lists[p]` holds priority p's ready tasks, head first.
@@ -71,10 +72,13 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// The queues under test: every back end with fixed storage and through `AnyQueue`.
+/// The queues under test: every back end with fixed storage and through `AnyQueue`, the
+/// lean single list and the bitmap lists searched as TOPPERS/JSP does.
 struct Queues {
     single: SingleList<Fixed<64, 512, 8>>,
+    lean: LeanList,
     bitmap: BitmapLists<Fixed<64, 512, 8>>,
+    jsp: BitmapListsJsp<Fixed<64, 512, 8>>,
     two: TwoLevelBitmap<Fixed<64, 512, 8>>,
     tree: Tree<Fixed<64, 512, 8>>,
     any: Vec<AnyQueue>,
@@ -88,7 +92,15 @@ macro_rules! all {
             $e;
         }
         {
+            let $q = &mut $qs.lean;
+            $e;
+        }
+        {
             let $q = &mut $qs.bitmap;
+            $e;
+        }
+        {
+            let $q = &mut $qs.jsp;
             $e;
         }
         {
@@ -164,7 +176,9 @@ fn same<Q: ReadyQueue>(q: &Q, e: &Expected, name: &str) {
 fn run(levels: usize, cap: u32, ops: &[Op]) {
     let mut qs = Queues {
         single: SingleList::with_capacity(levels, cap as usize),
+        lean: LeanList::with_capacity(levels, cap as usize),
         bitmap: BitmapLists::with_capacity(levels, cap as usize),
+        jsp: BitmapListsJsp::with_capacity(levels, cap as usize),
         two: TwoLevelBitmap::with_capacity(levels, cap as usize),
         tree: Tree::with_capacity(levels, cap as usize),
         any: Kind::ALL
@@ -175,12 +189,15 @@ fn run(levels: usize, cap: u32, ops: &[Op]) {
     let mut m = Model::new(levels);
     let lv = levels as u16;
     for op in ops {
+        let mut applied = true;
         match *op {
             Op::PushTail(t, p) => {
                 let (t, p) = (t % cap, p % lv);
                 if m.find(t).is_none() {
                     m.lists[p as usize].push(t);
                     all!(qs, q => q.push_tail(t, p));
+                } else {
+                    applied = false;
                 }
             }
             Op::PushHead(t, p) => {
@@ -188,6 +205,8 @@ fn run(levels: usize, cap: u32, ops: &[Op]) {
                 if m.find(t).is_none() {
                     m.lists[p as usize].insert(0, t);
                     all!(qs, q => q.push_head(t, p));
+                } else {
+                    applied = false;
                 }
             }
             Op::Remove(t) => {
@@ -195,6 +214,8 @@ fn run(levels: usize, cap: u32, ops: &[Op]) {
                 if m.find(t).is_some() {
                     m.take(t);
                     all!(qs, q => q.remove(t));
+                } else {
+                    applied = false;
                 }
             }
             Op::ChangePriority(t, p) => {
@@ -203,6 +224,8 @@ fn run(levels: usize, cap: u32, ops: &[Op]) {
                     m.take(t);
                     m.lists[p as usize].push(t);
                     all!(qs, q => q.change_priority(t, p));
+                } else {
+                    applied = false;
                 }
             }
             Op::Rotate(p) => {
@@ -225,12 +248,24 @@ fn run(levels: usize, cap: u32, ops: &[Op]) {
                     let (p, i) = m.find(after).unwrap();
                     m.lists[p].insert(i + 1, t);
                     all!(qs, q => q.insert_after(t, after));
+                } else {
+                    applied = false;
                 }
             }
         }
+        // the lean list recomputes the work of its last operation: the same as the
+        // single list counts while it walks
+        assert!(
+            !applied || qs.lean.last_steps() == qs.single.last_steps(),
+            "single-list-lean: last_steps {} after {op:?}, single-list {}",
+            qs.lean.last_steps(),
+            qs.single.last_steps()
+        );
         let e = Expected::of(&m, cap);
         same(&qs.single, &e, "single-list");
+        same(&qs.lean, &e, "single-list-lean");
         same(&qs.bitmap, &e, "bitmap-lists");
+        same(&qs.jsp, &e, "bitmap-lists-jsp");
         same(&qs.two, &e, "two-level-bitmap");
         same(&qs.tree, &e, "tree");
         for q in &qs.any {

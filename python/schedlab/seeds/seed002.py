@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from schedlab import plots, readyq
+from schedlab import plots, readyq, readyq_platform
 from schedlab.report import Cell, Column, Table, render
 from schedlab.seeds import published
 
@@ -346,6 +346,161 @@ def _where_text(doc: Mapping[str, Any]) -> str:
             f"{cmp} tasks than the seed's {PUBLISHED_SINGLE_UNTIL}")
 
 
+# --------------------------------------------------------------------------------------
+# The seed's platform: the sh3-nocache cost model beside this machine
+# --------------------------------------------------------------------------------------
+
+#: What each comparison row reads: (platform, metric, the figure's label).
+_PLATFORM_ROWS: tuple[tuple[str, str, str], ...] = (
+    (readyq_platform.HOST, "instructions", "x86-host: instructions"),
+    (readyq_platform.HOST, "ns_warm", "x86-host: ns, warm caches"),
+    (readyq_platform.SH3, readyq_platform.CACHE_ON, "sh3 model: µs, cache on"),
+    (readyq_platform.SH3, readyq_platform.CACHE_OFF, "sh3 model: µs, cache off (fitted W)"),
+    (readyq_platform.SH3, readyq_platform.ACCESSES,
+     "sh3 model: cache off, W without bound (memory accesses)"),
+)
+
+
+def crossover_verdict(ns: Sequence[int], c: Mapping[str, Any]) -> str:
+    """The seed's crossover against ours: the seed's single queue keeps up to 5 tasks
+    (§5) and the per-priority queues win beyond 10 (§4.2.1)."""
+    until, frm = c["single_until"], c["bitmap_from"]
+    beyond = next((n for n in ns if n > PUBLISHED_BITMAP_FROM), None)
+    if until is None or until < PUBLISHED_SINGLE_UNTIL:
+        return f"single list behind earlier than the seed's {PUBLISHED_SINGLE_UNTIL} tasks"
+    if until > PUBLISHED_BITMAP_FROM or frm is None or (beyond is not None and frm > beyond):
+        return f"single list keeps up beyond the seed's {PUBLISHED_BITMAP_FROM} tasks"
+    return "as the seed"
+
+
+def platform_table(doc: Mapping[str, Any], model: Mapping[str, Any] | None) -> Table:
+    """Crossover, strict wins and ties of each platform's pair, against the seed's."""
+    rows: list[list[Any]] = []
+    for platform, metric, label in _PLATFORM_ROWS:
+        if platform == readyq_platform.SH3 and model is None:
+            continue
+        single, bitmap = readyq_platform.PAIRS[platform]
+        cmp = readyq.compare_pair(doc, single, bitmap, metric)
+        for op, stats in cmp.items():
+            for stat in ("avg", "worst"):
+                c = stats[stat]
+                rows.append([label, f"{single} vs {bitmap}", op, stat,
+                             c["single_until"], c["bitmap_from"], c["single_wins"], c["ties"],
+                             c["bitmap_wins"], crossover_verdict(doc["n"], c)])
+    return Table(
+        id="seed002-platform",
+        caption="Where the single list stops being as fast, on this machine and on the "
+                "seed's CPU (model), against the seed",
+        columns=[Column("platform and metric"), Column("pair"), Column("operation"),
+                 Column("statistic"),
+                 Column("single as fast or faster up to N", "int"),
+                 Column("bitmap as fast or faster from N", "int"),
+                 Column("single strictly faster (N)", "int"), Column("ties (N)", "int"),
+                 Column("bitmap strictly faster (N)", "int"),
+                 Column("against the seed (≤ 5 single, > 10 bitmap)")],
+        rows=rows,
+    )
+
+
+def model_parameters_table(model: Mapping[str, Any]) -> Table:
+    rows: list[list[Any]] = []
+    for name, p in model["parameters"].items():
+        if p["kind"] == "fitted":
+            t = p["fitted_to"]
+            source = (f"fitted to the seed's figure {t['figure']} ({t['op']}, cache "
+                      f"{t['cache']}, {t['statistic']}: the two equal at N = {t['n']}). "
+                      f"{t['provenance']}")
+            if p.get("reason"):
+                source += f" — {p['reason']}"
+        else:
+            source = p["source"]
+        rows.append([name, Cell(p["value"], kind="num", decimals=3), p["kind"], source])
+    return Table(id="seed002-model-params",
+                 caption="The sh3-nocache model's parameters: published, assumed, fitted",
+                 columns=[Column("parameter"), Column("value", "num"), Column("kind"),
+                          Column("source")], rows=rows)
+
+
+def size_table(doc: Mapping[str, Any], model: Mapping[str, Any] | None) -> Table | None:
+    cs = doc.get("code_size", {})
+    if not cs.get("available"):
+        return None
+    seed_s = PUBLISHED_OBJECT_KB["single ready queue"]
+    seed_b = PUBLISHED_OBJECT_KB["per-priority queues (TOPPERS/JSP)"]
+    rows: list[list[Any]] = []
+    pairs = [("x86-host", readyq_platform.PAIRS[readyq_platform.HOST])]
+    if model is not None:
+        pairs.append(("sh3 model's pair (x86-64 code)", readyq_platform.PAIRS[readyq_platform.SH3]))
+    for label, (single, bitmap) in pairs:
+        c = readyq.size_comparison(cs, single, bitmap)
+        if c is None:
+            continue
+        rows.append([label, f"{single} vs {bitmap}", c["single_bytes"], c["bitmap_bytes"],
+                     Cell(c["ratio"], kind="ratio"), c["direction"],
+                     "as the seed" if c["as_seed"] else "unlike the seed"])
+    rows.append([Cell("seed (SH3, task-management objects)", cls="pub"),
+                 Cell("single ready queue vs TOPPERS/JSP", cls="pub"), None, None,
+                 Cell(seed_s / seed_b, kind="ratio", cls="pub"), Cell("smaller", cls="pub"),
+                 None])
+    return Table(id="seed002-sizes", caption="Size direction: is the single list's code smaller?",
+                 columns=[Column("platform"), Column("pair"),
+                          Column("single list bytes", "int"), Column("bitmap lists bytes", "int"),
+                          Column("single ÷ bitmap", "ratio"), Column("single list is"),
+                          Column("against the seed")], rows=rows)
+
+
+def model_figure(doc: Mapping[str, Any], model: Mapping[str, Any]) -> MplFigure:
+    """Modelled µs of the pair, cache off (solid) and on (dashed), per operation."""
+    plots.setup()
+    fig, axes = plots.plt.subplots(1, 3, figsize=plots.FIGSIZE, sharey=True)
+    pair = (model["pair"]["single"], model["pair"]["bitmap"])
+    for ax, op in zip(axes, readyq.OPS, strict=True):
+        for i, b in enumerate(pair):
+            for metric, ls, tag in ((readyq_platform.CACHE_OFF, "-", "cache off"),
+                                    (readyq_platform.CACHE_ON, "--", "cache on")):
+                ax.plot(doc["n"], doc[op][b][metric]["avg"], ls=ls, marker="o", ms=3, lw=1.3,
+                        color=plots.colour(i), label=f"{b}, {tag}")
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(plots.ticker.FuncFormatter(lambda x, _: f"{x:g}"))
+        ax.axvspan(PUBLISHED_SINGLE_UNTIL, PUBLISHED_BITMAP_FROM, color="#f0c36d", alpha=0.25,
+                   lw=0)
+        ax.set_title(op, fontsize=10)
+        ax.set_xlabel("ready tasks N")
+    axes[0].set_ylim(bottom=0)
+    axes[0].set_ylabel("µs per operation (average), modelled")
+    fig.suptitle("The seed's CPU (sh3-nocache model): lean single list vs JSP-searched "
+                 "bitmap lists", fontsize=11)
+    _legend_below(fig, axes)
+    return fig
+
+
+def _model_facts(doc: Mapping[str, Any], model: Mapping[str, Any]) -> dict[str, Any]:
+    """Numbers the section's text quotes, all from the model and the measurement."""
+    w = model["parameters"]["memory_wait_cycles"]
+    pair = model["pair"]
+    worst_act = doc["act_tsk"][pair["bitmap"]][readyq_platform.CACHE_ON]["worst"]
+    n10 = doc["n"].index(PUBLISHED_BITMAP_FROM) if PUBLISHED_BITMAP_FROM in doc["n"] else None
+    cmp = model["comparison"]
+    moves = []
+    for op in readyq.OPS:
+        on = cmp[readyq_platform.CACHE_ON][op]["avg"]["single_until"]
+        inf = cmp[readyq_platform.ACCESSES][op]["avg"]["single_until"]
+        moves.append(f"{op} {on if on is not None else 'never'} → "
+                     f"{inf if inf is not None else 'never'}")
+    verdicts: dict[str, int] = {}
+    for metric in (readyq_platform.CACHE_ON, readyq_platform.CACHE_OFF):
+        for op in readyq.OPS:
+            for stat in ("avg", "worst"):
+                v = crossover_verdict(doc["n"], cmp[metric][op][stat])
+                verdicts[v] = verdicts.get(v, 0) + 1
+    return {"wait": w["value"], "wait_reason": w.get("reason"),
+            "verdicts": "; ".join(f"{k}: {v}" for k, v in sorted(verdicts.items())),
+            "bitmap_worst_act_us": max(worst_act) if n10 is None else worst_act[n10],
+            "bitmap_worst_share": (max(worst_act) if n10 is None else worst_act[n10])
+            / PUBLISHED_WORST_US,
+            "moves": "; ".join(moves), "single": pair["single"], "bitmap": pair["bitmap"]}
+
+
 def _figures(ctx: Context, doc: Mapping[str, Any], n_index: int) -> list[Figure]:
     """Figures 1–6 as the seed drew them, the instruction counts, and the cost against the
     priority involved."""
@@ -390,7 +545,19 @@ def section(ctx: Context) -> SectionOutput:
         values["problem"] = str(e)
         return SectionOutput(SECTION_ID, TITLE, render("seed002.html.j2", **values))
     n_index = max((i for i, n in enumerate(doc["n"]) if n <= BY_PRIO_N), default=0)
+    model: dict[str, Any] | None = None
+    model_reason = ""
+    if readyq_platform.counted(doc):
+        model = readyq_platform.apply(doc, readyq_platform.SH3)
+    else:
+        model_reason = "the model is reckoned from instruction and data-access counts, which " \
+                       "are unavailable here"
     figs = _figures(ctx, doc, n_index)
+    model_figs = []
+    if model is not None:
+        model_figs.append(ctx.save_figure(model_figure(doc, model), "seed002-sh3-model",
+                                          "The seed's CPU, modelled: average µs against N, "
+                                          "cache off and on"))
     cs = doc.get("code_size", {})
     values.update(
         quick=ctx.quick, doc=doc, instructions=doc["instructions"], timing=doc.get("timing", {}),
@@ -398,6 +565,11 @@ def section(ctx: Context) -> SectionOutput:
         code_size=code_size_table(doc), code_size_method=cs.get("method", ""),
         code_size_reason=cs.get("reason"), findings=findings_table(doc, n_index),
         machine=_machine_facts(doc), beyond=_beyond_text(doc), where=_where_text(doc),
-        bitmap_from=PUBLISHED_BITMAP_FROM)
+        bitmap_from=PUBLISHED_BITMAP_FROM, single_until=PUBLISHED_SINGLE_UNTIL,
+        worst_us=PUBLISHED_WORST_US, model=model, model_reason=model_reason,
+        model_figs=model_figs, platform_cmp=platform_table(doc, model),
+        model_params=model_parameters_table(model) if model else None,
+        sizes=size_table(doc, model),
+        facts=_model_facts(doc, model) if model else {})
     return SectionOutput(SECTION_ID, TITLE, render("seed002.html.j2", **values),
-                         ctx.figure_files(*figs))
+                         ctx.figure_files(*figs, *model_figs))
