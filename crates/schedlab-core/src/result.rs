@@ -61,6 +61,8 @@ pub struct RunInfo {
     /// Where the machine's size came from: `default`, `given`, `topology` or `inferred`
     /// (the smallest machine that has every CPU the spec names).
     pub cpus_source: &'static str,
+    /// How the kernel's own execution was modelled (`machine.kernel`).
+    pub kernel: KernelInfo,
     /// What the samples of this run are and where they went.
     pub samples: SampleInfo,
     /// Statements about how this run was modelled that a reader must know (a setting
@@ -69,6 +71,32 @@ pub struct RunInfo {
     /// Why the run stopped before its end, leaving this partial result (its memory
     /// budget); `None` when it ran to its end.
     pub stopped: Option<String>,
+}
+
+/// The kernel model of a run: the preemption model, the timers, the tick, and the machine
+/// profile the spec started from.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelInfo {
+    /// `none`, `voluntary`, `full` or `rt`.
+    pub preempt: &'static str,
+    /// `hrtimer` or `jiffy`.
+    pub timers: &'static str,
+    /// `periodic`, `nohz_idle` or `nohz_full`.
+    pub tick: &'static str,
+    /// `machine.profile`, if the spec named one.
+    pub profile: Option<String>,
+}
+
+impl KernelInfo {
+    pub fn of(machine: &schedlab_spec::model::Machine) -> KernelInfo {
+        let k = &machine.kernel;
+        KernelInfo {
+            preempt: k.preempt.as_str(),
+            timers: k.timers.as_str(),
+            tick: k.tick.as_str(),
+            profile: machine.profile.clone(),
+        }
+    }
 }
 
 /// What became of the per-activation samples.

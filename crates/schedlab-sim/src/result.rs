@@ -2,8 +2,8 @@
 //! from a finished engine.
 
 use schedlab_core::result::{
-    CpuResult, DeviceResult, EngineKind, Headline as HeadlineOut, RunInfo, RunResult, RunSummary,
-    SampleInfo, TaskResult, Totals, SCHEMA,
+    CpuResult, DeviceResult, EngineKind, Headline as HeadlineOut, KernelInfo, RunInfo, RunResult,
+    RunSummary, SampleInfo, TaskResult, Totals, SCHEMA,
 };
 use schedlab_core::stats::{Histogram, Summary};
 use schedlab_spec::model::{Headline, Spec};
@@ -111,6 +111,7 @@ pub(crate) fn build<S: Scheduler>(e: &mut Engine<S>, spec: &Spec, meta: RunMeta<
         work_units: e.core.ctx.work_units,
         version: env!("CARGO_PKG_VERSION"),
         cpus_source: meta.cpus_source,
+        kernel: KernelInfo::of(&spec.machine),
         samples: SampleInfo {
             mode: e.sample_mode,
             count: e.metrics.recorded,
