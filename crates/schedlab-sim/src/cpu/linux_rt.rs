@@ -425,11 +425,17 @@ impl LinuxRt {
 
     /// `pick_next_pushable_task`: the best queued, not running, migratable task on `cpu`
     /// that may run on `dst` (any CPU if `None`).
+    #[inline]
     fn best_pushable(&self, ctx: &mut Ctx, cpu: CpuId, dst: Option<CpuId>) -> Option<TaskId> {
-        let rq = &self.rqs[cpu.idx()];
-        if rq.nr_migratory == 0 || rq.nr_running < 2 {
+        if !self.rqs[cpu.idx()].overloaded() {
             return None;
         }
+        self.scan_pushable(ctx, cpu, dst)
+    }
+
+    /// [`Self::best_pushable`] on an overloaded CPU: its queue in order.
+    #[inline(never)]
+    fn scan_pushable(&self, ctx: &mut Ctx, cpu: CpuId, dst: Option<CpuId>) -> Option<TaskId> {
         let mut found = None;
         let mut steps = 0u64;
         self.active.for_each(cpu, |t, _| {
@@ -485,6 +491,7 @@ impl LinuxRt {
 
     /// `pull_rt_task`: pull the best queued-but-waiting RT task from overloaded CPUs if it
     /// beats what `this` will run.
+    #[inline]
     fn pull_rt_task(&mut self, ctx: &mut Ctx, this: CpuId) {
         // The CPUs overloaded now, in increasing order. A pull only takes tasks from the
         // CPU it visits, so no CPU after it joins the mask meanwhile; one that leaves is
@@ -499,6 +506,12 @@ impl LinuxRt {
         if overloaded.is_empty() {
             return; // rt_overloaded(): nothing to pull
         }
+        self.pull_from(ctx, this, &overloaded);
+    }
+
+    /// The loop of [`Self::pull_rt_task`] over the `overloaded` CPUs.
+    #[inline(never)]
+    fn pull_from(&mut self, ctx: &mut Ctx, this: CpuId, overloaded: &CpuMask) {
         let mut resched = false;
         for src in overloaded.iter() {
             let srq = &self.rqs[src.idx()];
