@@ -31,6 +31,8 @@ struct CpuQueue {
     /// The first free slot (`NIL` if none): free slots are chained through `task`, the
     /// last freed first.
     free: u32,
+    /// Slots taken: the tasks queued.
+    len: u32,
 }
 
 impl CpuQueue {
@@ -39,12 +41,14 @@ impl CpuQueue {
             q: AnyQueue::new(kind, levels, INITIAL_SLOTS),
             task: Vec::with_capacity(INITIAL_SLOTS),
             free: NIL,
+            len: 0,
         }
     }
 
     /// A free slot for a task about to be queued (a new one when all are taken).
     #[inline(always)]
     fn take_slot(&mut self, t: u32) -> u32 {
+        self.len += 1;
         let s = self.free;
         if s == NIL {
             return self.new_slot(t);
@@ -66,6 +70,7 @@ impl CpuQueue {
 
     #[inline(always)]
     fn give_slot(&mut self, s: u32) {
+        self.len -= 1;
         self.task[s as usize] = std::mem::replace(&mut self.free, s);
     }
 }
@@ -75,6 +80,10 @@ impl CpuQueue {
 pub(crate) struct CpuQueues {
     kind: Kind,
     levels: usize,
+    /// The steps the back end takes to look for the best task of an empty queue: the
+    /// same every time for every back end (a bitmap's words, a list's or a tree's
+    /// empty root), measured once on an empty queue.
+    empty_look_steps: u32,
     queues: Vec<CpuQueue>,
     /// Per task: the CPU whose queue holds it (high half) and its slot there (low half),
     /// or `NOWHERE`.
@@ -84,9 +93,13 @@ pub(crate) struct CpuQueues {
 impl CpuQueues {
     /// Empty queues of back end `kind` with `levels` priorities for `nr_cpus` CPUs.
     pub fn new(kind: Kind, levels: usize, nr_cpus: usize) -> Self {
+        let empty = AnyQueue::new(kind, levels, 0);
+        let found = empty.peek();
+        debug_assert!(found.is_none());
         CpuQueues {
             kind,
             levels,
+            empty_look_steps: empty.last_steps(),
             queues: (0..nr_cpus).map(|_| CpuQueue::new(kind, levels)).collect(),
             at: Vec::new(),
         }
@@ -195,17 +208,36 @@ impl CpuQueues {
         self.queues[cpu.idx()].q.rotate(prio);
     }
 
-    /// The first task of the best priority on `cpu`.
-    #[inline(always)]
-    pub fn peek(&self, cpu: CpuId) -> Option<u32> {
-        let s = self.queues[cpu.idx()].q.peek()?;
-        Some(self.task_in(cpu, s))
-    }
-
     /// The best non-empty priority on `cpu`.
     #[inline]
     pub fn top_prio(&self, cpu: CpuId) -> Option<Prio> {
         self.queues[cpu.idx()].q.top_prio()
+    }
+
+    /// The first task of the best priority on `cpu` and the steps the back end took to
+    /// find it; an empty queue is answered without asking the back end (it would take
+    /// its fixed `empty_look_steps`), and then [`Self::last_steps`] is left as it was.
+    #[inline(always)]
+    pub fn peek_counted(&self, cpu: CpuId) -> (Option<u32>, u32) {
+        let q = &self.queues[cpu.idx()];
+        if q.len == 0 {
+            debug_assert!(q.q.peek().is_none() && q.q.last_steps() == self.empty_look_steps);
+            return (None, self.empty_look_steps);
+        }
+        let s = q.q.peek();
+        (s.map(|s| q.task[s as usize]), q.q.last_steps())
+    }
+
+    /// [`Self::top_prio`] and the steps it took, answered like [`Self::peek_counted`]
+    /// when `cpu`'s queue is empty.
+    #[inline(always)]
+    pub fn top_prio_counted(&self, cpu: CpuId) -> (Option<Prio>, u32) {
+        let q = &self.queues[cpu.idx()];
+        if q.len == 0 {
+            debug_assert!(q.q.top_prio().is_none() && q.q.last_steps() == self.empty_look_steps);
+            return (None, self.empty_look_steps);
+        }
+        (q.q.top_prio(), q.q.last_steps())
     }
 
     /// The priority `t` is queued at on `cpu`.
@@ -215,8 +247,13 @@ impl CpuQueues {
     }
 
     /// No task is queued on `cpu`.
+    #[inline]
     pub fn is_empty(&self, cpu: CpuId) -> bool {
-        self.queues[cpu.idx()].q.is_empty()
+        debug_assert_eq!(
+            self.queues[cpu.idx()].len == 0,
+            self.queues[cpu.idx()].q.is_empty()
+        );
+        self.queues[cpu.idx()].len == 0
     }
 
     /// The task before `t` (queued on `cpu`) within its priority.
@@ -284,7 +321,7 @@ mod tests {
                 }
                 q.push_head(c1, 3, 9);
                 assert_eq!(order(&q, c0), vec![1_000_000 + round, 7, 99_999]);
-                assert_eq!(q.peek(c1), Some(3));
+                assert_eq!(q.peek_counted(c1).0, Some(3));
                 assert_eq!(q.cpu_of(7), Some(c0));
                 assert_eq!(q.next_in_prio(c0, 7), Some(99_999));
                 assert_eq!(q.prev_in_prio(c0, 7), Some(1_000_000 + round));
@@ -300,6 +337,37 @@ mod tests {
             }
             assert_eq!(q.queues[0].task.len(), 4, "{kind:?}: slots reused");
             assert_eq!(q.queues[1].task.len(), 1);
+        }
+    }
+
+    /// The counted looks report what the back end itself reports, empty or not.
+    #[test]
+    fn counted_looks_take_the_back_ends_own_steps() {
+        for kind in Kind::ALL {
+            let mut q = CpuQueues::new(kind, 140, 1);
+            q.ensure_task(TaskId(9));
+            let c = CpuId(0);
+            let back_end = |q: &CpuQueues| {
+                let b = &q.queues[0].q;
+                let top = b.top_prio();
+                let top_steps = b.last_steps();
+                let head = b.peek().map(|s| q.task_in(c, s));
+                (head, b.last_steps(), top, top_steps)
+            };
+            let counted = |q: &CpuQueues| {
+                let (head, steps) = q.peek_counted(c);
+                let (top, top_steps) = q.top_prio_counted(c);
+                (head, steps, top, top_steps)
+            };
+            assert_eq!(counted(&q), back_end(&q), "{kind:?}: empty");
+            for (t, p) in [(4, 90), (9, 7), (2, 7), (6, 139)] {
+                q.push_tail(c, t, p);
+                assert_eq!(counted(&q), back_end(&q), "{kind:?}: {t} queued");
+            }
+            for t in [9, 6, 2, 4] {
+                q.remove(c, t);
+                assert_eq!(counted(&q), back_end(&q), "{kind:?}: {t} removed");
+            }
         }
     }
 }

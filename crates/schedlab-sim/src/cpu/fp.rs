@@ -221,8 +221,8 @@ impl Scheduler for Fp {
     /// search_schedtsk: head of the highest non-empty priority. The running task stays
     /// linked (at the head), so a preempted task keeps its precedence.
     fn pick_next(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
-        let head = self.rq.peek(cpu);
-        ctx.count_work(self.rq.last_steps(cpu) as u64);
+        let (head, steps) = self.rq.peek_counted(cpu);
+        ctx.count_work(steps as u64);
         let t = TaskId(head?);
         if ctx.curr(cpu) != Some(t) {
             self.ticks_left[cpu.idx()] = self.params.timeslice_ticks;

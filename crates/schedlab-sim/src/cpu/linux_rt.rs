@@ -123,6 +123,13 @@ struct RtRq {
 }
 
 impl RtRq {
+    /// In the overload mask (`update_rt_migration`): two queued RT tasks, one of them
+    /// allowed to migrate.
+    #[inline]
+    fn overloaded(&self) -> bool {
+        self.nr_running >= 2 && self.nr_migratory > 0
+    }
+
     fn new() -> Self {
         RtRq {
             highest: MAX_RT_PRIO,
@@ -178,6 +185,16 @@ fn tunables() -> Vec<Tunable<RtParams>> {
         ),
         readyq_row().lift(|p: &mut RtParams| &mut p.readyq),
     ]
+}
+
+/// `nr_cpus_allowed > 1`: the mask holds a second CPU (no full population count).
+#[inline]
+fn spans_cpus(aff: &CpuMask) -> bool {
+    aff.first().is_some_and(|c| {
+        let mut rest = *aff;
+        rest.clear(c);
+        !rest.is_empty()
+    })
 }
 
 /// cpupri levels: lower = less important work on the CPU.
@@ -308,49 +325,59 @@ impl LinuxRt {
     }
 
     fn do_enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, pos: Pos) {
-        let p = Self::prio_of(&ctx.task(t).attrs);
-        let rq = &mut self.rqs[cpu.idx()];
+        let view = ctx.task(t);
+        let p = Self::prio_of(&view.attrs);
+        let migratory = spans_cpus(&view.affinity);
         match pos {
             Pos::Tail => self.active.push_tail(cpu, t.0, p as Prio),
             Pos::Head => self.active.push_head(cpu, t.0, p as Prio),
             Pos::After(pred) => self.active.insert_after(cpu, t.0, pred),
         }
         ctx.count_work(self.active.last_steps(cpu) as u64);
+        let rq = &mut self.rqs[cpu.idx()];
         rq.highest = rq.highest.min(p as i32); // inc_rt_prio
         rq.nr_running += 1;
-        let migratory = ctx.task(t).affinity.count() > 1;
-        if migratory {
-            rq.nr_migratory += 1;
+        rq.nr_migratory += u32::from(migratory);
+        // update_rt_migration: one more task can only make the CPU overloaded.
+        if rq.overloaded() {
+            self.rto_mask.set(cpu);
         }
-        self.update_rt_migration(cpu);
-        let se = &mut self.se[t.idx()];
-        se.prio = p as u8;
-        se.queued = true;
-        se.cpu = cpu;
-        se.migratory = migratory;
+        self.se[t.idx()] = RtSe {
+            prio: p as u8,
+            queued: true,
+            cpu,
+            migratory,
+            ..self.se[t.idx()]
+        };
     }
 
     fn do_dequeue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        let se = self.se[t.idx()];
+        let se = &mut self.se[t.idx()];
         debug_assert!(
             se.queued && se.cpu == cpu,
             "rt dequeue of {t:?} not queued on {cpu:?}"
         );
-        let rq = &mut self.rqs[cpu.idx()];
+        debug_assert_eq!(se.migratory, spans_cpus(&ctx.task(t).affinity));
+        se.queued = false;
+        let (prio, migratory) = (se.prio as i32, se.migratory);
         self.active.remove(cpu, t.0);
-        ctx.count_work(self.active.last_steps(cpu) as u64);
-        if se.prio as i32 == rq.highest {
+        let mut work = self.active.last_steps(cpu);
+        let rq = &mut self.rqs[cpu.idx()];
+        if prio == rq.highest {
             // dec_rt_prio: the best prio may have gone; find-first-set again.
-            rq.highest = self.active.top_prio(cpu).map_or(MAX_RT_PRIO, |p| p as i32);
-            ctx.count_work(self.active.last_steps(cpu) as u64);
+            let (top, steps) = self.active.top_prio_counted(cpu);
+            rq.highest = top.map_or(MAX_RT_PRIO, |p| p as i32);
+            work += steps;
         }
+        ctx.count_work(work as u64);
         rq.nr_running -= 1;
-        debug_assert_eq!(se.migratory, ctx.task(t).affinity.count() > 1);
-        if se.migratory {
+        if migratory {
             rq.nr_migratory = rq.nr_migratory.saturating_sub(1);
         }
-        self.update_rt_migration(cpu);
-        self.se[t.idx()].queued = false;
+        // update_rt_migration: one task fewer can only end the overload.
+        if !rq.overloaded() {
+            self.rto_mask.clear(cpu);
+        }
     }
 
     /// May `t` run on more than one CPU? Read from its entity while it is queued here (its
@@ -359,22 +386,10 @@ impl LinuxRt {
     fn migratory(&self, ctx: &Ctx, t: TaskId) -> bool {
         match self.se.get(t.idx()) {
             Some(se) if se.queued => {
-                debug_assert_eq!(se.migratory, ctx.task(t).affinity.count() > 1);
+                debug_assert_eq!(se.migratory, spans_cpus(&ctx.task(t).affinity));
                 se.migratory
             }
-            _ => ctx.task(t).affinity.count() > 1,
-        }
-    }
-
-    /// `update_rt_migration`: `cpu` is in the overload mask iff it has two queued RT
-    /// tasks and one of them may migrate.
-    #[inline]
-    fn update_rt_migration(&mut self, cpu: CpuId) {
-        let rq = &self.rqs[cpu.idx()];
-        if rq.nr_running >= 2 && rq.nr_migratory > 0 {
-            self.rto_mask.set(cpu);
-        } else {
-            self.rto_mask.clear(cpu);
+            _ => spans_cpus(&ctx.task(t).affinity),
         }
     }
 
@@ -410,11 +425,17 @@ impl LinuxRt {
 
     /// `pick_next_pushable_task`: the best queued, not running, migratable task on `cpu`
     /// that may run on `dst` (any CPU if `None`).
+    #[inline]
     fn best_pushable(&self, ctx: &mut Ctx, cpu: CpuId, dst: Option<CpuId>) -> Option<TaskId> {
-        let rq = &self.rqs[cpu.idx()];
-        if rq.nr_migratory == 0 || rq.nr_running < 2 {
+        if !self.rqs[cpu.idx()].overloaded() {
             return None;
         }
+        self.scan_pushable(ctx, cpu, dst)
+    }
+
+    /// [`Self::best_pushable`] on an overloaded CPU: its queue in order.
+    #[inline(never)]
+    fn scan_pushable(&self, ctx: &mut Ctx, cpu: CpuId, dst: Option<CpuId>) -> Option<TaskId> {
         let mut found = None;
         let mut steps = 0u64;
         self.active.for_each(cpu, |t, _| {
@@ -470,16 +491,14 @@ impl LinuxRt {
 
     /// `pull_rt_task`: pull the best queued-but-waiting RT task from overloaded CPUs if it
     /// beats what `this` will run.
+    #[inline]
     fn pull_rt_task(&mut self, ctx: &mut Ctx, this: CpuId) {
         // The CPUs overloaded now, in increasing order. A pull only takes tasks from the
         // CPU it visits, so no CPU after it joins the mask meanwhile; one that leaves is
         // seen to be no longer overloaded when it is reached.
         debug_assert!(
-            (0..self.rqs.len()).all(|c| {
-                let rq = &self.rqs[c];
-                let over = rq.nr_running >= 2 && rq.nr_migratory > 0;
-                self.rto_mask.contains(CpuId(c as u32)) == over
-            }),
+            (0..self.rqs.len())
+                .all(|c| self.rto_mask.contains(CpuId(c as u32)) == self.rqs[c].overloaded()),
             "stale rto_mask"
         );
         let mut overloaded = self.rto_mask;
@@ -487,6 +506,12 @@ impl LinuxRt {
         if overloaded.is_empty() {
             return; // rt_overloaded(): nothing to pull
         }
+        self.pull_from(ctx, this, &overloaded);
+    }
+
+    /// The loop of [`Self::pull_rt_task`] over the `overloaded` CPUs.
+    #[inline(never)]
+    fn pull_from(&mut self, ctx: &mut Ctx, this: CpuId, overloaded: &CpuMask) {
         let mut resched = false;
         for src in overloaded.iter() {
             let srq = &self.rqs[src.idx()];
@@ -690,8 +715,8 @@ impl Scheduler for LinuxRt {
                 self.pull_rt_task(ctx, cpu);
             }
         }
-        let head = self.active.peek(cpu);
-        ctx.count_work(self.active.last_steps(cpu) as u64);
+        let (head, steps) = self.active.peek_counted(cpu);
+        ctx.count_work(steps as u64);
         let t = TaskId(head?);
         let rq = &mut self.rqs[cpu.idx()];
         rq.curr = Some(t);

@@ -50,6 +50,39 @@ enum Migration {
     Task,
 }
 
+/// The time as one balance call sees it: jiffies, HZ and the longest balance interval,
+/// read from the context once.
+struct Clock {
+    /// Jiffies since boot.
+    now: i64,
+    hz: i64,
+    /// `max_load_balance_interval`: HZ·ncpus/10 jiffies, at least 1.
+    max_interval: i64,
+}
+
+impl Clock {
+    fn of(ctx: &Ctx) -> Clock {
+        let hz = ctx.hz() as i64;
+        Clock {
+            now: jiffies(ctx),
+            hz,
+            max_interval: (hz * ctx.nr_cpus() as i64 / 10).max(1),
+        }
+    }
+
+    /// `get_sd_balance_interval` in jiffies: `balance_interval` ms, × busy_factor and one
+    /// jiffy less for a busy CPU, within 1 .. `max_interval`.
+    #[inline]
+    fn interval(&self, level_ms: u64, c: &SdInit, busy: bool) -> i64 {
+        let ms = if busy { level_ms * c.busy_factor } else { level_ms };
+        let mut j = (ms * self.hz as u64).div_ceil(1000) as i64;
+        if busy {
+            j -= 1;
+        }
+        j.clamp(1, self.max_interval)
+    }
+}
+
 /// `MAX_PINNED_INTERVAL` (ms).
 const MAX_PINNED_INTERVAL: u64 = 512;
 
@@ -86,32 +119,21 @@ impl FairSmp {
             return;
         }
         self.ensure_cpus(ctx);
+        let clock = Clock::of(ctx);
         match kind {
-            BalanceKind::NewIdle => self.newidle_balance(ctx, rq, cpu),
+            BalanceKind::NewIdle => self.newidle_balance(ctx, rq, cpu, &clock),
             BalanceKind::Tick => {
-                if jiffies(ctx) >= self.cpus[cpu.idx()].next_balance {
+                if clock.now >= self.cpus[cpu.idx()].next_balance {
                     let idle = if idle_cpu(ctx, rq, cpu) {
                         IdleType::Idle
                     } else {
                         IdleType::NotIdle
                     };
-                    self.rebalance_domains(ctx, rq, cpu, idle);
+                    self.rebalance_domains(ctx, rq, cpu, idle, &clock);
                 }
-                self.nohz_balancer_kick(ctx, rq, cpu);
+                self.nohz_balancer_kick(ctx, rq, cpu, &clock);
             }
         }
-    }
-
-    /// `get_sd_balance_interval` in jiffies: `balance_interval` ms, × busy_factor and one
-    /// jiffy less for a busy CPU, within 1 .. HZ·ncpus/10.
-    fn interval(&self, ctx: &Ctx, level_ms: u64, c: &SdInit, busy: bool) -> i64 {
-        let ms = if busy { level_ms * c.busy_factor } else { level_ms };
-        let mut j = (ms * ctx.hz() as u64).div_ceil(1000) as i64;
-        if busy {
-            j -= 1;
-        }
-        let max = (ctx.hz() as i64 * ctx.nr_cpus() as i64 / 10).max(1);
-        j.clamp(1, max)
     }
 
     /// `rebalance_domains`: every domain of `cpu` whose interval has passed balances,
@@ -122,11 +144,12 @@ impl FairSmp {
         rq: &mut R,
         cpu: CpuId,
         mut idle: IdleType,
+        clock: &Clock,
     ) {
         self.ensure_domains(ctx, cpu);
-        let now = jiffies(ctx);
+        let now = clock.now;
         let mut busy = idle != IdleType::Idle && !sched_idle_cpu(ctx, rq, cpu);
-        let mut next_balance = now + 60 * ctx.hz() as i64;
+        let mut next_balance = now + 60 * clock.hz;
         let mut continue_balancing = true;
         for level in 0..ctx.sched_domains(cpu).len() {
             if !continue_balancing {
@@ -134,7 +157,7 @@ impl FairSmp {
             }
             let c = self.cpus[cpu.idx()].inits[level];
             let st = self.cpus[cpu.idx()].domains[level];
-            let mut interval = self.interval(ctx, st.balance_interval, &c, busy);
+            let mut interval = clock.interval(st.balance_interval, &c, busy);
             if now >= st.last_balance + interval {
                 if self.load_balance(ctx, rq, cpu, level, idle, &mut continue_balancing) > 0 {
                     idle = if idle_cpu(ctx, rq, cpu) {
@@ -147,7 +170,7 @@ impl FairSmp {
                 let st = &mut self.cpus[cpu.idx()].domains[level];
                 st.last_balance = now;
                 let ms = st.balance_interval;
-                interval = self.interval(ctx, ms, &c, busy);
+                interval = clock.interval(ms, &c, busy);
             }
             let last = self.cpus[cpu.idx()].domains[level].last_balance;
             next_balance = next_balance.min(last + interval);
@@ -158,8 +181,14 @@ impl FairSmp {
     /// `nohz_balancer_kick` + `_nohz_idle_balance`: when `nohz.next_balance` is due and
     /// this CPU has two runnable tasks or shares its LLC with another busy CPU, every idle
     /// CPU whose own balance is due runs `rebalance_domains` as an idle CPU.
-    fn nohz_balancer_kick<R: FairRq>(&mut self, ctx: &mut Ctx, rq: &mut R, cpu: CpuId) {
-        let now = jiffies(ctx);
+    fn nohz_balancer_kick<R: FairRq>(
+        &mut self,
+        ctx: &mut Ctx,
+        rq: &mut R,
+        cpu: CpuId,
+        clock: &Clock,
+    ) {
+        let now = clock.now;
         if now < self.nohz_next_balance {
             return;
         }
@@ -176,15 +205,18 @@ impl FairSmp {
         if nr_running(ctx, rq, cpu) < 2 && busy_in_llc <= 1 {
             return;
         }
-        let mut next_balance = now + 60 * ctx.hz() as i64;
+        let mut next_balance = now + 60 * clock.hz;
         let mut update = false;
-        for k in 1..=n {
-            let c = CpuId(((cpu.idx() + k) % n) as u32);
+        // Every CPU once, starting after this one and wrapping around.
+        let mut i = cpu.idx();
+        for _ in 0..n {
+            i = if i + 1 == n { 0 } else { i + 1 };
+            let c = CpuId(i as u32);
             if !idle_cpu(ctx, rq, c) || ctx.sched_domains(c).is_empty() {
                 continue;
             }
             if now >= self.cpus[c.idx()].next_balance {
-                self.rebalance_domains(ctx, rq, c, IdleType::Idle);
+                self.rebalance_domains(ctx, rq, c, IdleType::Idle, clock);
             }
             next_balance = next_balance.min(self.cpus[c.idx()].next_balance);
             update = true;
@@ -195,13 +227,13 @@ impl FairSmp {
     }
 
     /// The newly idle balance: walk `cpu`'s domains bottom-up until a task was pulled.
-    fn newidle_balance<R: FairRq>(&mut self, ctx: &mut Ctx, rq: &mut R, cpu: CpuId) {
+    fn newidle_balance<R: FairRq>(&mut self, ctx: &mut Ctx, rq: &mut R, cpu: CpuId, clock: &Clock) {
         if nr_running(ctx, rq, cpu) > 0 {
             return;
         }
         self.ensure_domains(ctx, cpu);
-        let now = jiffies(ctx);
-        let mut next_balance = now + ctx.hz() as i64;
+        let now = clock.now;
+        let mut next_balance = now + clock.hz;
         // rd->overload: some CPU has two runnable tasks; one of them must be fair.
         let overload =
             rq.any_queued() && (0..ctx.nr_cpus()).any(|c| nr_running(ctx, rq, CpuId(c as u32)) > 1);
@@ -209,8 +241,7 @@ impl FairSmp {
         for level in 0..levels {
             let c = self.cpus[cpu.idx()].inits[level];
             let st = self.cpus[cpu.idx()].domains[level];
-            next_balance =
-                next_balance.min(st.last_balance + self.interval(ctx, st.balance_interval, &c, false));
+            next_balance = next_balance.min(st.last_balance + clock.interval(st.balance_interval, &c, false));
             if !overload {
                 break;
             }
