@@ -21,7 +21,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -406,9 +406,21 @@ def _print_run(out: Console, r: Result, rows: int, cut: bool = False) -> None:
         out.print(f"note: {escape(note)}")
     out.print(
         f"[dim]{escape(r.scheduler)}{' ' + escape(ptxt) if ptxt else ''} · seed {run.get('seed')}"
-        f" · {run.get('cpus')} cpus · HZ {run.get('hz')} · simulated {fmt_ns(run.get('sim_ns'))}"
+        f" · {run.get('cpus')} cpus · HZ {run.get('hz')}{escape(_kernel_text(run))}"
+        f" · simulated {fmt_ns(run.get('sim_ns'))}"
         f" · {run.get('events')} events in {run.get('wall_s', 0):.3f} s[/dim]"
     )
+
+
+def _kernel_text(run: Mapping[str, Any]) -> str:
+    """The kernel model in a run's footer: its profile, preemption model and timers (nothing
+    for a result without ``run.kernel``)."""
+    k = run.get("kernel")
+    if not isinstance(k, Mapping):
+        return ""
+    profile = f" · profile {k.get('profile')}" if k.get("profile") else ""
+    timers, tick = k.get("timers"), k.get("tick")
+    return f"{profile} · preempt {k.get('preempt')} · {timers} timers · tick {tick}"
 
 
 def _blocked(r: Result) -> int:
@@ -592,8 +604,8 @@ def compare(
         out = _stdout()
         out.print(_compare_table(results))
         r0 = results[0].run
-        out.print(f"[dim]seed {r0.get('seed')} · {r0.get('cpus')} cpus · HZ {r0.get('hz')} · "
-                  f"simulated {fmt_ns(r0.get('sim_ns'))}[/dim]")
+        out.print(f"[dim]seed {r0.get('seed')} · {r0.get('cpus')} cpus · HZ {r0.get('hz')}"
+                  f"{escape(_kernel_text(r0))} · simulated {fmt_ns(r0.get('sim_ns'))}[/dim]")
     _fail_if_stopped(results)
 
 
