@@ -585,7 +585,9 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                             ActKind::Sleep
                         };
                         let irq = self.cfg.kernel.k.timer_irq_ns;
-                        self.charge_interrupt(self.core.ctx.tasks[task.idx()].cpu, irq);
+                        if irq > 0 {
+                            self.charge_interrupt(self.core.ctx.tasks[task.idx()].cpu, irq);
+                        }
                         self.metrics.release(task, self.rt[task.idx()].expiry, kind);
                         self.make_runnable(task, None, false);
                     }
@@ -658,12 +660,14 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 return;
             }
         }
-        self.undefer(cpu);
+        if self.deferred_count > 0 {
+            self.undefer(cpu);
+        }
         let sw = self.core.schedule(cpu);
         if sw.switched() {
             self.burst_armed[c] = false;
             self.core.ctx.cpus[c].gen += 1;
-            if sw.prev.is_none() {
+            if sw.prev.is_none() && self.cfg.kernel.idle_ticks {
                 let wait = self.cfg.kernel.idle_tick_left(self.core.ctx.now);
                 self.core.ctx.cpus[c].overhead_left += wait;
             }
@@ -767,19 +771,24 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         }
         self.metrics.started(t, self.core.ctx.now);
         loop {
-            if self.deferred_count > 0 {
-                self.lift_deferred(cpu, t);
-            }
             if self.core.ctx.resched_mask.contains(cpu) || self.halted() {
                 return;
             }
             match self.rt[t.idx()].stage {
                 Stage::Burst => {
                     let left = self.burst_left(t);
+                    if self.deferred_count > 0 && self.lift_deferred(cpu, t) {
+                        // At a preemption point, or the span is over: reschedule first.
+                        return;
+                    }
                     if left > 0 {
                         return self.arm_burst(cpu, self.next_stop(cpu, t, left));
                     }
                     self.effect(cpu, t);
+                    if self.deferred_count > 0 {
+                        // The span ended in its effect: back in user mode.
+                        self.lift_deferred(cpu, t);
+                    }
                 }
                 Stage::Until(until) => {
                     if until > self.core.ctx.now {
@@ -834,7 +843,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         match *op {
             Op::Runtime { ns } | Op::Sleep { ns } if ns > 0 => true,
             Op::Timer { .. } => true,
-            _ => self.op_cost(Some(op)) > 0,
+            _ => self.op_cost(op) > 0,
         }
     }
 
@@ -895,7 +904,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             Op::Read { .. } | Op::Write { .. } if self.rt[t.idx()].stage == Stage::Transfer => {
                 return self.effect(cpu, t);
             }
-            _ => self.op_cost(Some(op)),
+            _ => self.op_cost(op),
         };
         self.begin_burst(cpu, t, cost);
     }
@@ -921,20 +930,20 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         self.begin_burst(cpu, t, self.cfg.exit_ns);
     }
 
-    /// The CPU time `op` costs its task before its effect (`None`: the end of the
-    /// program, which exits): the length of its burst, or of its kernel span.
+    /// The CPU time `op` costs its task before its effect: the length of its burst, or
+    /// of its kernel span.
     #[inline]
-    fn op_cost(&self, op: Option<&Op>) -> u64 {
-        match op {
-            Some(Op::Run { ns }) => *ns,
-            Some(Op::Read { chan, bytes } | Op::Write { chan, bytes }) => {
-                self.channels[*chan as usize].call_cost(*bytes)
+    fn op_cost(&self, op: &Op) -> u64 {
+        match *op {
+            Op::Run { ns } => ns,
+            Op::Read { chan, bytes } | Op::Write { chan, bytes } => {
+                self.channels[chan as usize].call_cost(bytes)
             }
-            Some(Op::Fork { .. }) => self.cfg.fork_ns,
-            Some(Op::Signal { .. } | Op::Broad { .. } | Op::Resume { .. }) => self.cfg.wakeup_ns,
-            Some(Op::Sleep { .. } | Op::Timer { .. }) => self.cfg.sleep_ns,
-            Some(Op::Exit) | None => self.cfg.exit_ns,
-            Some(_) => 0,
+            Op::Fork { .. } => self.cfg.fork_ns,
+            Op::Signal { .. } | Op::Broad { .. } | Op::Resume { .. } => self.cfg.wakeup_ns,
+            Op::Sleep { .. } | Op::Timer { .. } => self.cfg.sleep_ns,
+            Op::Exit => self.cfg.exit_ns,
+            _ => 0,
         }
     }
 
@@ -967,7 +976,8 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         let Some(kind) = self.span_kind(op) else {
             return Resched::Now;
         };
-        let len = self.op_cost(op);
+        // The end of the program exits, as an `exit` event does.
+        let len = op.map_or(self.cfg.exit_ns, |op| self.op_cost(op));
         let done = len.saturating_sub(self.burst_left(t));
         if done == 0 {
             // Still at the system call's entry: the task is taken from user mode.
@@ -999,18 +1009,21 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         true
     }
 
-    /// The reschedule deferred on `cpu` may now happen (`t` left its span or reached a
-    /// preemption point): ask for it.
-    fn lift_deferred(&mut self, cpu: CpuId, t: TaskId) {
-        if self.core.ctx.deferred_resched.contains(cpu) && self.resched_point(t) == Resched::Now {
+    /// If the reschedule deferred on `cpu` may now happen (`t` left its span, or reached
+    /// a preemption point), ask for it; true if it did.
+    fn lift_deferred(&mut self, cpu: CpuId, t: TaskId) -> bool {
+        let lift = self.core.ctx.deferred_resched.contains(cpu)
+            && (self.core.ctx.cpus[cpu.idx()].curr != Some(t)
+                || self.resched_point(t) == Resched::Now);
+        if lift {
             self.undefer(cpu);
             self.core.ctx.resched(cpu);
         }
+        lift
     }
 
-    #[inline]
     fn undefer(&mut self, cpu: CpuId) {
-        if self.deferred_count > 0 && self.core.ctx.deferred_resched.contains(cpu) {
+        if self.core.ctx.deferred_resched.contains(cpu) {
             self.core.ctx.deferred_resched.clear(cpu);
             self.deferred_count -= 1;
         }
@@ -1018,9 +1031,17 @@ impl<'a, S: Scheduler> Engine<'a, S> {
 
     /// How much of its burst `t` runs before the engine looks again: all of it, or up to
     /// the span's next preemption point while a reschedule waits for one.
-    #[inline]
+    #[inline(always)]
     fn next_stop(&self, cpu: CpuId, t: TaskId, left: u64) -> u64 {
-        if self.deferred_count == 0 || !self.core.ctx.deferred_resched.contains(cpu) {
+        if self.deferred_count == 0 {
+            return left;
+        }
+        self.next_stop_deferred(cpu, t, left)
+    }
+
+    #[inline(never)]
+    fn next_stop_deferred(&self, cpu: CpuId, t: TaskId, left: u64) -> u64 {
+        if !self.core.ctx.deferred_resched.contains(cpu) {
             return left;
         }
         match self.resched_point(t) {
@@ -1176,10 +1197,14 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     /// is done (`kernel.rs`), which is `at` itself on a machine with exact timers.
     fn sleep_until(&mut self, cpu: CpuId, t: TaskId, at: Time, why: Block) {
         self.block(cpu, t, why);
-        let rt_task = !self.core.ctx.tasks[t.idx()].attrs.policy.is_fair();
         let kernel = &self.cfg.kernel;
-        let fires = kernel.timer_fires(at, rt_task);
-        let wake = fires.saturating_add(kernel.k.timer_irq_ns);
+        let wake = if kernel.exact_timers {
+            at
+        } else {
+            let rt_task = !self.core.ctx.tasks[t.idx()].attrs.policy.is_fair();
+            let fires = kernel.timer_fires(at, rt_task);
+            fires.saturating_add(kernel.k.timer_irq_ns)
+        };
         let rt = &mut self.rt[t.idx()];
         rt.wake_gen += 1;
         rt.expiry = at;

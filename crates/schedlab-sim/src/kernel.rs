@@ -55,6 +55,10 @@ pub(crate) struct KernelModel {
     pub defers: bool,
     /// The periodic tick may stop on a busy CPU whose scheduler says it would change nothing.
     pub tick_may_stop: bool,
+    /// Idle CPUs take a tick that costs something (`periodic` with `tick_ns` > 0).
+    pub idle_ticks: bool,
+    /// A sleep ends exactly at its expiry: high-resolution timers, no slack, no expiry cost.
+    pub exact_timers: bool,
 }
 
 impl KernelModel {
@@ -68,10 +72,14 @@ impl KernelModel {
         // A stopped tick is unobservable when it costs nothing: keep the cheaper run then.
         let tick_may_stop = k.tick == TickMode::NohzFull || k.tick_ns == 0;
         KernelModel {
-            k,
             tick_ns_period: tick_ns,
             defers,
             tick_may_stop,
+            idle_ticks: k.tick == TickMode::Periodic && k.tick_ns > 0,
+            exact_timers: k.timers == TimerRes::Hrtimer
+                && k.timer_slack_ns == 0
+                && k.timer_irq_ns == 0,
+            k,
         }
     }
 
@@ -119,7 +127,7 @@ impl KernelModel {
     /// Under `periodic` ticks, how much longer the tick handler of an idle CPU runs at
     /// `now` (a task switched in waits for it).
     pub fn idle_tick_left(&self, now: Time) -> u64 {
-        if self.k.tick != TickMode::Periodic || self.k.tick_ns == 0 {
+        if !self.idle_ticks {
             return 0;
         }
         let into = now % self.tick_ns_period;

@@ -20,7 +20,7 @@ fn parse(text: &str) -> schedlab_spec::model::Spec {
 fn span_workload(kernel: &str) -> schedlab_spec::model::Spec {
     parse(&format!(
         r#"{{
-        "global": {{"duration": 20000}},
+        "global": {{"duration": 1}},
         "tasks": {{
             "writer": {{"loop": -1, "schedlab:write": {{"chan": "p", "bytes": 1}},
                         "schedlab:read": {{"chan": "p", "bytes": 1}}}},
@@ -185,7 +185,7 @@ fn a_timer_expiry_costs_the_interrupted_task_and_delays_the_sleeper() {
     // the sleeper wakes when the handler is done.
     let spec = parse(
         r#"{
-        "global": {"duration": 10000},
+        "global": {"duration": 1},
         "tasks": {
             "hog": {"loop": -1, "run": 1000000},
             "s": {"loop": 1, "policy": "SCHED_FIFO", "priority": 10, "sleep": 2500, "run": 100}
