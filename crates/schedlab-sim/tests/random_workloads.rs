@@ -786,8 +786,41 @@ fn lower(bp: &Blueprint) -> Spec {
     };
     s.machine.fork_ns = bp.fork_ns;
     s.machine.wakeup_ns = bp.wakeup_ns;
+    s.machine.kernel = kernel_of(bp.seed);
+    if s.machine.kernel != schedlab_spec::kernel::Kernel::default() {
+        s.machine.sleep_ns = bp.seed % 4_000;
+        s.machine.exit_ns = (bp.seed >> 4) % 9_000;
+    }
     s.duration_ns = bp.chaos.as_ref().map(|c| c.duration_ms * MS);
     s
+}
+
+/// The kernel model of a blueprint, from bits of its seed (as `sched_work_ps` is, so that
+/// the blueprint strategy and the cases the fixed proptest seed explores stay as they
+/// were): every preemption model, span shapes, jiffy or slack timers, tick and expiry costs.
+fn kernel_of(seed: u64) -> schedlab_spec::kernel::Kernel {
+    use schedlab_spec::kernel::{Kernel, Preempt, SpanShape, TickMode, TimerRes};
+    let bits = seed >> 20;
+    if bits % 3 == 0 {
+        return Kernel::default();
+    }
+    let np = (bits >> 2) % 3_000;
+    let shape = SpanShape {
+        nonpreempt_ns: np,
+        raw_ns: np / 4,
+        point_ns: [0, 700, 2_500][(bits >> 14) as usize % 3],
+        cond_resched_ns: [0, 1_900][(bits >> 16) as usize % 2],
+    };
+    Kernel {
+        preempt: Preempt::ALL[(bits >> 18) as usize % 4],
+        timers: [TimerRes::Hrtimer, TimerRes::Jiffy][(bits >> 20) as usize % 2],
+        timer_slack_ns: [0, 50_000][(bits >> 21) as usize % 2],
+        tick: [TickMode::Periodic, TickMode::NohzIdle, TickMode::NohzFull]
+            [(bits >> 22) as usize % 3],
+        tick_ns: [0, 3_000][(bits >> 24) as usize % 2],
+        timer_irq_ns: [0, 1_500][(bits >> 25) as usize % 2],
+        spans: [shape; 6],
+    }
 }
 
 // ------------------------------------------------------------------ properties
