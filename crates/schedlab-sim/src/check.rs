@@ -11,7 +11,26 @@ pub(crate) fn check<S: Scheduler>(e: &Engine<S>) -> Result<(), String> {
     check_cpus(e)?;
     check_queues(e)?;
     check_time(e)?;
-    check_channels(e)
+    check_channels(e)?;
+    check_deferred(e)
+}
+
+/// A reschedule is deferred only on a CPU whose task is inside a kernel span (the
+/// preemption model holds it there until a reschedule point, the span's end, or a block).
+fn check_deferred<S: Scheduler>(e: &Engine<S>) -> Result<(), String> {
+    for c in 0..e.core.ctx.nr_cpus() {
+        let cpu = CpuId(c as u32);
+        if !e.core.ctx.deferred_resched.contains(cpu) {
+            continue;
+        }
+        let in_span = e.core.ctx.cpus[c].curr.is_some_and(|t| e.in_kernel_span(t));
+        if !in_span {
+            return Err(format!(
+                "cpu {c} holds a deferred reschedule but its task is not in a kernel span"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Every CPU's current task is running there, allowed there, and in state Running.

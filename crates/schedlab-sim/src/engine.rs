@@ -963,6 +963,14 @@ impl<'a, S: Scheduler> Engine<'a, S> {
 
     // ------------------------------------------------------------------ kernel spans
 
+    /// `t` runs the kernel span of its current op (for the invariant checks).
+    pub(crate) fn in_kernel_span(&self, t: TaskId) -> bool {
+        let rt = &self.rt[t.idx()];
+        rt.state == TState::Running
+            && rt.stage == Stage::Burst
+            && self.span_kind(self.current_op(t)).is_some()
+    }
+
     /// Where a reschedule asked of `cpu` now takes effect, given what its task `t` runs:
     /// at once in user mode or between ops; in a kernel span, where the preemption model
     /// allows (`kernel.rs`). The span's position is its work done, so an interrupt
