@@ -801,7 +801,7 @@ fn lower(bp: &Blueprint) -> Spec {
 fn kernel_of(seed: u64) -> schedlab_spec::kernel::Kernel {
     use schedlab_spec::kernel::{Kernel, Preempt, SpanShape, TickMode, TimerRes};
     let bits = seed >> 20;
-    if bits % 3 == 0 {
+    if bits.is_multiple_of(3) {
         return Kernel::default();
     }
     let np = (bits >> 2) % 3_000;
