@@ -9,6 +9,10 @@
 //!   monomorphised copies apart);
 //! - the time mode an entry address to flush from the caches for the cold variant.
 //!
+//! Every measured operation is one of JSP's ready-queue functions run by [`Kernel`] (the
+//! one implementation of JSP's `schedtsk` rules) over the back end's queue: the queue
+//! operation, plus a search for the next task only where JSP's kernel searches.
+//!
 //! `rtqp_s_<backend>_<op>` are the other operations of the ready queue (remove,
 //! push_head, peek), never measured, present only so that the code-size table covers
 //! each back end's whole interface.
@@ -18,13 +22,14 @@ use schedlab_rtq::{
     TwoLevelBitmap,
 };
 
+use crate::kernel::Kernel;
 use crate::plan::{CAPACITY, LEVELS};
 
 /// Storage of every measured queue: CAPACITY task slots, LEVELS levels, one bitmap word.
 pub type Store = Fixed<CAPACITY, LEVELS, 1>;
 
-/// A measured entry point: `(queue, task, priority) -> the task that runs next`.
-pub type OpFn<Q> = fn(&mut Q, TaskIdx, Prio) -> Option<TaskIdx>;
+/// A measured entry point: `(kernel, task, priority) -> schedtsk`, the task that runs next.
+pub type OpFn<Q> = fn(&mut Kernel<Q>, TaskIdx, Prio) -> Option<TaskIdx>;
 
 /// One back end: how to build an empty queue and its three measured operations.
 pub struct Backend<Q> {
@@ -51,33 +56,29 @@ pub trait Visitor {
 macro_rules! backend {
     ($konst:ident, $ty:ty, $ident:literal, $act:ident, $chg:ident, $rot:ident,
      $remove:ident, $head:ident, $peek:ident) => {
-        /// act_tsk: push at the tail of `p`, then pick the next task.
+        /// act_tsk: JSP's `make_runnable` (no search).
         #[no_mangle]
         #[inline(never)]
-        pub fn $act(q: &mut $ty, t: TaskIdx, p: Prio) -> Option<TaskIdx> {
-            q.push_tail(t, p);
-            q.peek()
+        pub fn $act(k: &mut Kernel<$ty>, t: TaskIdx, p: Prio) -> Option<TaskIdx> {
+            k.make_runnable(t, p)
         }
-        /// chg_pri: move `t` to the tail of `p`, then pick the next task.
+        /// chg_pri: JSP's `change_priority` (a search only when `schedtsk` drops).
         #[no_mangle]
         #[inline(never)]
-        pub fn $chg(q: &mut $ty, t: TaskIdx, p: Prio) -> Option<TaskIdx> {
-            q.change_priority(t, p);
-            q.peek()
+        pub fn $chg(k: &mut Kernel<$ty>, t: TaskIdx, p: Prio) -> Option<TaskIdx> {
+            k.change_priority(t, p)
         }
-        /// rot_rdq: rotate `p`, then pick the next task (the task argument is unused).
+        /// rot_rdq: JSP's `rotate_ready_queue` (no search; the task argument is unused).
         #[no_mangle]
         #[inline(never)]
-        pub fn $rot(q: &mut $ty, _t: TaskIdx, p: Prio) -> Option<TaskIdx> {
-            q.rotate(p);
-            q.peek()
+        pub fn $rot(k: &mut Kernel<$ty>, _t: TaskIdx, p: Prio) -> Option<TaskIdx> {
+            k.rotate_ready_queue(p)
         }
-        /// make_non_runnable (code size only).
+        /// JSP's `make_non_runnable` (code size only).
         #[no_mangle]
         #[inline(never)]
-        pub fn $remove(q: &mut $ty, t: TaskIdx) -> Option<TaskIdx> {
-            q.remove(t);
-            q.peek()
+        pub fn $remove(k: &mut Kernel<$ty>, t: TaskIdx) -> Option<TaskIdx> {
+            k.make_non_runnable(t)
         }
         /// push at the head (code size only).
         #[no_mangle]
@@ -85,7 +86,7 @@ macro_rules! backend {
         pub fn $head(q: &mut $ty, t: TaskIdx, p: Prio) {
             q.push_head(t, p)
         }
-        /// the highest-priority task and its priority (code size only).
+        /// `search_schedtsk`: the highest-priority task and its priority (code size only).
         #[no_mangle]
         #[inline(never)]
         pub fn $peek(q: &$ty) -> (Option<TaskIdx>, Option<Prio>) {
@@ -98,7 +99,7 @@ macro_rules! backend {
             make: || <$ty>::new(LEVELS),
             ops: [$act, $chg, $rot],
             size_only: || {
-                let remove: fn(&mut $ty, TaskIdx) -> Option<TaskIdx> = $remove;
+                let remove: fn(&mut Kernel<$ty>, TaskIdx) -> Option<TaskIdx> = $remove;
                 let head: fn(&mut $ty, TaskIdx, Prio) = $head;
                 let peek: fn(&$ty) -> (Option<TaskIdx>, Option<Prio>) = $peek;
                 [remove as usize, head as usize, peek as usize]

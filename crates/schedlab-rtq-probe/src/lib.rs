@@ -12,11 +12,13 @@
 //! * `plan`: the scenarios, without measuring.
 //!
 //! Where it simplifies: a μITRON service call also checks its arguments, locks the CPU and
-//! may dispatch; only the ready-queue work is measured here (the queue operation plus the
-//! `peek` that decides which task runs next).
+//! may dispatch; only the ready-queue work is measured here: the queue operation plus
+//! TOPPERS/JSP's update of the next task to run ([`kernel::Kernel`]: a comparison, the
+//! rotated queue's new head, or a search only where JSP's kernel searches).
 
 pub mod backends;
 pub mod callgrind;
+pub mod kernel;
 pub mod plan;
 pub mod timing;
 
@@ -26,7 +28,7 @@ use schedlab_rtq::ReadyQueue;
 use serde_json::{json, Map, Value};
 
 use backends::{for_each_backend, Backend, Visitor};
-use plan::{arguments, populate, Case, Op, Plan};
+use plan::{arguments, populated, Case, Op, Plan};
 
 /// Schema name of the probe's JSON output.
 pub const SCHEMA: &str = "schedlab.rtq-probe/1";
@@ -185,8 +187,7 @@ pub fn run_count_inner(plan: &Plan) -> usize {
     impl Inner<'_> {
         fn once<Q: ReadyQueue>(&mut self, b: &Backend<Q>, op: Op, n: usize, c: Case, cold: bool) {
             let (t, p) = arguments(op, c, n);
-            let mut q = (b.make)();
-            populate(&mut q, n);
+            let mut q = populated(b.make, n);
             if cold {
                 for i in (0..self.evict.len()).step_by(64) {
                     self.evict[i] = self.evict[i].wrapping_add(1);

@@ -12,11 +12,16 @@
 //!   dispatch order ([`Target`]) moves to the tail of p.
 //! * `rot_rdq` at priority p: the head of p moves to p's tail.
 //!
-//! Every measured operation ends with `peek` (which task runs next), as the kernel's
-//! service call recomputes `schedtsk` after touching the queue. Per N, "average" is the
+//! Every measured operation is the ready-queue function TOPPERS/JSP's service call runs
+//! (`make_runnable`, `change_priority`, `rotate_ready_queue`) over the back end's queue,
+//! with JSP's cached `schedtsk` kept by [`Kernel`]: the next task is searched for only
+//! where JSP searches (chg_pri of `schedtsk` to an equal or lower priority), otherwise it
+//! is decided by a comparison or taken from the rotated queue. Per N, "average" is the
 //! mean over the cases (every p, and for chg_pri every target), "worst" the maximum.
 
 use schedlab_rtq::{Prio, ReadyQueue, TaskIdx};
+
+use crate::kernel::Kernel;
 
 /// Priority levels (TOPPERS/JSP's default `TNUM_TPRI`).
 pub const LEVELS: usize = 16;
@@ -148,11 +153,19 @@ pub fn background_prio(i: usize) -> Prio {
     (i % LEVELS) as Prio
 }
 
-/// Make tasks 0..n ready in index order at their background priorities (`q` empty).
-pub fn populate<Q: ReadyQueue>(q: &mut Q, n: usize) {
+/// Make tasks 0..n ready in index order at their background priorities (no task ready
+/// before), through the kernel's `make_runnable`, so that `schedtsk` is what JSP's would be.
+pub fn populate<Q: ReadyQueue>(k: &mut Kernel<Q>, n: usize) {
     for i in 0..n {
-        q.push_tail(i as TaskIdx, background_prio(i));
+        k.make_runnable(i as TaskIdx, background_prio(i));
     }
+}
+
+/// A kernel over `make()`'s empty queue with tasks 0..n ready ([`populate`]).
+pub fn populated<Q: ReadyQueue>(make: fn() -> Q, n: usize) -> Kernel<Q> {
+    let mut k = Kernel::new(make());
+    populate(&mut k, n);
+    k
 }
 
 /// The dispatch order the population must have: by priority, then by index (FIFO, as

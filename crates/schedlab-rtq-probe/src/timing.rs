@@ -25,7 +25,7 @@ use std::time::Instant;
 use schedlab_rtq::ReadyQueue;
 
 use crate::backends::Backend;
-use crate::plan::{arguments, populate, Case, Op, Plan};
+use crate::plan::{arguments, populated, Case, Op, Plan};
 
 /// Bytes walked to evict the private caches before a cold sample (4 MiB: twice this
 /// machine's 2 MiB per-core L2; more than the L1 and L2 of any current x86 core).
@@ -166,8 +166,7 @@ pub fn time_cases<Q: ReadyQueue>(
     for &case in cases {
         let (t, p) = arguments(op, case, n);
         let sample = |evict: bool, ev: &mut Evictor| {
-            let mut q = (b.make)();
-            populate(&mut q, n);
+            let mut q = populated(b.make, n);
             if evict {
                 ev.evict(&q, f as *const u8);
             }

@@ -7,8 +7,9 @@ use std::path::Path;
 use schedlab_rtq::{Prio, ReadyQueue, TaskIdx};
 use schedlab_rtq_probe::backends::{for_each_backend, Backend, Visitor};
 use schedlab_rtq_probe::callgrind::{self, parse_dump, Dump};
+use schedlab_rtq_probe::kernel::Kernel;
 use schedlab_rtq_probe::plan::{
-    arguments, background_prio, expected_order, populate, Case, Op, Plan, Target, LEVELS,
+    arguments, background_prio, expected_order, populate, populated, Case, Op, Plan, Target, LEVELS,
 };
 use schedlab_rtq_probe::{count_document, expected_dumps, summarise};
 
@@ -52,11 +53,12 @@ struct CheckPopulate;
 impl Visitor for CheckPopulate {
     fn visit<Q: ReadyQueue>(&mut self, b: &Backend<Q>) {
         for n in [0, 1, 2, 5, 15, 16, 17, 33, 64, 254] {
-            let mut q = (b.make)();
-            populate(&mut q, n);
+            let k = populated(b.make, n);
+            let q = k.queue();
             q.check_invariants();
+            assert_eq!(k.schedtsk(), q.peek(), "{}: schedtsk at N = {n}", b.name);
             assert_eq!(q.len(), n, "{}: N = {n}", b.name);
-            let got: Vec<TaskIdx> = order(&q).into_iter().map(|(t, _)| t).collect();
+            let got: Vec<TaskIdx> = order(q).into_iter().map(|(t, _)| t).collect();
             assert_eq!(
                 got,
                 expected_order(n),
@@ -85,14 +87,15 @@ impl Visitor for CheckOps {
             for n in [1, 3, 16, 32, 40] {
                 for case in Plan::cases(op) {
                     let (t, p) = arguments(op, case, n);
-                    let mut q = (b.make)();
-                    populate(&mut q, n);
-                    let before = order(&q);
-                    let next = (b.ops[op as usize])(&mut q, t, p);
-                    q.check_invariants();
+                    let mut k = populated(b.make, n);
+                    let before = order(k.queue());
+                    let next = (b.ops[op as usize])(&mut k, t, p);
+                    k.queue().check_invariants();
                     let want = model_after(op, &before, t, p);
-                    assert_eq!(order(&q), want, "{} {} N={n} {case:?}", b.name, op.name());
-                    assert_eq!(next, want.first().map(|&(t, _)| t), "peek after the op");
+                    let what = format!("{} {} N={n} {case:?}", b.name, op.name());
+                    assert_eq!(order(k.queue()), want, "{what}");
+                    assert_eq!(next, want.first().map(|&(t, _)| t), "next task: {what}");
+                    assert_eq!(k.schedtsk(), next, "schedtsk: {what}");
                 }
             }
         }
@@ -116,9 +119,9 @@ fn the_seeds_two_structures_and_their_lean_variants_are_measured() {
         assert!(names.contains(&b), "{b} missing from {names:?}");
     }
     // the largest plan fits the lean list: N ready tasks and the one activated
-    let mut q = schedlab_rtq::LeanList::new(LEVELS);
-    populate(&mut q, schedlab_rtq_probe::plan::MAX_N + 1);
-    assert_eq!(q.len(), schedlab_rtq_probe::plan::MAX_N + 1);
+    let mut k = Kernel::new(schedlab_rtq::LeanList::new(LEVELS));
+    populate(&mut k, schedlab_rtq_probe::plan::MAX_N + 1);
+    assert_eq!(k.queue().len(), schedlab_rtq_probe::plan::MAX_N + 1);
 }
 
 #[test]
