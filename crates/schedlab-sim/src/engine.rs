@@ -963,36 +963,36 @@ impl<'a, S: Scheduler> Engine<'a, S> {
 
     // ------------------------------------------------------------------ kernel spans
 
-    /// `t` runs the kernel span of its current op (for the invariant checks).
-    pub(crate) fn in_kernel_span(&self, t: TaskId) -> bool {
-        let rt = &self.rt[t.idx()];
-        rt.state == TState::Running
-            && rt.stage == Stage::Burst
-            && self.span_kind(self.current_op(t)).is_some()
-    }
-
-    /// Where a reschedule asked of `cpu` now takes effect, given what its task `t` runs:
-    /// at once in user mode or between ops; in a kernel span, where the preemption model
-    /// allows (`kernel.rs`). The span's position is its work done, so an interrupt
-    /// charged inside it moves its preemption points with it.
-    fn resched_point(&self, t: TaskId) -> Resched {
+    /// The kernel span `t` runs, if any: its kind, its length and the work done in it
+    /// (an interrupt charged inside it moves its later points with it).
+    fn current_span(&self, t: TaskId) -> Option<(SpanKind, u64, u64)> {
         let rt = &self.rt[t.idx()];
         if rt.state != TState::Running || rt.stage != Stage::Burst {
-            return Resched::Now;
+            return None;
         }
         let op = self.current_op(t);
-        let Some(kind) = self.span_kind(op) else {
-            return Resched::Now;
-        };
+        let kind = self.span_kind(op)?;
         // The end of the program exits, as an `exit` event does.
         let len = op.map_or(self.cfg.exit_ns, |op| self.op_cost(op));
-        let done = len.saturating_sub(self.burst_left(t));
-        if done == 0 {
-            // Still at the system call's entry: the task is taken from user mode.
-            return Resched::Now;
+        Some((kind, len, len.saturating_sub(self.burst_left(t))))
+    }
+
+    /// `t` runs the kernel span of its current op (for the invariant checks).
+    pub(crate) fn in_kernel_span(&self, t: TaskId) -> bool {
+        self.current_span(t).is_some()
+    }
+
+    /// Where a reschedule asked of `t`'s CPU now takes effect: at once in user mode or
+    /// between ops; in a kernel span, where the preemption model allows (`kernel.rs`).
+    fn resched_point(&self, t: TaskId) -> Resched {
+        match self.current_span(t) {
+            // At the system call's entry the task is still taken from user mode.
+            None | Some((_, _, 0)) => Resched::Now,
+            Some((kind, len, done)) => {
+                let model = &self.cfg.kernel;
+                model.resched_in_span(model.k.span(kind), len, done)
+            }
         }
-        let model = &self.cfg.kernel;
-        model.resched_in_span(model.k.span(kind), len, done)
     }
 
     /// `schedule()` asked of `cpu` while its task runs a kernel span that may not be left

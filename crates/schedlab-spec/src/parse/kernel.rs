@@ -26,31 +26,16 @@ pub(crate) fn parse(v: &Json, path: &str, k: &mut Kernel, cost: CostFn) -> Resul
     for (key, kv, kp) in o.iter() {
         match key {
             "preempt" => {
-                let s = get::string(kv, &kp, "a preemption model")?;
-                k.preempt = Preempt::parse(s).ok_or_else(|| {
-                    one_of(
-                        &kp,
-                        "a preemption model",
-                        s,
-                        &Preempt::ALL.map(Preempt::as_str),
-                    )
-                })?;
+                let names = Preempt::ALL.map(Preempt::as_str);
+                k.preempt = choice(kv, &kp, "a preemption model", Preempt::parse, &names)?;
             }
             "timers" => {
-                let s = get::string(kv, &kp, "a timer resolution")?;
-                k.timers = TimerRes::parse(s)
-                    .ok_or_else(|| one_of(&kp, "a timer resolution", s, &["hrtimer", "jiffy"]))?;
+                let names = ["hrtimer", "jiffy"];
+                k.timers = choice(kv, &kp, "a timer resolution", TimerRes::parse, &names)?;
             }
             "tick" => {
-                let s = get::string(kv, &kp, "a tick mode")?;
-                k.tick = TickMode::parse(s).ok_or_else(|| {
-                    one_of(
-                        &kp,
-                        "a tick mode",
-                        s,
-                        &["periodic", "nohz_idle", "nohz_full"],
-                    )
-                })?;
+                let names = ["periodic", "nohz_idle", "nohz_full"];
+                k.tick = choice(kv, &kp, "a tick mode", TickMode::parse, &names)?;
             }
             "timer_slack_ns" => k.timer_slack_ns = cost(kv, &kp, "a timer slack in ns")?,
             "tick_ns" => k.tick_ns = cost(kv, &kp, "a tick interrupt's cost in ns")?,
@@ -117,16 +102,20 @@ fn span(v: &Json, path: &str, s: &mut SpanShape, cost: CostFn) -> Result<(), Spe
     Ok(())
 }
 
-fn one_of(path: &str, what: &str, found: &str, allowed: &[&str]) -> SpecError {
-    SpecError::new(
-        path,
-        format!(
-            "expected {what}: one of {}, found {found:?}",
-            allowed
-                .iter()
-                .map(|a| format!("{a:?}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    )
+/// One of a setting's names, or an error listing them.
+fn choice<T>(
+    v: &Json,
+    path: &str,
+    what: &str,
+    parse: fn(&str) -> Option<T>,
+    allowed: &[&str],
+) -> Result<T, SpecError> {
+    let s = get::string(v, path, what)?;
+    parse(s).ok_or_else(|| {
+        let names: Vec<String> = allowed.iter().map(|a| format!("{a:?}")).collect();
+        SpecError::new(
+            path,
+            format!("expected {what}: one of {}, found {s:?}", names.join(", ")),
+        )
+    })
 }
