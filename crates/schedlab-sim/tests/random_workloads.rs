@@ -813,10 +813,9 @@ fn kernel_of(seed: u64) -> schedlab_spec::kernel::Kernel {
     };
     Kernel {
         preempt: Preempt::ALL[(bits >> 18) as usize % 4],
-        timers: [TimerRes::Hrtimer, TimerRes::Jiffy][(bits >> 20) as usize % 2],
+        timers: TimerRes::ALL[(bits >> 20) as usize % 2],
         timer_slack_ns: [0, 50_000][(bits >> 21) as usize % 2],
-        tick: [TickMode::Periodic, TickMode::NohzIdle, TickMode::NohzFull]
-            [(bits >> 22) as usize % 3],
+        tick: TickMode::ALL[(bits >> 22) as usize % 3],
         tick_ns: [0, 3_000][(bits >> 24) as usize % 2],
         timer_irq_ns: [0, 1_500][(bits >> 25) as usize % 2],
         spans: [shape; 6],

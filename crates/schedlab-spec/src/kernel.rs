@@ -69,6 +69,8 @@ pub enum TimerRes {
 }
 
 impl TimerRes {
+    pub const ALL: [TimerRes; 2] = [TimerRes::Hrtimer, TimerRes::Jiffy];
+
     pub fn as_str(self) -> &'static str {
         match self {
             TimerRes::Hrtimer => "hrtimer",
@@ -77,9 +79,7 @@ impl TimerRes {
     }
 
     pub fn parse(s: &str) -> Option<TimerRes> {
-        [TimerRes::Hrtimer, TimerRes::Jiffy]
-            .into_iter()
-            .find(|t| t.as_str() == s)
+        TimerRes::ALL.into_iter().find(|t| t.as_str() == s)
     }
 }
 
@@ -97,6 +97,8 @@ pub enum TickMode {
 }
 
 impl TickMode {
+    pub const ALL: [TickMode; 3] = [TickMode::Periodic, TickMode::NohzIdle, TickMode::NohzFull];
+
     pub fn as_str(self) -> &'static str {
         match self {
             TickMode::Periodic => "periodic",
@@ -106,9 +108,7 @@ impl TickMode {
     }
 
     pub fn parse(s: &str) -> Option<TickMode> {
-        [TickMode::Periodic, TickMode::NohzIdle, TickMode::NohzFull]
-            .into_iter()
-            .find(|t| t.as_str() == s)
+        TickMode::ALL.into_iter().find(|t| t.as_str() == s)
     }
 }
 

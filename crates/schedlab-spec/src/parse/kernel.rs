@@ -30,11 +30,11 @@ pub(crate) fn parse(v: &Json, path: &str, k: &mut Kernel, cost: CostFn) -> Resul
                 k.preempt = choice(kv, &kp, "a preemption model", Preempt::parse, &names)?;
             }
             "timers" => {
-                let names = ["hrtimer", "jiffy"];
+                let names = TimerRes::ALL.map(TimerRes::as_str);
                 k.timers = choice(kv, &kp, "a timer resolution", TimerRes::parse, &names)?;
             }
             "tick" => {
-                let names = ["periodic", "nohz_idle", "nohz_full"];
+                let names = TickMode::ALL.map(TickMode::as_str);
                 k.tick = choice(kv, &kp, "a tick mode", TickMode::parse, &names)?;
             }
             "timer_slack_ns" => k.timer_slack_ns = cost(kv, &kp, "a timer slack in ns")?,
