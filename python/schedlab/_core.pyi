@@ -92,6 +92,10 @@ def generate(name: str, options: list[tuple[str, str]] = []) -> str:  # noqa: B0
 def generators() -> str:
     """JSON text: ``[{"name", "description", "options": [{"name", "default", "help"}]}]``."""
 
+def profiles() -> str:
+    """JSON text: the built-in machine profiles, ``[{"name", "about", "machine",
+    "provenance"}]``."""
+
 def schedulers() -> str:
     """JSON text: ``[{"name", "family", "summary", "source", "available", "reason",
     "params": [{"name", "default", "description"}]}]``; ``family`` is "linux", "rtos" or

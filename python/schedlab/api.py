@@ -64,6 +64,7 @@ __all__ = [
     "generate",
     "generate_text",
     "generators",
+    "profiles",
     "job",
     "load_spec",
     "option_text",
@@ -378,6 +379,11 @@ def generate_text(name: str, options: Iterable[tuple[str, str]]) -> str:
         return k
 
     return _core.generate(name, [(spelled(k), v) for k, v in options])
+
+
+def profiles() -> list[dict[str, Any]]:
+    """The built-in machine profiles: ``[{"name", "about", "machine", "provenance"}]``."""
+    return json.loads(_core.profiles())  # type: ignore[no-any-return]
 
 
 def generators() -> list[dict[str, Any]]:

@@ -670,6 +670,32 @@ def _print_generators(out: Console) -> None:
     out.print(t)
 
 
+@cli.command("profiles")
+@click.argument("name", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+def profiles_cmd(name: str | None, as_json: bool) -> None:
+    """List the built-in machine profiles; with NAME, print that profile (its machine and
+    where each value comes from) as JSON, ready for `schedlab.machine.profile`."""
+    profiles = api.profiles()
+    if name is not None:
+        found = [p for p in profiles if p["name"] == name]
+        if not found:
+            known = ", ".join(p["name"] for p in profiles)
+            raise CliError(f"no built-in machine profile {name!r} (known: {known})",
+                           EXIT_BAD_INPUT)
+        click.echo(_dump(found[0]))
+        return
+    if as_json:
+        click.echo(_dump(profiles))
+        return
+    t = Table()
+    t.add_column("profile")
+    t.add_column("about")
+    for p in profiles:
+        t.add_row(escape(p["name"]), escape(p.get("about") or ""))
+    _stdout().print(t)
+
+
 @cli.command("schedulers")
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 def schedulers_cmd(as_json: bool) -> None:

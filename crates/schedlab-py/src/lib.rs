@@ -256,6 +256,18 @@ fn generators() -> PyResult<String> {
     json_text(&Value::Array(list), false)
 }
 
+/// The built-in machine profiles as JSON text: `[{"name", "about", "machine",
+/// "provenance"}]`, each the profile's own file.
+#[pyfunction]
+fn profiles() -> PyResult<String> {
+    let list: Result<Vec<Value>, _> = schedlab_spec::profile::BUILTIN
+        .iter()
+        .map(|b| serde_json::from_str::<Value>(b.text))
+        .collect();
+    let list = list.map_err(|e| PyValueError::new_err(format!("a built-in profile: {e}")))?;
+    json_text(&Value::Array(list), false)
+}
+
 /// The CPU scheduling policies as JSON text: `[{"name", "family", "summary", "source",
 /// "available", "reason", "params": [{"name", "default", "description"}]}]`.
 #[pyfunction]
@@ -657,6 +669,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stats, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(generators, m)?)?;
+    m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(parse_trace, m)?)?;
     m.add_function(wrap_pyfunction!(timeslice, m)?)?;

@@ -7,7 +7,7 @@
 //! exact text) and [`spec_view`] (the text as a plain JSON value, for editing). Modules:
 //! `json` (a json-c-compatible reader that keeps repeated keys), `parse` (grammar and
 //! validation, one sub-module per concern), `model` (the validated types), `view` (identity
-//! and view), `gen` (generators), `rng` (the seeded PRNG), `work` (the count of validation
+//! and view), `profile` (machine profiles), `gen` (generators), `rng` (the seeded PRNG), `work` (the count of validation
 //! steps, and the name index every lookup by name goes through). The user-facing grammar is
 //! docs/spec.md.
 
@@ -17,6 +17,7 @@ mod json;
 pub mod kernel;
 pub mod model;
 mod parse;
+pub mod profile;
 pub mod rng;
 mod view;
 pub mod work;

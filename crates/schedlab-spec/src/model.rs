@@ -321,6 +321,33 @@ pub enum ChannelKind {
     Socket,
 }
 
+impl ChannelKind {
+    pub const ALL: [ChannelKind; 2] = [ChannelKind::Pipe, ChannelKind::Socket];
+
+    /// The name of the kind in `machine.channel_costs` (`"pipe"`, `"socket"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChannelKind::Pipe => "pipe",
+            ChannelKind::Socket => "socket",
+        }
+    }
+
+    /// Index into [`Machine::channel_costs`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// What a read or write call on a channel costs its caller unless the channel says
+/// otherwise: the machine's default for its kind (`machine.channel_costs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChannelCost {
+    /// CPU time charged per call, ns.
+    pub op_cost_ns: u64,
+    /// CPU time charged per byte copied, ps.
+    pub byte_cost_ps: u64,
+}
+
 /// Every named resource, each kind indexed by [`ResId`] in first-use order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Resources {
@@ -440,6 +467,9 @@ pub struct Machine {
     pub exit_ns: u64,
     /// The kernel's own execution: preemption model, tick, timers, span shapes.
     pub kernel: crate::kernel::Kernel,
+    /// Per-call and per-byte costs of the pipes and sockets that do not give their own,
+    /// indexed by [`ChannelKind::index`].
+    pub channel_costs: [ChannelCost; 2],
     /// The named machine profile the spec started from (`machine.profile`), if any.
     pub profile: Option<String>,
     pub cpus_source: CpusSource,
@@ -470,6 +500,7 @@ impl Default for Machine {
             sleep_ns: 0,
             exit_ns: 0,
             kernel: crate::kernel::Kernel::default(),
+            channel_costs: crate::parse::DEFAULT_CHANNEL_COSTS,
             profile: None,
             cpus_source: CpusSource::Default,
             topology: Topology::flat(1),

@@ -73,10 +73,13 @@ mod get;
 mod kernel;
 mod machine;
 mod ownership;
+mod profile;
 mod resolve;
 mod sched;
 mod task;
 mod workgen;
+
+pub(crate) use ext::DEFAULT_CHANNEL_COSTS;
 
 use crate::json::{self, Json};
 use crate::model::{Policy, Spec};

@@ -13,15 +13,13 @@
 //! `tasks=process` gives each task its own process (hackbench's default, `fork()`);
 //! `tasks=thread` puts them all in one process (`-T`, `pthread_create()`).
 //!
-//! Channel costs are the calibrated defaults in `parse/ext.rs` (see the comment on
-//! `PIPE_OP_NS` for how they were derived from host-lab.md's measured times); they are
-//! written into the spec so that it is self-describing and can be edited.
+//! Channels are written with their capacity only: what a call costs is the machine's
+//! (`machine.channel_costs`, from a machine profile or the calibrated defaults in
+//! `parse/ext.rs`), so one generated spec runs under any profile.
 
 use super::opts::{opt, Opts};
 use super::GeneratorInfo;
-use crate::parse::ext::{
-    PIPE_BYTE_PS, PIPE_CAPACITY, PIPE_OP_NS, SOCKET_BYTE_PS, SOCKET_CAPACITY, SOCKET_OP_NS,
-};
+use crate::parse::ext::{PIPE_CAPACITY, SOCKET_CAPACITY};
 use crate::SpecError;
 use serde_json::{json, Map, Value};
 
@@ -78,9 +76,9 @@ impl Hackbench {
         for g in 0..self.groups {
             for r in 0..self.fds {
                 let spec = if self.socket {
-                    json!({"capacity": SOCKET_CAPACITY, "op_cost_ns": SOCKET_OP_NS, "byte_cost_ps": SOCKET_BYTE_PS})
+                    json!({"capacity": SOCKET_CAPACITY})
                 } else {
-                    json!({"capacity": PIPE_CAPACITY, "op_cost_ns": PIPE_OP_NS, "byte_cost_ps": PIPE_BYTE_PS})
+                    json!({"capacity": PIPE_CAPACITY})
                 };
                 if self.socket {
                     sockets.insert(chan(g, r), spec);
@@ -155,10 +153,7 @@ impl Hackbench {
         let loops = self.loops.expect("a restarting hackbench has a loop count");
         let (go, done) = (format!("{p}go"), format!("{p}done"));
         for c in [&go, &done] {
-            pipes.insert(
-                c.clone(),
-                json!({"capacity": PIPE_CAPACITY, "op_cost_ns": PIPE_OP_NS, "byte_cost_ps": PIPE_BYTE_PS}),
-            );
+            pipes.insert(c.clone(), json!({"capacity": PIPE_CAPACITY}));
         }
         let once = Hackbench {
             prefix: self.prefix,

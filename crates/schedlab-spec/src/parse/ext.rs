@@ -16,8 +16,8 @@ use super::cgroup::{self, CgroupsIr};
 use super::get::{self, Obj};
 use crate::json::{Json, Number};
 use crate::model::{
-    BlockDevice, Channel, ChannelKind, DeviceModel, Machine, SchedulerChoice, Topology,
-    MAX_MACHINE_CPUS, SECTOR_BYTES,
+    BlockDevice, Channel, ChannelCost, ChannelKind, DeviceModel, Machine, SchedulerChoice,
+    Topology, MAX_MACHINE_CPUS, SECTOR_BYTES,
 };
 use crate::work::Names;
 use crate::SpecError;
@@ -39,6 +39,19 @@ pub(crate) const PIPE_BYTE_PS: u64 = 250;
 /// See [`PIPE_OP_NS`].
 pub(crate) const SOCKET_OP_NS: u64 = 1500;
 pub(crate) const SOCKET_BYTE_PS: u64 = 500;
+
+/// The machine's channel costs unless a profile or the spec sets them, indexed by
+/// [`ChannelKind::index`].
+pub(crate) const DEFAULT_CHANNEL_COSTS: [ChannelCost; 2] = [
+    ChannelCost {
+        op_cost_ns: PIPE_OP_NS,
+        byte_cost_ps: PIPE_BYTE_PS,
+    },
+    ChannelCost {
+        op_cost_ns: SOCKET_OP_NS,
+        byte_cost_ps: SOCKET_BYTE_PS,
+    },
+];
 
 /// Largest channel buffer: 1 GiB.
 const MAX_CAPACITY: i128 = 1 << 30;
@@ -122,11 +135,16 @@ pub(crate) fn parse(v: Option<&Json>) -> Result<Ext, SpecError> {
     let Some(v) = v else { return Ok(ext) };
     let o = Obj::new(v, "$.schedlab", "the schedlab extension object")?;
     o.no_repeats(|_| false)?;
+    // The machine first, wherever it is written: channels take its default costs.
+    if let Some(mv) = o.get("machine") {
+        ext.machine = machine(mv, &o.at("machine"))?;
+    }
+    let costs = ext.machine.machine.channel_costs;
     for (k, kv, kp) in o.iter() {
         match k {
-            "machine" => ext.machine = machine(kv, &kp)?,
-            "pipes" => channels(kv, &kp, ChannelKind::Pipe, &mut ext.rest)?,
-            "sockets" => channels(kv, &kp, ChannelKind::Socket, &mut ext.rest)?,
+            "machine" => {}
+            "pipes" => channels(kv, &kp, ChannelKind::Pipe, costs, &mut ext.rest)?,
+            "sockets" => channels(kv, &kp, ChannelKind::Socket, costs, &mut ext.rest)?,
             "cgroups" => ext.cgroups = cgroup::parse(kv, &kp)?,
             "devices" => ext.rest.devices = devices(kv, &kp)?,
             "scheduler" => ext.rest.scheduler = scheduler(kv, &kp)?,
@@ -152,8 +170,12 @@ const MACHINE_KEYS: &[&str] = &[
     "sleep_ns",
     "exit_ns",
     "kernel",
+    "channel_costs",
+    "profile",
 ];
 
+/// The machine: its profile's settings (`profile`, whatever its place in the object), then
+/// every other key over them.
 fn machine(v: &Json, path: &str) -> Result<MachineIr, SpecError> {
     let o = Obj::new(v, path, "the machine")?;
     o.no_repeats(|_| false)?;
@@ -162,9 +184,22 @@ fn machine(v: &Json, path: &str) -> Result<MachineIr, SpecError> {
         cpus: None,
         topology: None,
     };
+    if let Some(pv) = o.get("profile") {
+        let name = super::profile::apply(pv, &o.at("profile"), &mut ir)?;
+        ir.machine.profile = Some(name);
+    }
+    machine_keys(&o, &mut ir, true)?;
+    Ok(ir)
+}
+
+/// Apply the keys of the machine object `o` to `ir`; `profile` only where `profile_ok`
+/// (a profile's own machine cannot name another profile).
+pub(crate) fn machine_keys(o: &Obj, ir: &mut MachineIr, profile_ok: bool) -> Result<(), SpecError> {
     let m = &mut ir.machine;
     for (k, kv, kp) in o.iter() {
         match k {
+            "profile" if profile_ok => {}
+            "channel_costs" => channel_costs(kv, &kp, &mut m.channel_costs)?,
             "cpus" => {
                 let n = get::int_in(kv, &kp, "a CPU count", 1, MAX_MACHINE_CPUS as i128)?;
                 ir.cpus = Some((n as u32, kp));
@@ -191,10 +226,58 @@ fn machine(v: &Json, path: &str) -> Result<MachineIr, SpecError> {
             "sleep_ns" => m.sleep_ns = cost(kv, &kp, "a sleep set-up cost in ns")?,
             "exit_ns" => m.exit_ns = cost(kv, &kp, "an exit cost in ns")?,
             "kernel" => super::kernel::parse(kv, &kp, &mut m.kernel, cost)?,
+            "profile" => {
+                return Err(SpecError::new(
+                    kp,
+                    "a profile's machine cannot name another profile",
+                ))
+            }
             _ => return Err(get::unknown_key(&kp, k, "the machine", MACHINE_KEYS)),
         }
     }
-    Ok(ir)
+    Ok(())
+}
+
+const CHANNEL_COST_KEYS: &[&str] = &["op_cost_ns", "byte_cost_ps"];
+
+/// `{"pipe": {"op_cost_ns", "byte_cost_ps"}, "socket": {…}}`: the costs of channels that
+/// do not give their own.
+fn channel_costs(v: &Json, path: &str, out: &mut [ChannelCost; 2]) -> Result<(), SpecError> {
+    let o = Obj::new(
+        v,
+        path,
+        "the channel costs ({\"pipe\": {op_cost_ns, byte_cost_ps}, \"socket\": {…}})",
+    )?;
+    o.no_repeats(|_| false)?;
+    let kinds = ChannelKind::ALL.map(ChannelKind::as_str);
+    for (key, kv, kp) in o.iter() {
+        let kind = ChannelKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == key)
+            .ok_or_else(|| get::unknown_key(&kp, key, "the channel costs", &kinds))?;
+        let c = &mut out[kind.index()];
+        let co = Obj::new(
+            kv,
+            &kp,
+            &format!("the {key} costs ({{op_cost_ns, byte_cost_ps}})"),
+        )?;
+        co.no_repeats(|_| false)?;
+        for (ck, cv, cp) in co.iter() {
+            match ck {
+                "op_cost_ns" => c.op_cost_ns = cost(cv, &cp, "a per-call CPU cost in ns")?,
+                "byte_cost_ps" => c.byte_cost_ps = cost(cv, &cp, "a per-byte CPU cost in ps")?,
+                _ => {
+                    return Err(get::unknown_key(
+                        &cp,
+                        ck,
+                        &format!("the {key} costs"),
+                        CHANNEL_COST_KEYS,
+                    ))
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 const TOPOLOGY_KEYS: &[&str] = &["packages", "cores", "threads", "llc_cores"];
@@ -256,11 +339,17 @@ fn topology(v: &Json, path: &str) -> Result<Topology, SpecError> {
     })
 }
 
-fn cost(v: &Json, path: &str, what: &str) -> Result<u64, SpecError> {
+pub(crate) fn cost(v: &Json, path: &str, what: &str) -> Result<u64, SpecError> {
     Ok(get::int_in(v, path, what, 0, MAX_COST)? as u64)
 }
 
-fn channels(v: &Json, path: &str, kind: ChannelKind, out: &mut ExtRest) -> Result<(), SpecError> {
+fn channels(
+    v: &Json,
+    path: &str,
+    kind: ChannelKind,
+    costs: [ChannelCost; 2],
+    out: &mut ExtRest,
+) -> Result<(), SpecError> {
     let what = match kind {
         ChannelKind::Pipe => "the pipes object ({name: {capacity, op_cost_ns, byte_cost_ps}})",
         ChannelKind::Socket => "the sockets object ({name: {capacity, op_cost_ns, byte_cost_ps}})",
@@ -281,21 +370,15 @@ fn channels(v: &Json, path: &str, kind: ChannelKind, out: &mut ExtRest) -> Resul
         }
         let co = Obj::new(cv, &cp, &format!("channel {name:?}"))?;
         co.no_repeats(|_| false)?;
-        let mut ch = match kind {
-            ChannelKind::Pipe => Channel {
-                name: name.to_string(),
-                kind,
-                capacity: PIPE_CAPACITY,
-                op_cost_ns: PIPE_OP_NS,
-                byte_cost_ps: PIPE_BYTE_PS,
+        let mut ch = Channel {
+            name: name.to_string(),
+            kind,
+            capacity: match kind {
+                ChannelKind::Pipe => PIPE_CAPACITY,
+                ChannelKind::Socket => SOCKET_CAPACITY,
             },
-            ChannelKind::Socket => Channel {
-                name: name.to_string(),
-                kind,
-                capacity: SOCKET_CAPACITY,
-                op_cost_ns: SOCKET_OP_NS,
-                byte_cost_ps: SOCKET_BYTE_PS,
-            },
+            op_cost_ns: costs[kind.index()].op_cost_ns,
+            byte_cost_ps: costs[kind.index()].byte_cost_ps,
         };
         for (k, kv, kp) in co.iter() {
             match k {

@@ -1,0 +1,95 @@
+//! Machine profiles (`schedlab.machine.profile`): a profile's machine applies first and
+//! the spec's own machine keys override it, nested kernel and channel-cost keys one by
+//! one; channels without costs take the machine's.
+
+use schedlab_spec::kernel::{Preempt, TickMode, TimerRes};
+use schedlab_spec::model::ChannelKind;
+use schedlab_spec::{parse_spec, Spec};
+
+fn spec(machine: &str, extra: &str) -> Spec {
+    let text = format!(
+        r#"{{"tasks": {{"t": {{"run": 1000}}}}, "global": {{"duration": 1}},
+           "schedlab": {{{extra} "machine": {machine}}}}}"#
+    );
+    parse_spec(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+const INLINE: &str = r#"{"name": "lab", "about": "a test profile",
+    "machine": {"cpus": 2, "hz": 100, "context_switch_ns": 700,
+                "channel_costs": {"pipe": {"op_cost_ns": 11, "byte_cost_ps": 3}},
+                "kernel": {"preempt": "none", "timers": "jiffy", "tick_ns": 900}},
+    "provenance": {"context_switch_ns": {"how": "measured"}}}"#;
+
+#[test]
+fn an_inline_profile_sets_the_machine_and_names_it() {
+    let s = spec(&format!(r#"{{"profile": {INLINE}}}"#), "");
+    let m = &s.machine;
+    assert_eq!(m.profile.as_deref(), Some("lab"));
+    assert_eq!((m.cpus, m.hz, m.context_switch_ns), (2, 100, 700));
+    assert_eq!(m.kernel.preempt, Preempt::None);
+    assert_eq!(m.kernel.timers, TimerRes::Jiffy);
+    assert_eq!(m.kernel.tick_ns, 900);
+    let pipe = m.channel_costs[ChannelKind::Pipe.index()];
+    assert_eq!((pipe.op_cost_ns, pipe.byte_cost_ps), (11, 3));
+}
+
+#[test]
+fn the_spec_overrides_a_profile_key_by_key_wherever_profile_is_written() {
+    // `profile` last in the object: still applied first.
+    let s = spec(
+        &format!(
+            r#"{{"hz": 1000, "kernel": {{"tick_ns": 5}},
+                "channel_costs": {{"pipe": {{"byte_cost_ps": 0}}}}, "profile": {INLINE}}}"#
+        ),
+        "",
+    );
+    let m = &s.machine;
+    assert_eq!(m.hz, 1000, "the spec's hz wins");
+    assert_eq!(m.cpus, 2, "the profile's cpus stay");
+    assert_eq!(m.kernel.tick_ns, 5, "the spec's tick cost wins");
+    assert_eq!(
+        m.kernel.preempt,
+        Preempt::None,
+        "the profile's other kernel keys stay"
+    );
+    let pipe = m.channel_costs[ChannelKind::Pipe.index()];
+    assert_eq!((pipe.op_cost_ns, pipe.byte_cost_ps), (11, 0));
+}
+
+#[test]
+fn channels_without_costs_take_the_machines_and_their_own_win() {
+    let pipes = r#""pipes": {"a": {"capacity": 4096}, "b": {"op_cost_ns": 99}},"#;
+    // The pipes come before the machine in the text: the machine is read first anyway.
+    let s = spec(&format!(r#"{{"profile": {INLINE}}}"#), pipes);
+    let by_name = |n: &str| s.resources.channels.iter().find(|c| c.name == n).unwrap();
+    assert_eq!(
+        (by_name("a").op_cost_ns, by_name("a").byte_cost_ps),
+        (11, 3)
+    );
+    assert_eq!(
+        (by_name("b").op_cost_ns, by_name("b").byte_cost_ps),
+        (99, 3)
+    );
+}
+
+#[test]
+fn the_seed_board_profile_is_the_seeds_kernel() {
+    let s = spec(r#"{"profile": "seed000-tx4937"}"#, "");
+    let m = &s.machine;
+    assert_eq!(m.profile.as_deref(), Some("seed000-tx4937"));
+    assert_eq!((m.cpus, m.hz), (1, 1000));
+    assert_eq!(m.kernel.preempt, Preempt::None);
+    assert_eq!(m.kernel.timers, TimerRes::Jiffy);
+    assert_eq!(m.kernel.tick, TickMode::Periodic);
+}
+
+#[test]
+fn host_given_to_the_core_is_explained() {
+    let text = r#"{"tasks": {"t": {"run": 1}}, "schedlab": {"machine": {"profile": "host"}}}"#;
+    let e = parse_spec(text).unwrap_err().to_string();
+    assert!(e.contains("$.schedlab.machine.profile"), "{e}");
+    assert!(
+        e.contains("measured on the machine that runs the spec"),
+        "{e}"
+    );
+}
