@@ -225,7 +225,7 @@ def section(ctx: Context) -> SectionOutput:
         values["problem"] = f"the simulated cyclictest failed: {outcome.error}"
         return SectionOutput(SECTION_ID, TITLE, render("crosscheck.html.j2", **values))
     simulated = hostprofile.headline_stats(outcome.result.json)
-    real = run_cyclictest(timer, cycles)
+    real = run_cyclictest(timer, cycles)  # a module global: tests replace it
     values.update(
         timer=timer, cycles=cycles, cpus=cpus, scheduler=hostprofile.FIT_SCHEDULER,
         real=real if isinstance(real, Cyclictest) else None,

@@ -333,15 +333,15 @@ def _syscall_keys(costs: HostCosts, machine: dict[str, Any], prov: dict[str, Any
              "(kernel.timer_irq_ns) instead" + (
                  "; the caller blocked in most calls, so it also includes a block and a "
                  "wake-up" if s.sleep_blocks_per_call >= 0.5 else ""))
-    two_hops = 2 * costs.switch_ns
-    machine["fork_ns"] = max(0, round(s.fork_exit_wait_ns - two_hops))
+    switch = machine["context_switch_ns"]
+    machine["fork_ns"] = max(0, round(s.fork_exit_wait_ns) - 2 * switch)
     machine["exit_ns"] = 0
     prov["fork_ns"] = _measured(
         "fork + the child's _exit + the parent's waitpid, both on one CPU "
         "(schedlab_host::kernel_costs)", median_ns=s.fork_exit_wait_ns,
         runs=f"{runs}, {s.forks:,} forks each", forker_rss_kb=s.forker_rss_kb,
         note="fork, exit and wait charged together to fork_ns, less the two context "
-             f"switches of that path (parent → child → parent: 2 × {costs.switch_ns:,.0f} ns, "
+             f"switches of that path (parent → child → parent: 2 × {switch:,} ns, "
              "which the simulator charges as context_switch_ns); a fork copies the forking "
              "process's page tables, so the figure grows with its size")
     prov["exit_ns"] = {"how": "measured", "probe": "in fork_ns",
@@ -439,10 +439,10 @@ def names_host(spec_text: str) -> bool:
     return '"profile"' in spec_text and f'"{PROFILE_NAME}"' in spec_text
 
 
-def resolve(spec_text: str,
-            measure: Callable[[], Mapping[str, Any]] = measured_profile) -> str:
+def resolve(spec_text: str, measure: Callable[[], Mapping[str, Any]] | None = None) -> str:
     """``spec_text`` with ``"profile": "host"`` replaced by this host's inline profile
-    (measured once per process); any other spec unchanged, byte for byte."""
+    (``measure()``, by default :func:`measured_profile`: once per process); any other spec
+    unchanged, byte for byte."""
     if not names_host(spec_text):
         return spec_text
     from schedlab import api
@@ -452,7 +452,7 @@ def resolve(spec_text: str,
     machine = sl.get("machine") if isinstance(sl, dict) else None
     if not isinstance(machine, dict) or machine.get("profile") != PROFILE_NAME:
         return spec_text
-    host = dict(measure())
+    host = dict((measure or measured_profile)())
 
     def edit(spec: dict[str, Any]) -> None:
         spec["schedlab"]["machine"]["profile"] = host
