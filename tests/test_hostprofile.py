@@ -29,7 +29,8 @@ TIMER = TimerLatency(min_ns=17_000, p50_ns=40_000, p99_ns=60_000, max_ns=70_000,
 FULL = HostCosts(pipe=PIPE, socket=SOCKET, syscalls=SYSCALLS, timer=TIMER)
 FACTS = KernelFacts(preempt=Fact("none", "/proc/config.gz: CONFIG_PREEMPT_NONE=y"),
                     tick=Fact("nohz_idle", "/proc/config.gz: CONFIG_NO_HZ_IDLE=y"),
-                    hz=Fact(250, "/proc/config.gz: CONFIG_HZ=250"), release="6.18.0")
+                    hz=Fact(250, "/proc/config.gz: CONFIG_HZ=250"), release="6.18.0",
+                    timers=Fact("hrtimer", "/proc/config.gz: CONFIG_HIGH_RES_TIMERS=y"))
 HOWS = {"measured", "read", "source", "fitted", "unknown"}
 
 
@@ -94,6 +95,7 @@ DYNAMIC_NONE = """CONFIG_PREEMPT_NONE=y
 CONFIG_PREEMPT_DYNAMIC=y
 CONFIG_NO_HZ_IDLE=y
 CONFIG_HZ=250
+CONFIG_HIGH_RES_TIMERS=y
 """
 
 
@@ -111,6 +113,7 @@ def test_preempt_from_debugfs_then_cmdline_then_config(tmp_path: Path) -> None:
     assert "preempt_dynamic_init" in facts.preempt.source
     assert facts.hz == Fact(250, "/proc/config.gz: CONFIG_HZ=250")
     assert facts.tick is not None and facts.tick.value == "nohz_idle"
+    assert facts.timers == Fact("hrtimer", "/proc/config.gz: CONFIG_HIGH_RES_TIMERS=y")
 
 
 def test_what_no_file_says_is_unknown(tmp_path: Path) -> None:

@@ -75,6 +75,7 @@ class KernelFacts:
     tick: Fact | None
     hz: Fact | None
     release: str
+    timers: Fact | None = None
 
 
 def _read_text(path: Path) -> str | None:
@@ -190,13 +191,23 @@ def _hz(config: tuple[dict[str, str], str] | None) -> Fact | None:
     return None
 
 
+def _timers(config: tuple[dict[str, str], str] | None) -> Fact | None:
+    """``hrtimer`` for a CONFIG_HIGH_RES_TIMERS build; ``jiffy`` without it (hrtimers then
+    expire from the tick, as the model's ``jiffy`` rule has it)."""
+    if config is None or "CONFIG_HIGH_RES_TIMERS" not in config[0]:
+        return None
+    cfg, where = config
+    value = cfg["CONFIG_HIGH_RES_TIMERS"]
+    return Fact("hrtimer" if value == "y" else "jiffy", f"{where}: CONFIG_HIGH_RES_TIMERS={value}")
+
+
 def read_kernel(root: Path = Path("/")) -> KernelFacts:
     """What the kernel under ``root`` (``/``: this host's) says about itself."""
     release = os.uname().release if root == Path("/") else \
         (_read_text(root / "proc/sys/kernel/osrelease") or "").strip()
     config = _kernel_config(root, release)
     return KernelFacts(preempt=_preempt(root, config), tick=_tick(root, config),
-                       hz=_hz(config), release=release)
+                       hz=_hz(config), release=release, timers=_timers(config))
 
 
 # --------------------------------------------------------------------------------------
@@ -362,7 +373,8 @@ def _kernel_keys(costs: HostCosts, facts: KernelFacts, machine: dict[str, Any],
     if facts.hz is not None:
         machine["hz"] = facts.hz.value
         prov["hz"] = {"how": "read", "from": facts.hz.source}
-    for key, fact in (("preempt", facts.preempt), ("tick", facts.tick)):
+    for key, fact in (("preempt", facts.preempt), ("tick", facts.tick),
+                      ("timers", facts.timers)):
         if fact is None:
             kprov[key] = {"how": "unknown", "note": "no file of this kernel says; the "
                                                     "simulator's default is kept"}
@@ -372,11 +384,6 @@ def _kernel_keys(costs: HostCosts, facts: KernelFacts, machine: dict[str, Any],
             kernel[key] = fact.value
             kprov[key] = {"how": "read", "from": fact.source,
                           **({"note": fact.note} if fact.note else {})}
-    kernel["timers"] = "hrtimer"
-    kprov["timers"] = {"how": "read", "from": "the timer probe's sleeps end within "
-                       "microseconds of their expiry, not on a tick",
-                       "note": "high-resolution timers"} if costs.timer else \
-        {"how": "source", "from": "hrtimers are high-resolution on every current x86 kernel"}
     kernel["timer_slack_ns"] = DEFAULT_TIMER_SLACK_NS
     kprov["timer_slack_ns"] = {"how": "source", "from": TIMER_SLACK_SOURCE}
     machine["kernel"] = kernel
