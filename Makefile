@@ -23,6 +23,9 @@ develop: $(STAMP)
 	install -m 755 "$${CARGO_TARGET_DIR:-target}/release/rtq-probe" $(VENV)/bin/rtq-probe
 	@command -v valgrind >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind; } \
 		|| echo "warning: valgrind could not be installed; schedlab readyq will report instruction counts as unavailable" >&2
+	@# the report's host cross-check runs the real cyclictest (Debian package rt-tests 2.4)
+	@command -v cyclictest >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rt-tests; } \
+		|| echo "warning: rt-tests could not be installed; the report's host cross-check will say cyclictest did not run" >&2
 
 demo: develop
 	$(VENV)/bin/schedlab reproduce --quick --out report

@@ -42,25 +42,40 @@ def test_apply_sets_switch_and_pipe_costs_only() -> None:
                                            ("mode", "pipe")])
     out_text = hostcosts.apply(text, FAKE)
     out = json.loads(out_text)
-    m = out["schedlab"]["machine"]
-    assert m["context_switch_ns"] == 2000
-    assert m.get("wakeup_ns", 0) == 0
+    m = out["schedlab"]["machine"]["profile"]["machine"]
+    assert m == {"context_switch_ns": 2000,
+                 "channel_costs": {"pipe": {"op_cost_ns": 300, "byte_cost_ps": 0},
+                                   "socket": {"op_cost_ns": 700, "byte_cost_ps": 0}}}
+    # The channels take the profile's costs: none of their own.
     pipes = out["schedlab"]["pipes"]
-    assert pipes and all(c["op_cost_ns"] == 300 and c["byte_cost_ps"] == 0
+    assert pipes and all("op_cost_ns" not in c and "byte_cost_ps" not in c
                          for c in pipes.values())
     # Only the costs changed: members keep their order, and the result is a valid spec.
     assert list(out["tasks"]) == list(json.loads(text)["tasks"])
     api.validate(out_text)
 
 
-def test_apply_sets_socket_costs() -> None:
-    text = api.generate_text("hackbench", [("groups", "1"), ("loops", "2"), ("fds", "2"),
-                                           ("mode", "socket")])
-    out = json.loads(hostcosts.apply(text, FAKE))
-    socks = out["schedlab"]["sockets"]
-    assert socks and all(c["op_cost_ns"] == 700 and c["byte_cost_ps"] == 0
-                         for c in socks.values())
-    assert out["schedlab"]["machine"]["context_switch_ns"] == 2000
+@pytest.mark.parametrize("mode", ["pipe", "socket"])
+def test_profile_costs_equal_the_same_costs_given_as_keys(mode: str) -> None:
+    """Run through the simulator: the cost profile charges exactly what the same costs
+    written as the spec's own keys charge."""
+    text = api.generate_text("hackbench", [("groups", "1"), ("loops", "3"), ("fds", "2"),
+                                           ("mode", mode), ("cpus", "1")])
+    costed = hostcosts.apply(text, FAKE)
+    chans = json.loads(costed)["schedlab"][f"{mode}s"]
+    assert chans and all("op_cost_ns" not in c for c in chans.values())
+    call = {"pipe": 300, "socket": 700}[mode]
+
+    def keys(spec: dict) -> None:
+        spec["schedlab"]["machine"]["context_switch_ns"] = 2000
+        for c in spec["schedlab"][f"{mode}s"].values():
+            c["op_cost_ns"] = call
+            c["byte_cost_ps"] = 0
+
+    by_keys = api.simulate(api.edit_spec(text, keys), scheduler="linux-o1").json
+    by_profile = api.simulate(costed, scheduler="linux-o1").json
+    assert by_profile["tasks"] == by_keys["tasks"] and by_profile["cpus"] == by_keys["cpus"]
+    assert sum(c["overhead_ns"] for c in by_profile["cpus"]) > 0
 
 
 def test_costed_hackbench_pays_for_its_switches() -> None:

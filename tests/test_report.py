@@ -236,7 +236,8 @@ def test_specs_and_plots_written(fake_report: Path) -> None:
     assert hb["fake"]["options"] == seed000.QUICK.hackbench
     assert hb["schedlab"]["machine"] == {"cpus": 1, "hz": 1000}
     costed = json.loads((out / "specs/seed000-hackbench-host-cost.json").read_text())
-    assert costed["schedlab"]["machine"]["context_switch_ns"] == 1800
+    host = costed["schedlab"]["machine"]["profile"]
+    assert host["machine"]["context_switch_ns"] == 1800 and host["name"] == "host-costs"
     for stem in ("seed000-hackbench", "seed000-wakeup-cdf"):
         for ext in ("png", "svg"):
             assert (out / "plots" / f"{stem}.{ext}").stat().st_size > 1000

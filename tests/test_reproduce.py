@@ -92,9 +92,20 @@ def test_manifest_lists_what_a_rerun_needs(manifest: dict[str, Any]) -> None:
 
 def test_host_costs_live_in_the_saved_spec(quick_report: Path) -> None:
     spec = json.loads((quick_report / "specs/seed000-hackbench-host-cost.json").read_text())
-    assert spec["schedlab"]["machine"]["context_switch_ns"] > 0
+    assert spec["schedlab"]["machine"]["profile"]["machine"]["context_switch_ns"] > 0
     zero = json.loads((quick_report / "specs/seed000-hackbench-zero-cost.json").read_text())
     assert zero["schedlab"]["machine"].get("context_switch_ns", 0) == 0
+    assert "profile" not in zero["schedlab"]["machine"]
+
+
+def test_host_crosscheck_saved_spec_carries_the_host_profile(quick_report: Path) -> None:
+    spec = json.loads((quick_report / "specs/host-cyclictest.json").read_text())
+    profile = spec["schedlab"]["machine"]["profile"]
+    assert profile["name"] == "host"
+    assert profile["provenance"]["kernel"]["timer_irq_ns"]["how"] == "fitted"
+    page = (quick_report / "index.html").read_text(encoding="utf-8")
+    rows = {r[0]: r for r in parse_tables(page)["host-crosscheck-table"]}
+    assert list(rows) == ["min", "p50", "p99", "max"]
 
 
 def test_report_cells_are_filled(quick_report: Path) -> None:

@@ -153,5 +153,26 @@ def host_channel_costs(
     ``kind, cpu, bytes, messages, reps``. The caller's CPU affinity is restored. Raises
     ValueError for bad arguments, OSError if the kernel refuses."""
 
+def host_syscall_costs(calls: int = 20000, forks: int = 200, reps: int = 5) -> dict[str, Any]:
+    """Measure this host's kernel paths, pinned to the caller's CPU (its affinity is
+    restored), ``reps`` times. Returns medians in ns per operation: ``sleep_setup_ns`` (one
+    ``clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)`` to an expiry already past),
+    ``sleep_blocks_per_call`` (voluntary switches per such call: ≈ 1 if the caller blocked
+    until the expired timer's interrupt woke it),
+    ``futex_wake_ns`` (one ``FUTEX_WAKE_PRIVATE`` with no waiter), ``fork_exit_wait_ns``
+    (fork, the child's ``_exit``, the parent's ``waitpid``); and ``cpu, calls, forks,
+    reps``. Raises ValueError for bad arguments, OSError if the kernel refuses."""
+
+def host_timer_latency(
+    interval_ns: int = 1_000_000, samples: int = 500, priority: int = 80
+) -> dict[str, Any]:
+    """Measure this host's timer wake-up latency as cyclictest does: a thread of its own
+    sleeps to an absolute CLOCK_MONOTONIC expiry every ``interval_ns`` (10 µs..1 s),
+    ``samples`` times, at SCHED_FIFO ``priority`` (1..99) if allowed, else SCHED_OTHER.
+    Returns wake-up time − expiry in ns: ``min_ns, p50_ns, p99_ns, max_ns`` (nearest
+    rank); and ``samples, interval_ns, policy`` ("fifo" or "other"), ``priority`` (0 for
+    other), ``fifo_refused`` (why not fifo, else ""). Raises ValueError for bad arguments,
+    OSError if the kernel refuses."""
+
 def version() -> str:
     """Version of the Rust crates."""

@@ -90,8 +90,11 @@ def load_spec(spec: SpecLike) -> SpecSource:
     """Read a spec given as a path, JSON text or a mapping.
 
     A ``str`` whose first non-blank character is ``{`` is JSON text; any other ``str`` or
-    path-like is a file name (``"-"`` reads standard input). Raises :class:`OSError` for an
-    unreadable file and :class:`SpecError` for a file that is not UTF-8.
+    path-like is a file name (``"-"`` reads standard input). A spec whose machine profile
+    is ``"host"`` gets this host's measured profile inline in its place
+    (:func:`schedlab.hostprofile.resolve`), so the text run carries the numbers. Raises
+    :class:`OSError` for an unreadable file and :class:`SpecError` for a file that is not
+    UTF-8.
     """
     if isinstance(spec, SpecSource):
         return spec
@@ -108,7 +111,9 @@ def load_spec(spec: SpecLike) -> SpecSource:
             text, origin = _utf8(Path(path).read_bytes(), path), path
     else:
         raise TypeError(f"spec must be a path, JSON text or a mapping, not {type(spec).__name__}")
-    return SpecSource(text=text, origin=origin)
+    from schedlab import hostprofile
+
+    return SpecSource(text=hostprofile.resolve(text), origin=origin)
 
 
 def _read_stdin() -> bytes:

@@ -30,7 +30,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from schedlab import _core, api, runner
+from schedlab import _core, api, hostprofile, runner
 from schedlab._core import SimError, SpecError
 from schedlab.result import Result, _tmp_path, fmt_ns, replace_named, write_named
 
@@ -675,8 +675,13 @@ def _print_generators(out: Console) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 def profiles_cmd(name: str | None, as_json: bool) -> None:
     """List the built-in machine profiles; with NAME, print that profile (its machine and
-    where each value comes from) as JSON, ready for `schedlab.machine.profile`."""
+    where each value comes from) as JSON, ready for `schedlab.machine.profile`. NAME
+    `host` measures this machine and prints its profile (what `"profile": "host"` in a
+    spec becomes)."""
     profiles = api.profiles()
+    if name == hostprofile.PROFILE_NAME:
+        click.echo(_dump(hostprofile.measured_profile()))
+        return
     if name is not None:
         found = [p for p in profiles if p["name"] == name]
         if not found:

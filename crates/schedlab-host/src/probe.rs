@@ -77,7 +77,7 @@ pub fn channel_costs(
     })
 }
 
-fn median(v: &mut [f64]) -> f64 {
+pub(crate) fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
     if n % 2 == 1 {
@@ -87,7 +87,7 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
-fn current_cpu() -> io::Result<usize> {
+pub(crate) fn current_cpu() -> io::Result<usize> {
     // SAFETY: sched_getcpu takes no arguments and only returns a value.
     let c = unsafe { libc::sched_getcpu() };
     if c < 0 {
@@ -97,12 +97,12 @@ fn current_cpu() -> io::Result<usize> {
 }
 
 /// The calling thread pinned to one CPU; its previous affinity comes back on drop.
-struct Pinned {
+pub(crate) struct Pinned {
     saved: libc::cpu_set_t,
 }
 
 impl Pinned {
-    fn to(cpu: usize) -> io::Result<Pinned> {
+    pub(crate) fn to(cpu: usize) -> io::Result<Pinned> {
         // SAFETY: cpu_set_t is plain data; the calls get valid pointers and its size.
         unsafe {
             let mut saved: libc::cpu_set_t = std::mem::zeroed();
@@ -245,7 +245,7 @@ fn ping_pong(kind: ChannelKind, messages: u32, bytes: usize) -> io::Result<f64> 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -277,7 +277,8 @@ mod tests {
         }
     }
 
-    fn affinity() -> Vec<usize> {
+    /// The calling thread's CPU affinity (the probes' tests check it is restored).
+    pub(crate) fn affinity() -> Vec<usize> {
         // SAFETY: reads the calling thread's mask into a zeroed cpu_set_t.
         unsafe {
             let mut s: libc::cpu_set_t = std::mem::zeroed();

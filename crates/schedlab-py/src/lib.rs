@@ -564,10 +564,7 @@ fn host_channel_costs<'py>(
     };
     let c = py
         .allow_threads(|| schedlab_host::channel_costs(k, messages, bytes, reps))
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::InvalidInput => PyValueError::new_err(e.to_string()),
-            _ => PyErr::from(e),
-        })?;
+        .map_err(probe_error)?;
     let d = PyDict::new(py);
     d.set_item("kind", kind)?;
     d.set_item("call_ns", c.call_ns)?;
@@ -577,6 +574,73 @@ fn host_channel_costs<'py>(
     d.set_item("bytes", c.bytes)?;
     d.set_item("messages", c.messages)?;
     d.set_item("reps", c.reps)?;
+    Ok(d)
+}
+
+/// An `io::Error` of a host probe as Python sees it: ValueError for bad arguments,
+/// OSError when the kernel refuses.
+fn probe_error(e: std::io::Error) -> PyErr {
+    match e.kind() {
+        std::io::ErrorKind::InvalidInput => PyValueError::new_err(e.to_string()),
+        _ => PyErr::from(e),
+    }
+}
+
+/// Measure this host's kernel paths (schedlab_host::kernel_costs::syscall_costs):
+/// `{"sleep_setup_ns", "sleep_blocks_per_call", "futex_wake_ns", "fork_exit_wait_ns", "cpu", "calls", "forks",
+/// "reps"}`. Raises ValueError for bad arguments, OSError when the kernel refuses.
+#[pyfunction]
+#[pyo3(signature = (calls=20000, forks=200, reps=5))]
+fn host_syscall_costs(
+    py: Python<'_>,
+    calls: u32,
+    forks: u32,
+    reps: u32,
+) -> PyResult<Bound<'_, PyDict>> {
+    let c = py
+        .allow_threads(|| schedlab_host::syscall_costs(calls, forks, reps))
+        .map_err(probe_error)?;
+    let d = PyDict::new(py);
+    d.set_item("sleep_setup_ns", c.sleep_setup_ns)?;
+    d.set_item("sleep_blocks_per_call", c.sleep_blocks_per_call)?;
+    d.set_item("futex_wake_ns", c.futex_wake_ns)?;
+    d.set_item("fork_exit_wait_ns", c.fork_exit_wait_ns)?;
+    d.set_item("cpu", c.cpu)?;
+    d.set_item("calls", c.calls)?;
+    d.set_item("forks", c.forks)?;
+    d.set_item("reps", c.reps)?;
+    Ok(d)
+}
+
+/// Measure this host's timer wake-up latency (schedlab_host::kernel_costs::timer_latency):
+/// `{"min_ns", "p50_ns", "p99_ns", "max_ns", "samples", "interval_ns", "policy" ("fifo" or
+/// "other"), "priority" (0 for other), "fifo_refused"}`. Raises ValueError for bad
+/// arguments, OSError when the kernel refuses.
+#[pyfunction]
+#[pyo3(signature = (interval_ns=1_000_000, samples=500, priority=80))]
+fn host_timer_latency(
+    py: Python<'_>,
+    interval_ns: u64,
+    samples: u32,
+    priority: u8,
+) -> PyResult<Bound<'_, PyDict>> {
+    let t = py
+        .allow_threads(|| schedlab_host::timer_latency(interval_ns, samples, priority))
+        .map_err(probe_error)?;
+    let (policy, prio) = match t.policy {
+        schedlab_host::TimerPolicy::Fifo(p) => ("fifo", p),
+        schedlab_host::TimerPolicy::Other => ("other", 0),
+    };
+    let d = PyDict::new(py);
+    d.set_item("min_ns", t.min_ns)?;
+    d.set_item("p50_ns", t.p50_ns)?;
+    d.set_item("p99_ns", t.p99_ns)?;
+    d.set_item("max_ns", t.max_ns)?;
+    d.set_item("samples", t.samples)?;
+    d.set_item("interval_ns", t.interval_ns)?;
+    d.set_item("policy", policy)?;
+    d.set_item("priority", prio)?;
+    d.set_item("fifo_refused", t.fifo_refused)?;
     Ok(d)
 }
 
@@ -611,6 +675,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(timeslice, m)?)?;
     m.add_function(wrap_pyfunction!(sched_cost, m)?)?;
     m.add_function(wrap_pyfunction!(host_channel_costs, m)?)?;
+    m.add_function(wrap_pyfunction!(host_syscall_costs, m)?)?;
+    m.add_function(wrap_pyfunction!(host_timer_latency, m)?)?;
     m.add_function(wrap_pyfunction!(nicksched_timeslice, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
