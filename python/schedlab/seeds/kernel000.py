@@ -103,9 +103,11 @@ def predicted_wake_ns(expiry_ns: int, timers: str, tick_ns: int, timer_irq_ns: i
                       slack_ns: int = 0) -> int:
     """When a sleep that expires at ``expiry_ns`` makes its task runnable.
 
-    ``jiffy`` (Linux 2.6.17 without high-resolution timers): the timer softirq of every
-    tick runs the timers whose expiry is before the tick's time, so a timer fires at the
-    first tick strictly after its expiry. ``hrtimer``: at the expiry plus the timer slack
+    ``jiffy`` (Linux 2.6.17 without high-resolution timers): ``hrtimer_run_queues`` runs
+    from the timer softirq every jiffy, and ``run_hrtimer_queue`` (kernel/hrtimer.c)
+    stops at the first timer whose expiry is not before the tick's time
+    (``softirq_time <= expires``), so a timer fires at the first tick strictly after its
+    expiry. ``hrtimer``: at the expiry plus the timer slack
     (none for real-time tasks). Either way the expiry's handler (``timer_irq_ns``) runs
     before the task is woken.
     """
