@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from schedlab.report import render
 from schedlab.report.context import Context, RunOutcome, SectionOutput, runs_table
-from schedlab.seeds import behaviour000, cost000, hackbench000, interbench000, wakeup000
+from schedlab.seeds import behaviour000, cost000, hackbench000, interbench000, kernel000, wakeup000
 from schedlab.seeds.seed000 import (
     CITATION,
     PLATFORM,
@@ -58,7 +58,8 @@ def section(ctx: Context) -> SectionOutput:
              behaviour000.timeslice_part(ctx, policies, st.hz),
              behaviour000.fork_yield_part(ctx, policies),
              behaviour000.dprio_part(ctx, policies),
-             cost000.part(ctx, policies)]
+             cost000.part(ctx, policies),
+             *kernel000.parts(ctx, st, policies)]
     runs: list[RunOutcome] = [*hb.runs, *wk.runs, *(r for p in parts for r in p.runs)]
     html = render(
         "seed000.html.j2",

@@ -1,0 +1,655 @@
+"""Seed 000's kernel, regenerated on the board's machine profile: why ``usleep`` oversleeps
+under Linux 2.6.17's tick-driven timers, and how the preemption model bounds an RT task's
+wake-up latency.
+
+Both parts run on the built-in machine profile ``seed000-tx4937`` (``schedlab profiles``):
+the board's CPU, HZ, preemption model, timers and costs are whatever that profile holds,
+read from it, never copied here.
+
+- :func:`usleep_part`: the slide "最初は…" — ``usleep(330000)`` wakes the task next after
+  the time asked "+ 1/HZ sec + until it gets to run". A SCHED_FIFO task runs a little and
+  sleeps (rt-app ``sleep``: a relative ``nanosleep``, i.e. ``usleep``) for several
+  lengths, under the profile's timers and, for contrast, high-resolution ones. Each
+  sleep's wake-up is checked against 2.6.17's rule computed here from its formula
+  (:func:`predicted_wake_ns`: the first tick strictly after the expiry), independently of
+  the simulator's implementation of it. A periodic loop built on ``usleep`` is then set
+  against one on absolute timers (rt-app ``timer``): the first drifts by the oversleep
+  every period, the second does not, which is why the seed's broadcaster could not use the
+  sleep calls.
+- :func:`preempt_part`: seed 000's broadcast wake-up test (RT waiters, ``hackbench 10``
+  load) under each preemption model (``none``, ``voluntary``, ``full``, ``rt``) and each
+  seed scheduler's counterpart; the text under each table says, from the numbers, where
+  the maxima fall strictly in the order none > voluntary > full > rt and where they tie.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from schedlab import _core, api
+from schedlab.report import Cell, Column, Table, fmt, render
+from schedlab.report.context import Part, RunOutcome, RunRequest
+from schedlab.result import Result
+from schedlab.seeds.seed000 import Settings, seed_name_of
+from schedlab.seeds.wakeup000 import stats_us, waiter_prefix
+
+if TYPE_CHECKING:
+    from schedlab.report.context import Context
+
+Stats = dict[str, Any]
+
+#: The board's machine profile (crates/schedlab-spec/profiles/).
+PROFILE = "seed000-tx4937"
+
+#: The slide this part regenerates, and what it says.
+SLIDE = "最初は…"
+SLIDE_TEXT = ("usleep(330000) → the next wake-up is 33 msec + 1/HZ sec + until it gets to "
+              "run")
+
+#: Sleep lengths asked for (µs): below one jiffy, one jiffy, non-multiples of it, and the
+#: slide's 33 ms and its call's own 330 ms.
+SLEEP_REQUESTS_US: tuple[int, ...] = (330, 1000, 1500, 3300, 10_000, 33_000, 330_000)
+#: The work before each sleep (µs): four calls spread over a 1 ms jiffy, so each length is
+#: asked for early, twice in the middle and late in a tick.
+WORK_BEFORE_SLEEP_US: tuple[int, ...] = (50, 300, 550, 800)
+#: Passes over those four sleeps per requested length.
+SLEEP_LOOPS = {True: 3, False: 10}
+#: High-resolution timers: the contrast to the profile's timers.
+HRTIMER = "hrtimer"
+
+#: The periodic loop: work ``PERIODIC_WORK_US`` then wait for the next period of
+#: ``PERIOD_US`` (the wake-up test's broadcast period), for this many periods.
+PERIOD_US = 10_000
+PERIODIC_WORK_US = 1000
+PERIODS = {True: 100, False: 1000}
+#: After how many periods the drift table looks.
+DRIFT_AT = (1, 10, 100, 1000)
+
+#: Preemption models, most to least deferring, and what the text expects of their maxima.
+PREEMPT_MODELS: tuple[str, ...] = ("none", "voluntary", "full", "rt")
+PREEMPT_LABEL = {"none": "PREEMPT_NONE", "voluntary": "PREEMPT_VOLUNTARY",
+                 "full": "PREEMPT", "rt": "PREEMPT_RT"}
+
+
+# --------------------------------------------------------------------------------------
+# The profile and 2.6.17's timer rule
+# --------------------------------------------------------------------------------------
+
+
+def profile(name: str = PROFILE) -> dict[str, Any]:
+    """The built-in machine profile ``name`` as the core holds it."""
+    found = [p for p in api.profiles() if p.get("name") == name]
+    if not found:
+        raise ValueError(f"no built-in machine profile {name!r}")
+    return found[0]
+
+
+def kernel_settings(name: str = PROFILE, override: Mapping[str, Any] | None = None
+                    ) -> dict[str, Any]:
+    """The profile's ``machine.kernel`` with a spec's ``kernel`` keys over it."""
+    k = dict((profile(name).get("machine") or {}).get("kernel") or {})
+    k.update(override or {})
+    return k
+
+
+def first_tick_after(t_ns: int, tick_ns: int) -> int:
+    """The first tick strictly after ``t_ns`` (ticks at every multiple of ``tick_ns``)."""
+    return (t_ns // tick_ns + 1) * tick_ns
+
+
+def predicted_wake_ns(expiry_ns: int, timers: str, tick_ns: int, timer_irq_ns: int = 0,
+                      slack_ns: int = 0) -> int:
+    """When a sleep that expires at ``expiry_ns`` makes its task runnable.
+
+    ``jiffy`` (Linux 2.6.17 without high-resolution timers): ``hrtimer_run_queues`` runs
+    from the timer softirq every jiffy, and ``run_hrtimer_queue`` (kernel/hrtimer.c)
+    stops at the first timer whose expiry is not before the tick's time
+    (``softirq_time <= expires``), so a timer fires at the first tick strictly after its
+    expiry. ``hrtimer``: at the expiry plus the timer slack
+    (none for real-time tasks). Either way the expiry's handler (``timer_irq_ns``) runs
+    before the task is woken.
+    """
+    fires = first_tick_after(expiry_ns, tick_ns) if timers == "jiffy" else expiry_ns + slack_ns
+    return fires + timer_irq_ns
+
+
+# --------------------------------------------------------------------------------------
+# Part 1: usleep oversleeps
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sleep:
+    """One sleep of the task, ns: when it blocked, the expiry the kernel set, when the
+    timer made it runnable and when it ran again."""
+
+    call: int
+    expiry: int
+    wake: int
+    start: int
+
+    @property
+    def actual(self) -> int:
+        """From the call to running again: what the sleeping program sees."""
+        return self.start - self.call
+
+
+def sleeps_of(result: Result, task: str) -> list[Sleep]:
+    """Every sleep of ``task`` whose call time is known: the end of its previous
+    activation (its first sleep follows no activation and is left out)."""
+    import polars as pl
+
+    df = result.samples.filter(pl.col("task") == task).sort("release_ns")
+    rows = df.select("release_ns", "wake_ns", "start_ns", "end_ns").rows()
+    return [Sleep(call=int(prev[3]), expiry=int(cur[0]), wake=int(cur[1]), start=int(cur[2]))
+            for prev, cur in zip(rows, rows[1:], strict=False)
+            if prev[3] >= 0 and cur[2] >= 0]
+
+
+@dataclass
+class SleepRow:
+    """The sleeps of one requested length under one kind of timers."""
+
+    requested_us: int
+    timers: str
+    sleeps: list[Sleep] = field(default_factory=list)
+    #: The rule's wake-up for each sleep (ns), in the order of ``sleeps``.
+    predicted: list[int] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def as_predicted(self) -> int:
+        """Sleeps whose expiry is the call + the length asked and whose wake-up is the
+        rule's."""
+        want = self.requested_us * 1000
+        return sum(s.expiry - s.call == want and s.wake == p
+                   for s, p in zip(self.sleeps, self.predicted, strict=True))
+
+
+def sleep_row(result: Result, task: str, requested_us: int, kernel: Mapping[str, Any]
+              ) -> SleepRow:
+    """The sleeps of ``task`` and the rule's prediction of each, for a run whose
+    effective kernel settings are ``kernel`` (its timers are the run's own)."""
+    timers = str((result.run.get("kernel") or {}).get("timers") or kernel.get("timers"))
+    tick_ns = 1_000_000_000 // int(result.run["hz"])
+    irq = int(kernel.get("timer_irq_ns") or 0)
+    sleeps = sleeps_of(result, task)
+    pred = [predicted_wake_ns(s.expiry, timers, tick_ns, irq) for s in sleeps]
+    return SleepRow(requested_us, timers, sleeps, pred)
+
+
+SLEEPER = "sleeper"
+
+
+def sleep_spec(requested_us: int, loops: int, timers: str | None) -> str:
+    """A SCHED_FIFO task that, ``loops`` times, does each of the works of
+    :data:`WORK_BEFORE_SLEEP_US` and sleeps ``requested_us`` after each; on the profile,
+    with its timers or ``timers``."""
+    phases = {f"w{w}": {"run": w, "sleep": requested_us} for w in WORK_BEFORE_SLEEP_US}
+    return api.spec_text({
+        "tasks": {SLEEPER: {"policy": "SCHED_FIFO", "priority": 50, "loop": loops,
+                            "phases": phases}},
+        "schedlab": {"machine": _machine(timers)},
+    })
+
+
+def _machine(timers: str | None, **kernel: str) -> dict[str, Any]:
+    """The profile, with these ``machine.kernel`` keys over it."""
+    k = {**({"timers": timers} if timers else {}), **kernel}
+    return {"profile": PROFILE, **({"kernel": k} if k else {})}
+
+
+PERIODIC = "periodic"
+LOOP_KINDS = {"usleep": "usleep(period − work) after the work",
+              "timer": "absolute timer (rt-app timer, clock_nanosleep TIMER_ABSTIME)"}
+
+
+def periodic_spec(kind: str, periods: int, timers: str | None) -> str:
+    """A SCHED_FIFO task that marks ``begin``, then ``periods`` times works and waits for
+    its next period: with ``usleep`` of the rest of the period, or an absolute timer."""
+    if kind == "usleep":
+        wait: dict[str, Any] = {"sleep": PERIOD_US - PERIODIC_WORK_US}
+    else:
+        wait = {"timer": {"ref": "unique", "period": PERIOD_US, "mode": "absolute"}}
+    return api.spec_text({
+        "tasks": {PERIODIC: {"policy": "SCHED_FIFO", "priority": 50, "loop": 1, "phases": {
+            "begin": {"loop": 1, "schedlab:mark": "begin"},
+            "periods": {"loop": periods, "run": PERIODIC_WORK_US, **wait},
+        }}},
+        "schedlab": {"machine": _machine(timers)},
+    })
+
+
+@dataclass
+class DriftRow:
+    """Where a periodic loop's iterations started against where its periods do."""
+
+    kind: str
+    timers: str
+    #: Lateness of the start of iteration k (k = 1, 2, …) behind begin + k·period, ns.
+    late_ns: list[int] = field(default_factory=list)
+    error: str | None = None
+
+    def at(self, k: int) -> int | None:
+        return self.late_ns[k - 1] if 0 < k <= len(self.late_ns) else None
+
+
+def drift_row(result: Result, kind: str) -> DriftRow:
+    """The lateness of every iteration of the periodic task after its ``begin`` mark."""
+    import polars as pl
+
+    timers = str((result.run.get("kernel") or {}).get("timers"))
+    begin = (result.summary.get("marks") or {}).get("begin")
+    if begin is None:
+        return DriftRow(kind, timers, error="the run has no begin mark")
+    df = result.samples.filter(pl.col("task") == PERIODIC).sort("release_ns")
+    starts = [int(s) for s in df["start_ns"].to_list() if s >= 0]
+    period = PERIOD_US * 1000
+    return DriftRow(kind, timers, [s - (int(begin) + (k + 1) * period)
+                                   for k, s in enumerate(starts)])
+
+
+def _us(ns: float | None) -> float | None:
+    return None if ns is None else ns / 1000.0
+
+
+SLEEP_COLUMNS = [
+    Column("requested", "int"), Column("timers"), Column("n", "int"),
+    Column("mean", "us"), Column("min", "us"), Column("max", "us"),
+    Column("oversleep min", "us"), Column("oversleep max", "us"),
+    Column("rule: wake after, min", "us", cls="pub"),
+    Column("rule: wake after, max", "us", cls="pub"),
+    Column("woken as the rule says"),
+    Column("then waited to run, max", "us"),
+]
+
+
+def _sleep_row_cells(r: SleepRow) -> list[Any]:
+    """One row of the usleep table."""
+    head: list[Any] = [Cell(r.requested_us, kind="int"), r.timers]
+    rest = len(SLEEP_COLUMNS) - len(head)
+    if r.error:
+        short = r.error if len(r.error) < 60 else r.error[:57] + "…"
+        return [*head, Cell(f"failed: {short}", kind="text", cls="error", title=r.error),
+                *[None] * (rest - 1)]
+    if not r.sleeps:
+        return [*head, Cell(0, kind="int"), *[None] * (rest - 1)]
+    actual = _core.stats([s.actual for s in r.sleeps])
+    over = [s.actual - r.requested_us * 1000 for s in r.sleeps]
+    after = [p - s.call for s, p in zip(r.sleeps, r.predicted, strict=True)]
+    to_run = [s.start - s.wake for s in r.sleeps]
+    return [*head, Cell(len(r.sleeps), kind="int"),
+            _us(actual["mean"]), _us(actual["min"]), _us(actual["max"]),
+            _us(min(over)), _us(max(over)), _us(min(after)), _us(max(after)),
+            f"{r.as_predicted} of {len(r.sleeps)}", _us(max(to_run))]
+
+
+def sleep_table(rows: Sequence[SleepRow]) -> Table:
+    return Table(
+        id="seed000-usleep",
+        caption="usleep(requested µs) on the board's profile: how long the task slept (µs)",
+        columns=SLEEP_COLUMNS,
+        groups=[("", 3, ""), ("slept: call → running again", 5, ""),
+                ("2.6.17 rule (computed here)", 3, "pub"), ("", 1, "")],
+        rows=[_sleep_row_cells(r) for r in rows])
+
+
+def _range_text(lo: int, hi: int) -> str:
+    """``lo``–``hi`` ns as µs text (one value when equal)."""
+    a, b = fmt(lo / 1000, "us"), fmt(hi / 1000, "us")
+    return f"{a} µs" if a == b else f"{a}–{b} µs"
+
+
+def usleep_text(rows: Sequence[SleepRow], tick_ns: int | None) -> str:
+    """The paragraph under the usleep table, from its numbers."""
+    parts: list[str] = []
+    by_timers: dict[str, list[SleepRow]] = {}
+    for r in rows:
+        if r.sleeps and not r.error:
+            by_timers.setdefault(r.timers, []).append(r)
+    if not by_timers:
+        return "No sleep run produced samples."
+    for timers, rs in by_timers.items():
+        n = sum(len(r.sleeps) for r in rs)
+        k = sum(r.as_predicted for r in rs)
+        over = [s.actual - r.requested_us * 1000 for r in rs for s in r.sleeps]
+        rule = ("the first tick strictly after its expiry" if timers == "jiffy"
+                else "its expiry (no slack for a real-time task)")
+        verdict = "every one" if k == n else f"{k} of {n}"
+        longer = sum(o > 0 for o in over)
+        if longer == 0:
+            how = "none lasted longer than asked"
+        else:
+            how = (f"{'all' if longer == n else f'{longer} of {n}'} lasted longer than "
+                   f"asked, by {_range_text(min(over), max(over))}")
+        parts.append(f"Under {timers} timers, {verdict} of the {n} sleeps woke at {rule}, "
+                     f"as computed here from the rule; {how}.")
+    jiffy = by_timers.get("jiffy", [])
+    if tick_ns and jiffy:
+        late = [r for r in jiffy for s in r.sleeps
+                if not 0 < s.actual - r.requested_us * 1000 <= tick_ns + (s.start - s.wake)]
+        parts.append(
+            f"With a tick of {_range_text(tick_ns, tick_ns)} (HZ = "
+            f"{1_000_000_000 // tick_ns:,}), the slide's bound — the time asked + 1/HZ + "
+            "until the task gets to run — "
+            + ("holds for every sleep" if not late else f"fails for {len(late)} sleeps") + ".")
+        for x in (33_000, 330_000):
+            r = next((r for r in jiffy if r.requested_us == x), None)
+            if r is not None:
+                slept = [s.actual for s in r.sleeps]
+                parts.append(f"usleep({x}) slept {_range_text(min(slept), max(slept))}.")
+    return " ".join(parts)
+
+
+def drift_table(rows: Sequence[DriftRow], periods: int) -> Table:
+    at = [k for k in DRIFT_AT if k <= periods]
+    body: list[list[Any]] = []
+    for r in rows:
+        head: list[Any] = [LOOP_KINDS[r.kind], r.timers]
+        if r.error:
+            body.append([*head, Cell(f"failed: {r.error[:60]}", kind="text", cls="error",
+                                     title=r.error), *[None] * len(at)])
+            continue
+        last = r.at(periods)
+        mean_period = None if last is None else PERIOD_US + last / 1000 / periods
+        body.append([*head, mean_period, *[_us(r.at(k)) for k in at]])
+    return Table(
+        id="seed000-periodic-drift",
+        caption=(f"A periodic loop ({PERIODIC_WORK_US:,} µs of work every {PERIOD_US:,} µs) "
+                 "on the board's profile: how late iteration k starts (µs)"),
+        columns=[Column("loop"), Column("timers"), Column("mean period", "us"),
+                 *[Column(f"k = {k:,}", "us") for k in at]],
+        groups=[("", 3, ""), ("late behind begin + k · period", len(at), "")],
+        rows=body)
+
+
+def drift_text(rows: Sequence[DriftRow], periods: int) -> str:
+    """The paragraph under the drift table, from its numbers."""
+    parts = []
+    for r in rows:
+        if r.error or not r.late_ns:
+            continue
+        last = r.at(periods)
+        if last is None:
+            parts.append(f"The {r.kind} loop under {r.timers} timers ran only "
+                         f"{len(r.late_ns):,} of {periods:,} periods.")
+            continue
+        grows = last > r.late_ns[0]
+        share = last / (periods * PERIOD_US * 1000) * 100
+        parts.append(
+            f"{r.kind} loop, {r.timers} timers: iteration {periods:,} started "
+            f"{fmt(last / 1000, 'us')} µs late ({share:.1f} % of the {periods:,} periods), "
+            f"the latest of all {fmt(max(r.late_ns) / 1000, 'us')} µs — "
+            + ("the lateness accumulates." if grows else "it does not accumulate."))
+    return " ".join(parts) if parts else "No periodic run produced samples."
+
+
+@dataclass
+class UsleepPart(Part):
+    sleep_rows: list[SleepRow] = field(default_factory=list)
+    drift_rows: list[DriftRow] = field(default_factory=list)
+
+
+def usleep_policy(policies: Sequence[str]) -> str | None:
+    """The policy the one-task runs use (it alone on the CPU, the policy cannot matter):
+    the mainline scheduler's counterpart if available, else the first policy."""
+    mainline = next((p for p in policies if seed_name_of(p) == "ingosched"), None)
+    return mainline or (policies[0] if policies else None)
+
+
+def _sleep_requests(ctx: Context, st: Settings, policy: str
+                    ) -> tuple[list[RunRequest], list[tuple[int, str | None]]]:
+    loops = SLEEP_LOOPS[ctx.quick]
+    reqs, keys = [], []
+    for x in SLEEP_REQUESTS_US:
+        for timers in (None, HRTIMER):
+            name = f"seed000-usleep-{x}us" + (f"-{timers}" if timers else "")
+            reqs.append(RunRequest(name, sleep_spec(x, loops, timers), policy, seed=st.seed,
+                                   label=f"usleep({x}) / {timers or 'profile timers'}"))
+            keys.append((x, timers))
+    return reqs, keys
+
+
+def _periodic_requests(ctx: Context, st: Settings, policy: str
+                       ) -> tuple[list[RunRequest], list[tuple[str, str | None]]]:
+    periods = PERIODS[ctx.quick]
+    reqs, keys = [], []
+    for kind in LOOP_KINDS:
+        for timers in (None, HRTIMER):
+            name = f"seed000-periodic-{kind}" + (f"-{timers}" if timers else "")
+            reqs.append(RunRequest(name, periodic_spec(kind, periods, timers), policy,
+                                   seed=st.seed,
+                                   label=f"periodic {kind} / {timers or 'profile timers'}"))
+            keys.append((kind, timers))
+    return reqs, keys
+
+
+def usleep_part(ctx: Context, st: Settings, policies: Sequence[str]) -> UsleepPart:
+    """usleep's oversleep on the board's profile, checked against 2.6.17's rule, and the
+    drift of a periodic loop built on it."""
+    policy = usleep_policy(policies)
+    prof = profile()
+    sleep_rows: list[SleepRow] = []
+    drift_rows: list[DriftRow] = []
+    runs: list[RunOutcome] = []
+    tick_ns: int | None = None
+    if policy is not None:
+        sreqs, skeys = _sleep_requests(ctx, st, policy)
+        preqs, pkeys = _periodic_requests(ctx, st, policy)
+        runs = ctx.run([*sreqs, *preqs], "seed 000: usleep and periodic loops")
+        for (x, timers), o in zip(skeys, runs[:len(sreqs)], strict=True):
+            kernel = kernel_settings(override={"timers": timers} if timers else None)
+            if o.ok and o.result is not None:
+                sleep_rows.append(sleep_row(o.result, SLEEPER, x, kernel))
+                tick_ns = tick_ns or 1_000_000_000 // int(o.result.run["hz"])
+            else:
+                sleep_rows.append(SleepRow(x, timers or str(kernel.get("timers")),
+                                           error=o.error or "no result"))
+        for (kind, timers), o in zip(pkeys, runs[len(sreqs):], strict=True):
+            if o.ok and o.result is not None:
+                drift_rows.append(drift_row(o.result, kind))
+            else:
+                label = timers or str(kernel_settings().get("timers"))
+                drift_rows.append(DriftRow(kind, label, error=o.error or "no result"))
+    periods = PERIODS[ctx.quick]
+    html = render(
+        "seed000_usleep.html.j2", slide=SLIDE, slide_text=SLIDE_TEXT, profile=prof,
+        policy=policy, works=", ".join(f"{w:,}" for w in WORK_BEFORE_SLEEP_US),
+        loops=SLEEP_LOOPS[ctx.quick],
+        sleep_table=sleep_table(sleep_rows) if sleep_rows else None,
+        sleep_text=usleep_text(sleep_rows, tick_ns),
+        drift_table=drift_table(drift_rows, periods) if drift_rows else None,
+        drift_text=drift_text(drift_rows, periods),
+        specs=sorted({r.request.spec_name for r in runs}))
+    return UsleepPart(html=html, runs=runs, sleep_rows=sleep_rows, drift_rows=drift_rows)
+
+
+# --------------------------------------------------------------------------------------
+# Part 2: RT wake-up latency by preemption model
+# --------------------------------------------------------------------------------------
+
+#: What each latency table measures: the seed's (the waiters, from the broadcast) and the
+#: broadcaster's own timer wake-up (from its timer's expiry).
+MEASURES = {
+    "waiters": "RT waiters, from the broadcast to running (the seed's measure)",
+    "timer": "timer-released activations (the broadcaster), from the expiry to running",
+}
+
+
+def preempt_spec(ctx: Context, st: Settings, preempt: str) -> str:
+    """Seed 000's wake-up test with RT waiters at the seed's sizes, on the board's profile
+    under preemption model ``preempt``: the generator's machine size and HZ are dropped so
+    the profile's hold."""
+    text = ctx.generate("broadcast-wakeup", rt=True, **st.wakeup)
+
+    def on_profile(spec: dict[str, Any]) -> None:
+        machine = spec.setdefault("schedlab", {}).setdefault("machine", {})
+        for k in ("cpus", "hz", "topology"):
+            machine.pop(k, None)
+        machine["profile"] = PROFILE
+        machine["kernel"] = {**(machine.get("kernel") or {}), "preempt": preempt}
+
+    return api.edit_spec(text, on_profile)
+
+
+def latencies_ns(result: Result, measure: str, prefix: str) -> list[int]:
+    """Wake-up latencies (ns) of every started activation ``measure`` takes: the tasks
+    named ``prefix``…, or the timer-released activations."""
+    import polars as pl
+
+    df = result.samples.filter(pl.col("wakeup_latency_ns").is_not_null())
+    if measure == "waiters":
+        sel = df.filter(pl.col("task").str.starts_with(prefix))
+    else:
+        sel = df.filter(pl.col("kind") == 0)
+    return [int(x) for x in sel["wakeup_latency_ns"].to_list()]
+
+
+def _stats(values: Sequence[int]) -> Stats:
+    return stats_us(_core.stats(list(values)))
+
+
+def order_text(maxima: Mapping[str, Mapping[str, float | None]],
+               models: Sequence[str] = PREEMPT_MODELS) -> str:
+    """Whether, per policy, the maxima fall strictly in the order of ``models`` (largest
+    first), where they tie and where they are reversed; how many policies show the strict
+    order; and where every policy has the same value (then no count of policies agreeing
+    says anything)."""
+    order = " > ".join(models)
+    parts: list[str] = []
+    strict = complete = 0
+    for policy, by_model in maxima.items():
+        values = [by_model.get(m) for m in models]
+        if any(v is None for v in values):
+            missing = [m for m, v in zip(models, values, strict=True) if v is None]
+            parts.append(f"{policy}: no maximum under {', '.join(missing)}.")
+            continue
+        complete += 1
+        chain = [f"{models[0]} {fmt(values[0], 'us')}"]
+        ties, reversed_ = [], []
+        for (a, va), (b, vb) in zip(zip(models, values, strict=True),
+                                    zip(models[1:], values[1:], strict=True), strict=False):
+            rel = ">" if va > vb else "=" if va == vb else "<"  # type: ignore[operator]
+            chain.append(f"{rel} {b} {fmt(vb, 'us')}")
+            if rel == "=":
+                ties.append(f"{a} and {b} equal")
+            elif rel == "<":
+                reversed_.append(f"{b} above {a}")
+        if not ties and not reversed_:
+            strict += 1
+            verdict = "strictly in order"
+        else:
+            verdict = "not strictly in order: " + ", ".join(ties + reversed_)
+        parts.append(f"{policy}: {' '.join(chain)} µs — {verdict}.")
+    if complete:
+        parts.append(f"The strict order {order} holds for {strict} of {complete} policies.")
+    parts += _same_across_policies(maxima, models)
+    return " ".join(parts)
+
+
+def _same_across_policies(maxima: Mapping[str, Mapping[str, float | None]],
+                          models: Sequence[str]) -> list[str]:
+    """Sentences for the models under which every policy has the same maximum."""
+    if len(maxima) < 2:
+        return []
+    same: list[str] = []
+    for m in models:
+        vals = [by.get(m) for by in maxima.values()]
+        if all(v is not None for v in vals) and len(set(vals)) == 1:
+            same.append(f"{m} ({fmt(vals[0], 'us')} µs)")
+    if not same:
+        return []
+    if len(same) == len(models):
+        return ["Every policy has the same maximum under every model, so the policies "
+                "cannot be told apart here: whatever order holds for one holds for all "
+                "alike, and the count above is one fact repeated, not agreement."]
+    return ["Every policy has the same maximum under " + ", ".join(same)
+            + ": there the policies cannot be told apart."]
+
+
+@dataclass
+class PreemptPart(Part):
+    #: [measure][policy][model] -> statistics (µs), None where the run failed.
+    stats: dict[str, dict[str, dict[str, Stats | None]]] = field(default_factory=dict)
+
+
+def preempt_table(measure: str, stats: Mapping[str, Mapping[str, Stats | None]],
+                  errors: Mapping[tuple[str, str], str]) -> Table:
+    rows: list[list[Any]] = []
+    for policy, by_model in stats.items():
+        row: list[Any] = [seed_name_of(policy) or "—", policy]
+        for m in PREEMPT_MODELS:
+            err = errors.get((policy, m))
+            st = by_model.get(m)
+            if err:
+                row += [Cell("failed", kind="text", cls="error", title=err), None, None, None]
+            elif st is None or not st.get("count"):
+                row += [None, None, None, Cell(0, kind="int")]
+            else:
+                row += [st["mean"], st["p99"], st["max"], Cell(st["count"], kind="int")]
+        rows.append(row)
+    return Table(
+        id=f"seed000-preempt-{measure}",
+        caption=f"Wake-up latency by preemption model, {MEASURES[measure]} (µs)",
+        columns=[Column("seed scheduler"), Column("schedlab policy"),
+                 *[c for _ in PREEMPT_MODELS for c in (
+                     Column("mean", "us"), Column("p99", "us"), Column("max", "us"),
+                     Column("n", "int"))]],
+        groups=[("", 2, ""), *[(f"{m} ({PREEMPT_LABEL[m]})", 4, "") for m in PREEMPT_MODELS]],
+        rows=rows)
+
+
+def preempt_policies(policies: Sequence[str]) -> list[str]:
+    """The seed schedulers' counterparts among ``policies``."""
+    return [p for p in policies if seed_name_of(p) is not None]
+
+
+def preempt_part(ctx: Context, st: Settings, policies: Sequence[str]) -> PreemptPart:
+    """The broadcast wake-up test (RT waiters) under every preemption model and every
+    seed scheduler's counterpart, on the board's profile."""
+    chosen = preempt_policies(policies)
+    reqs: list[RunRequest] = []
+    gen_errors: dict[str, str] = {}
+    prefix = "waiter"
+    for m in PREEMPT_MODELS if chosen else ():
+        try:
+            text = preempt_spec(ctx, st, m)
+        except Exception as exc:  # shown on the page
+            gen_errors[m] = f"{type(exc).__name__}: {exc}"
+            continue
+        prefix = waiter_prefix(api.spec_view(text))
+        reqs += [RunRequest(f"seed000-preempt-{m}", text, p, seed=st.seed,
+                            label=f"preempt {m} / {p}") for p in chosen]
+    runs = ctx.run(reqs, "seed 000: wake-up by preemption model") if reqs else []
+    stats: dict[str, dict[str, dict[str, Stats | None]]] = {
+        k: {p: {m: None for m in PREEMPT_MODELS} for p in chosen} for k in MEASURES}
+    errors: dict[tuple[str, str], str] = {
+        (p, m): e for m, e in gen_errors.items() for p in chosen}
+    for o in runs:
+        m = o.request.spec_name.removeprefix("seed000-preempt-")
+        p = o.request.scheduler
+        if not o.ok or o.result is None:
+            errors[(p, m)] = o.error or "no result"
+            continue
+        for k in MEASURES:
+            stats[k][p][m] = _stats(latencies_ns(o.result, k, prefix))
+    blocks = []
+    for k in MEASURES:
+        maxima = {p: {m: (s or {}).get("max") for m, s in by.items()}
+                  for p, by in stats[k].items()}
+        blocks.append({"table": preempt_table(k, stats[k], errors),
+                       "text": order_text(maxima) if chosen else ""})
+    html = render(
+        "seed000_preempt.html.j2", profile=profile(), blocks=blocks, policies=chosen,
+        options=", ".join(f"{k}={v}" for k, v in st.wakeup.items()),
+        specs=[f"seed000-preempt-{m}" for m in PREEMPT_MODELS if m not in gen_errors]
+        if chosen else [],
+        gen_errors=gen_errors)
+    return PreemptPart(html=html, runs=runs, stats=stats)
+
+
+def parts(ctx: Context, st: Settings, policies: Sequence[str]) -> list[Part]:
+    """This module's parts of the seed-000 section, in page order."""
+    return [usleep_part(ctx, st, policies), preempt_part(ctx, st, policies)]
