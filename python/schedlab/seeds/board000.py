@@ -42,7 +42,8 @@ FIT_POLICY = SEED_COUNTERPART["ingosched"]
 DECIMALS = 2
 
 #: Where the built-in profile lives in a source tree.
-BUILTIN_FILE = Path(__file__).resolve().parents[3] / "crates/schedlab-spec/profiles" / f"{NAME}.json"
+BUILTIN_FILE = (Path(__file__).resolve().parents[3] / "crates/schedlab-spec/profiles"
+                / f"{NAME}.json")
 
 ABOUT = ("Toshiba TX4937 board (MIPS, 300 MHz, one core), Linux 2.6.17-rc1 as in seed 000: "
          "HZ 1000, no kernel preemption, jiffy timers, periodic tick; costs = this lab host's "
@@ -161,6 +162,21 @@ def fitted_profile(simulate: SimulateFn = _simulate) -> dict[str, Any]:
     """The board's profile, fitted now."""
     slowdown, fitted_min = fit(simulate)
     return _profile_object(slowdown, provenance(slowdown, fitted_min))
+
+
+def describe() -> str:
+    """One sentence on the built-in board profile: its settings, its one fitted value and
+    what was predicted, read from the profile itself."""
+    prof = next(p for p in api.profiles() if p["name"] == NAME)
+    m, fit = prof["machine"], prof["provenance"]["slowdown"]
+    k = m["kernel"]
+    return (f"{m['cpus']} CPU, HZ {m['hz']}, preemption {k['preempt']}, {k['timers']} timers, "
+            f"{k['tick']} tick (from sources); context switch {m['context_switch_ns']:,} ns, "
+            f"pipe call {m['channel_costs']['pipe']['op_cost_ns']:,} ns, socket call "
+            f"{m['channel_costs']['socket']['op_cost_ns']:,} ns — predicted: this host's "
+            f"measured costs ({DATA['reference']['date']}) × a slowdown of {fit['value']}, "
+            f"the one fitted value, fitted to {fit['to']} ({fit['target_us']} µs; simulated "
+            f"{fit['simulated_min_us']} µs). Not charged: {prof['provenance']['not_modelled']}")
 
 
 def profile_text(profile: Mapping[str, Any]) -> str:

@@ -7,7 +7,15 @@ from collections.abc import Mapping
 
 from schedlab.report import render
 from schedlab.report.context import Context, RunOutcome, SectionOutput, runs_table
-from schedlab.seeds import behaviour000, cost000, hackbench000, interbench000, kernel000, wakeup000
+from schedlab.seeds import (
+    behaviour000,
+    board000,
+    cost000,
+    hackbench000,
+    interbench000,
+    kernel000,
+    wakeup000,
+)
 from schedlab.seeds.seed000 import (
     CITATION,
     PLATFORM,
@@ -17,10 +25,10 @@ from schedlab.seeds.seed000 import (
     SEED_SCHEDULERS,
     WAITER_LABEL,
     WAITERS,
+    agreement_phrase,
     linux_policies,
     machine_text,
     not_modelled,
-    pair_agreement,
     settings,
 )
 
@@ -34,17 +42,15 @@ def agreement_items(hackbench: Mapping[str, float | None],
     elsewhere are in the template)."""
     items: list[str] = []
     seed_hb = {s: hackbench.get(p) for s, p in SEED_COUNTERPART.items()}
-    agree, total = pair_agreement(PUBLISHED_HACKBENCH_S, seed_hb)
-    if total:
-        items.append(f"hackbench (host-cost model): {agree} of {total} comparable pairs of "
-                     "seed schedulers are ordered as in the seed.")
+    phrase = agreement_phrase(PUBLISHED_HACKBENCH_S, seed_hb)
+    if phrase:
+        items.append(f"hackbench (board profile): {phrase}.")
     for w in WAITERS:
         pub = {s: f.avg for s, f in PUBLISHED_WAKEUP[w]["raw"].items()}
         sim = {s: wake_means.get(w, {}).get(p) for s, p in SEED_COUNTERPART.items()}
-        a, n = pair_agreement(pub, sim)
-        if n:
-            items.append(f"{WAITER_LABEL[w]}, raw mean wake-up latency: {a} of {n} comparable "
-                         "pairs ordered as in the seed.")
+        phrase = agreement_phrase(pub, sim)
+        if phrase:
+            items.append(f"{WAITER_LABEL[w]}, raw mean wake-up latency: {phrase}.")
     return items
 
 
@@ -67,9 +73,10 @@ def section(ctx: Context) -> SectionOutput:
         policies=policies, missing=not_modelled(ctx.registry),
         machine=machine_text(hb.spec, st),
         host_costs=ctx.host_costs().describe() if policies else "",
+        board=board000.describe(),
         sizes=st.description, hackbench=hb.html, wakeup=wk.html,
         parts=[p.html for p in parts],
-        agreement=agreement_items(hb.host_seconds, wk.raw_means), starved=wk.starved,
+        agreement=agreement_items(hb.board_seconds, wk.raw_means), starved=wk.starved,
         runs=runs_table(runs) if runs else None,
     )
     files = hb.files + wk.files + [f for p in parts for f in p.files]

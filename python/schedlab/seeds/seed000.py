@@ -238,6 +238,16 @@ def machine_text(spec: Mapping[str, Any] | None, s: Settings) -> str:
     return text
 
 
+#: The built-in machine profile of the seed's board (:mod:`schedlab.seeds.board000`).
+BOARD_PROFILE = "seed000-tx4937"
+
+
+def on_board(spec: dict[str, Any]) -> None:
+    """Put the spec on the seed's board profile, with nothing of the generator's machine
+    left over it (an edit for ``api.edit_spec``)."""
+    spec.setdefault("schedlab", {})["machine"] = {"profile": BOARD_PROFILE}
+
+
 def on_machine(spec: dict[str, Any], s: Settings) -> None:
     """Set the spec's modelled machine to the seed's (an edit for ``api.edit_spec``)."""
     machine = spec.setdefault("schedlab", {}).setdefault("machine", {})
@@ -296,10 +306,20 @@ def ranking(values: Mapping[str, float | None]) -> list[tuple[str, float]]:
                   key=lambda kv: (kv[1], kv[0]))
 
 
+def pair_ties(
+    published: Mapping[str, float | None], simulated: Mapping[str, float | None]
+) -> int:
+    """Of the pairs of seed schedulers the seed separates, how many the simulation ties."""
+    common = [s for s in published if published[s] is not None and simulated.get(s) is not None]
+    return sum(1 for a, b in combinations(common, 2)
+               if published[a] != published[b] and simulated[a] == simulated[b])
+
+
 def pair_agreement(
     published: Mapping[str, float | None], simulated: Mapping[str, float | None]
 ) -> tuple[int, int]:
-    """Of the pairs of seed schedulers present in both, how many the two order the same way."""
+    """Of the pairs of seed schedulers present in both that both separate, how many the two
+    order the same way (strict wins only: a pair either ties is not counted)."""
     common = [s for s in published if published[s] is not None and simulated.get(s) is not None]
     agree = total = 0
     for a, b in combinations(common, 2):
@@ -310,3 +330,19 @@ def pair_agreement(
         total += 1
         agree += (pa > 0) == (sa > 0)
     return agree, total
+
+
+def agreement_phrase(published: Mapping[str, float | None],
+                     simulated: Mapping[str, float | None]) -> str | None:
+    """"a of n pairs … ordered as in the seed; t tie": strict wins counted, ties named, or
+    None when no pair can be compared."""
+    agree, total = pair_agreement(published, simulated)
+    ties = pair_ties(published, simulated)
+    if not total and not ties:
+        return None
+    text = (f"{agree} of {total} pairs of seed schedulers the simulation separates are "
+            "ordered as in the seed")
+    if ties:
+        text += (f"; {ties} pair{'s' if ties != 1 else ''} the seed separates tie in the "
+                 "simulation (a tie is not agreement)")
+    return text

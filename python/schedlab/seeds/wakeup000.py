@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from schedlab import _core, api, hostcosts, plots
+from schedlab import _core, api, plots
 from schedlab.report import Cell, Column, Table, fmt, render
 from schedlab.report.context import Part, RunOutcome, RunRequest
 from schedlab.result import Result
@@ -27,8 +27,8 @@ from schedlab.seeds.seed000 import (
     WAITERS,
     Settings,
     WakeupFigures,
-    on_machine,
-    pair_agreement,
+    agreement_phrase,
+    on_board,
     ranking,
     reconstruction_evidence,
     row_order,
@@ -54,6 +54,9 @@ class WakeupRun:
     cpu_s: float | None = None
     #: Simulated time the run covered (seconds).
     sim_s: float | None = None
+    #: Broadcasts made, and those that woke no waiter (it was not waiting yet).
+    broadcasts: int | None = None
+    lost: int | None = None
 
 
 @dataclass
@@ -91,9 +94,20 @@ def _latencies_ns(result: Result, tids: Sequence[int]) -> list[int]:
     return [int(x) for x in sel["wakeup_latency_ns"].to_list()]
 
 
+def broadcasts_of(result: Result, broadcaster: str = "broadcaster") -> int | None:
+    """How many broadcasts the run made: the broadcaster's completed activations."""
+    import polars as pl
+
+    tids = [t["tid"] for t in result.json.get("tasks", []) if t.get("name") == broadcaster]
+    if not tids:
+        return None
+    df = result.samples
+    return int(df.filter(pl.col("tid").is_in(tids) & (pl.col("end_ns") >= 0)).height)
+
+
 def wakeup_from_result(result: Result, prefix: str) -> WakeupRun:
-    """The waiters' pooled wake-up latencies (µs) and how long they waited for and used
-    the CPU."""
+    """The waiters' pooled wake-up latencies (µs), how long they waited for and used the
+    CPU, and how many broadcasts woke nobody."""
     waiters = [t for t in result.json.get("tasks", [])
                if str(t.get("name", "")).startswith(prefix)]
     if not waiters:
@@ -102,11 +116,13 @@ def wakeup_from_result(result: Result, prefix: str) -> WakeupRun:
     head = result.headline or {}
     stats_ns = head.get("stats_ns") or _core.stats(lat)
     sim_ns = result.run.get("sim_ns")
+    made = broadcasts_of(result)
     return WakeupRun(
         stats=stats_us(stats_ns), samples=[x / 1000.0 for x in lat],
         waiting_s=sum(t.get("wait_ns", 0) for t in waiters) / 1e9,
         cpu_s=sum(t.get("cpu_ns", 0) for t in waiters) / 1e9,
-        sim_s=sim_ns / 1e9 if sim_ns is not None else None)
+        sim_s=sim_ns / 1e9 if sim_ns is not None else None,
+        broadcasts=made, lost=max(made - len(lat), 0) if made is not None else None)
 
 
 def pick(r: WakeupRun | None, flt: str) -> Stats | None:
@@ -154,11 +170,10 @@ def wakeup_text(flt: str, published: Mapping[str, WakeupFigures],
             parts.append("No simulated run produced wake-up samples yet.")
         return " ".join(parts)
     parts.append(_sim_summary(sim_all))
-    agree, total = pair_agreement({s: f.avg for s, f in published.items()},
-                                  {s: (st or {}).get("mean") for s, st in simulated.items()})
-    if total:
-        parts.append(f"Ordering of the means: {agree} of {total} comparable pairs of seed "
-                     "schedulers agree with the seed.")
+    phrase = agreement_phrase({s: f.avg for s, f in published.items()},
+                              {s: (st or {}).get("mean") for s, st in simulated.items()})
+    if phrase:
+        parts.append(f"Ordering of the means: {phrase}.")
     dropped = [f"{s} {st['raw_count'] - st['count']} of {st['raw_count']}"
                for s, st in sim_all.items() if flt == "6sigma" and st and st.get("raw_count")]
     if dropped:
@@ -193,6 +208,10 @@ def rt_vs_nonrt_text(sim: Mapping[str, Mapping[str, Stats | None]]) -> str:
         ok = [p for p, m in known.items() if m <= 1000]
         parts.append(f"Simulated: under {len(ok)} of {len(known)} policies"
                      + (f" ({', '.join(ok)})" if ok else "") + ".")
+        if len(known) > 1 and len(set(known.values())) == 1:
+            parts.append("Every policy gives the same worst RT wake-up: the RT class decides it "
+                         "alike under all of them, so this is one fact repeated, not agreement "
+                         "between schedulers.")
     return " ".join(parts)
 
 
@@ -218,9 +237,9 @@ def starvation_text(runs: Mapping[str, Mapping[str, WakeupRun]]) -> str:
 
 
 def _spec(ctx: Context, st: Settings, waiters: str) -> str:
+    """The broadcast test on the seed's board profile."""
     text = ctx.generate("broadcast-wakeup", rt=(waiters == "rt"), **st.wakeup)
-    text = api.edit_spec(text, lambda spec: on_machine(spec, st))
-    return hostcosts.apply(text, ctx.host_costs())
+    return api.edit_spec(text, on_board)
 
 
 def _run(ctx: Context, st: Settings, policies: Sequence[str]
@@ -252,12 +271,14 @@ def _sim_cells(r: WakeupRun | None, flt: str) -> list[Any]:
     if r is not None and r.error:
         short = r.error if len(r.error) < 60 else r.error[:57] + "…"
         return [Cell(f"failed: {short}", kind="text", cls="error", title=r.error),
-                *[None] * 5]
+                *[None] * 6]
     st = pick(r, flt)
     if st is None:
-        return [None] * 6
+        return [None] * 7
+    lost = r.lost if r is not None else None
     return [st["mean"], st["min"], st["max"], st["stddev"], st["p99"],
-            Cell(st["count"], kind="int")]
+            Cell(st["count"], kind="int"),
+            Cell(lost, kind="int") if lost is not None else None]
 
 
 def _table(ctx: Context, w: str, flt: str, policies: Sequence[str],
@@ -277,9 +298,10 @@ def _table(ctx: Context, w: str, flt: str, policies: Sequence[str],
                  Column("avg", "us", cls="pub"), Column("min", "us", cls="pub"),
                  Column("max", "us", cls="pub"), Column("stddev", "us", cls="pub"),
                  Column("avg", "us"), Column("min", "us"), Column("max", "us"),
-                 Column("stddev", "us"), Column("p99", "us"), Column("n", "int")],
+                 Column("stddev", "us"), Column("p99", "us"), Column("n", "int"),
+                 Column("lost", "int")],
         groups=[("", 2, ""), ("seed (published, reconstructed)", 4, "pub"),
-                ("schedlab (simulated)", 6, "")],
+                ("schedlab (simulated, board profile)", 7, "")],
         rows=rows)
 
 
