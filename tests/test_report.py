@@ -184,10 +184,11 @@ def test_hackbench_table(fake_report: Path) -> None:
     for r in t[:4]:
         assert parse_number(r[2]) == seed000.PUBLISHED_HACKBENCH_S[r[0]]
     st = _row(t, "staircase")
-    # zero-cost and host-cost columns (the fake simulator ignores the machine)
+    # zero-cost, host-cost and board columns (the fake simulator ignores the machine)
     assert parse_number(st[4]) == FAKE_HACKBENCH_S["staircase"]
     assert parse_number(st[5]) == FAKE_HACKBENCH_S["staircase"]
-    assert parse_number(st[6]) == round(3.25 / 2.5, 2)
+    assert parse_number(st[6]) == FAKE_HACKBENCH_S["staircase"]
+    assert parse_number(st[7]) == round(3.25 / 2.5, 2)
     cfs = _row(t, "linux-cfs")
     assert cfs[0] == "—" and parse_number(cfs[4]) == 2.5 and cfs[2] == "—"
     # missing policies are listed with the registry's word, non-Linux ones are absent

@@ -184,3 +184,27 @@ def test_hackbench_text_explains_ties_and_single_policy() -> None:
     single = hackbench000.hackbench_text(
         published, {"ingosched": 0.1, "nicksched": None, "staircase": None}, {})
     assert "Only one seed scheduler" in single
+
+
+def test_agreement_counts_strict_wins_and_names_ties() -> None:
+    pub = {"a": 1.0, "b": 2.0, "c": 3.0}
+    # a < b agrees, a = c ties, b vs c: c < b disagrees.
+    phrase = seed000.agreement_phrase(pub, {"a": 5.0, "b": 6.0, "c": 5.0})
+    assert phrase is not None
+    assert phrase.startswith("1 of 2 pairs")
+    assert "1 pair the seed separates tie" in phrase
+    # A constant agrees with nothing.
+    const = seed000.agreement_phrase(pub, {"a": 7.0, "b": 7.0, "c": 7.0})
+    assert const is not None and const.startswith("0 of 0 pairs") and "3 pairs" in const
+
+
+def test_broadcasts_that_woke_nobody_are_counted() -> None:
+    from schedlab import api
+
+    text = api.generate_text("broadcast-wakeup", [("waiters", "1"), ("iterations", "50"),
+                                                  ("load_groups", "10"), ("rt", "false")])
+    text = api.edit_spec(text, seed000.on_board)
+    run = wakeup000.wakeup_from_result(api.simulate(text, "staircase"), "waiter")
+    assert run.broadcasts == 50
+    assert run.lost == 50 - len(run.samples)
+    assert run.lost > 0, "under this load some broadcasts find the non-RT waiter busy"
