@@ -332,6 +332,10 @@ impl ChannelKind {
         }
     }
 
+    pub fn parse(s: &str) -> Option<ChannelKind> {
+        ChannelKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
     /// Index into [`Machine::channel_costs`].
     pub fn index(self) -> usize {
         self as usize

@@ -31,9 +31,9 @@ from typing import Any
 
 from schedlab import api
 from schedlab.seeds import published
-from schedlab.seeds.seed000 import FULL, SEED_COUNTERPART
+from schedlab.seeds.seed000 import BOARD_PROFILE, FULL, SEED_COUNTERPART
 
-NAME = "seed000-tx4937"
+NAME = BOARD_PROFILE
 DATA: dict[str, Any] = published.load("board000")
 #: The policy the fit runs (the RT class decides an RT waiter's latency; the seed's
 #: reference scheduler's counterpart).

@@ -32,7 +32,7 @@ from schedlab import _core, api
 from schedlab.report import Cell, Column, Table, fmt, render
 from schedlab.report.context import Part, RunOutcome, RunRequest
 from schedlab.result import Result
-from schedlab.seeds.seed000 import Settings, seed_name_of
+from schedlab.seeds.seed000 import BOARD_PROFILE, Settings, on_board, seed_name_of
 from schedlab.seeds.wakeup000 import stats_us, waiter_prefix
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 Stats = dict[str, Any]
 
 #: The board's machine profile (crates/schedlab-spec/profiles/).
-PROFILE = "seed000-tx4937"
+PROFILE = BOARD_PROFILE
 
 #: The slide this part regenerates, and what it says.
 SLIDE = "最初は…"
@@ -485,11 +485,8 @@ def preempt_spec(ctx: Context, st: Settings, preempt: str) -> str:
     text = ctx.generate("broadcast-wakeup", rt=True, **st.wakeup)
 
     def on_profile(spec: dict[str, Any]) -> None:
-        machine = spec.setdefault("schedlab", {}).setdefault("machine", {})
-        for k in ("cpus", "hz", "topology"):
-            machine.pop(k, None)
-        machine["profile"] = PROFILE
-        machine["kernel"] = {**(machine.get("kernel") or {}), "preempt": preempt}
+        on_board(spec)
+        spec["schedlab"]["machine"]["kernel"] = {"preempt": preempt}
 
     return api.edit_spec(text, on_profile)
 

@@ -251,9 +251,7 @@ fn channel_costs(v: &Json, path: &str, out: &mut [ChannelCost; 2]) -> Result<(),
     o.no_repeats(|_| false)?;
     let kinds = ChannelKind::ALL.map(ChannelKind::as_str);
     for (key, kv, kp) in o.iter() {
-        let kind = ChannelKind::ALL
-            .into_iter()
-            .find(|k| k.as_str() == key)
+        let kind = ChannelKind::parse(key)
             .ok_or_else(|| get::unknown_key(&kp, key, "the channel costs", &kinds))?;
         let c = &mut out[kind.index()];
         let co = Obj::new(
@@ -263,21 +261,29 @@ fn channel_costs(v: &Json, path: &str, out: &mut [ChannelCost; 2]) -> Result<(),
         )?;
         co.no_repeats(|_| false)?;
         for (ck, cv, cp) in co.iter() {
-            match ck {
-                "op_cost_ns" => c.op_cost_ns = cost(cv, &cp, "a per-call CPU cost in ns")?,
-                "byte_cost_ps" => c.byte_cost_ps = cost(cv, &cp, "a per-byte CPU cost in ps")?,
-                _ => {
-                    return Err(get::unknown_key(
-                        &cp,
-                        ck,
-                        &format!("the {key} costs"),
-                        CHANNEL_COST_KEYS,
-                    ))
-                }
+            if !channel_cost_key(ck, cv, &cp, c)? {
+                let at = format!("the {key} costs");
+                return Err(get::unknown_key(&cp, ck, &at, CHANNEL_COST_KEYS));
             }
         }
     }
     Ok(())
+}
+
+/// Read `key` into `c` if it is one of a channel's costs (`op_cost_ns`, `byte_cost_ps`);
+/// whether it was — one reading for `machine.channel_costs` and each channel's own.
+fn channel_cost_key(
+    key: &str,
+    v: &Json,
+    path: &str,
+    c: &mut ChannelCost,
+) -> Result<bool, SpecError> {
+    match key {
+        "op_cost_ns" => c.op_cost_ns = cost(v, path, "a per-call CPU cost in ns")?,
+        "byte_cost_ps" => c.byte_cost_ps = cost(v, path, "a per-byte CPU cost in ps")?,
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 const TOPOLOGY_KEYS: &[&str] = &["packages", "cores", "threads", "llc_cores"];
@@ -370,34 +376,31 @@ fn channels(
         }
         let co = Obj::new(cv, &cp, &format!("channel {name:?}"))?;
         co.no_repeats(|_| false)?;
-        let mut ch = Channel {
-            name: name.to_string(),
-            kind,
-            capacity: match kind {
-                ChannelKind::Pipe => PIPE_CAPACITY,
-                ChannelKind::Socket => SOCKET_CAPACITY,
-            },
-            op_cost_ns: costs[kind.index()].op_cost_ns,
-            byte_cost_ps: costs[kind.index()].byte_cost_ps,
+        let mut capacity = match kind {
+            ChannelKind::Pipe => PIPE_CAPACITY,
+            ChannelKind::Socket => SOCKET_CAPACITY,
         };
+        let mut c = costs[kind.index()];
         for (k, kv, kp) in co.iter() {
-            match k {
-                "capacity" => {
-                    ch.capacity =
-                        get::int_in(kv, &kp, "a buffer capacity in bytes", 1, MAX_CAPACITY)? as u64
-                }
-                "op_cost_ns" => ch.op_cost_ns = cost(kv, &kp, "a per-call CPU cost in ns")?,
-                "byte_cost_ps" => ch.byte_cost_ps = cost(kv, &kp, "a per-byte CPU cost in ps")?,
-                _ => {
-                    return Err(get::unknown_key(
-                        &kp,
-                        k,
-                        &format!("channel {name:?}"),
-                        &["capacity", "op_cost_ns", "byte_cost_ps"],
-                    ))
-                }
+            if k == "capacity" {
+                capacity =
+                    get::int_in(kv, &kp, "a buffer capacity in bytes", 1, MAX_CAPACITY)? as u64;
+            } else if !channel_cost_key(k, kv, &kp, &mut c)? {
+                return Err(get::unknown_key(
+                    &kp,
+                    k,
+                    &format!("channel {name:?}"),
+                    &["capacity", "op_cost_ns", "byte_cost_ps"],
+                ));
             }
         }
+        let ch = Channel {
+            name: name.to_string(),
+            kind,
+            capacity,
+            op_cost_ns: c.op_cost_ns,
+            byte_cost_ps: c.byte_cost_ps,
+        };
         out.channels.push(ch);
     }
     Ok(())
