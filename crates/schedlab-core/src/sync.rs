@@ -147,13 +147,16 @@ pub struct Channel {
     pub written: u64,
     pub read: u64,
     pub op_cost_ns: u64,
+    /// How a call's cost spreads above `op_cost_ns` (the engine draws it per call).
+    pub op_spread: Option<schedlab_spec::cost::Spread>,
     pub byte_cost_ps: u64,
     pub readers: WaitQueue,
     pub writers: WaitQueue,
 }
 
 impl Channel {
-    /// CPU time one read or write call of `bytes` costs the caller.
+    /// CPU time one read or write call of `bytes` costs the caller, at the call's
+    /// minimum cost when it varies.
     pub fn call_cost(&self, bytes: u64) -> u64 {
         self.op_cost_ns + bytes.saturating_mul(self.byte_cost_ps) / 1000
     }

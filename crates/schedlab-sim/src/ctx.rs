@@ -87,6 +87,9 @@ pub(crate) struct CpuState {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct TaskCounters {
     pub migrations: u64,
+    /// Context switches into the task whose cost was drawn (the index of its next draw,
+    /// when the switch cost varies).
+    pub switch_draws: u64,
 }
 
 /// The engine-owned state and the services available to policies.

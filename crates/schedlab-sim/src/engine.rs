@@ -13,6 +13,7 @@
 //! that only grows to the workload's steady-state size; stale events (a completion whose
 //! task was preempted) are skipped by generation number instead of being removed.
 
+use schedlab_spec::cost::{draw, CostKey, Spread, Spreads};
 use schedlab_spec::kernel::SpanKind;
 use schedlab_spec::model::{ChannelKind, Event as Op, Phase, Policy, Spec, TimerMode};
 
@@ -102,6 +103,13 @@ pub(crate) struct TaskRt<'a> {
     pub stage: Stage,
     /// The task's CPU time (`sum_exec_ns`) at which the current burst is done.
     pub burst_end: u64,
+    /// The length the current burst was given (its draw, when its cost varies).
+    pub burst_len: u64,
+    /// Draws of varying costs the task has made (its ops' spans and its timers' expiries):
+    /// the index of its next draw (`schedlab_spec::cost`).
+    pub draws: u64,
+    /// CPU time the expiry of the task's pending sleep timer costs.
+    pub timer_irq_ns: u64,
     pub xfer_left: u64,
     /// Generation of the pending Wake event (sleep/timer); others are stale.
     pub wake_gen: u64,
@@ -139,6 +147,9 @@ pub(crate) struct RunCfg {
     pub wakeup_ns: u64,
     pub sleep_ns: u64,
     pub exit_ns: u64,
+    /// How the costs above spread (`schedlab_spec::cost`), and the seed they draw from.
+    pub spreads: Spreads,
+    pub seed: u64,
     /// The kernel's own execution (preemption model, tick, timers, span shapes).
     pub kernel: KernelModel,
     pub check: bool,
@@ -251,6 +262,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 .map(|c| Channel {
                     capacity: c.capacity,
                     op_cost_ns: c.op_cost_ns,
+                    op_spread: c.op_spread,
                     byte_cost_ps: c.byte_cost_ps,
                     ..Channel::default()
                 })
@@ -374,6 +386,9 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             state: TState::Blocked(Block::NotStarted),
             stage: Stage::Fresh,
             burst_end: 0,
+            burst_len: 0,
+            draws: 0,
+            timer_irq_ns: 0,
             xfer_left: 0,
             wake_gen: 0,
             timers: TaskTimers::new(&self.unique_timers[tmpl as usize]),
@@ -584,7 +599,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                         } else {
                             ActKind::Sleep
                         };
-                        let irq = self.cfg.kernel.k.timer_irq_ns;
+                        let irq = self.rt[task.idx()].timer_irq_ns;
                         if irq > 0 {
                             self.charge_interrupt(self.core.ctx.tasks[task.idx()].cpu, irq);
                         }
@@ -595,7 +610,8 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             }
             EventKind::Start { task } => self.wake_new(task, None),
             EventKind::Tick { cpu } => {
-                self.charge_interrupt(cpu, self.cfg.kernel.k.tick_ns);
+                let tick = self.cfg.kernel.tick_cost(cpu, self.core.ctx.now);
+                self.charge_interrupt(cpu, tick);
                 self.core.handle_event(kind);
             }
             EventKind::PolicyTimer { .. } => {
@@ -668,7 +684,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             self.burst_armed[c] = false;
             self.core.ctx.cpus[c].gen += 1;
             if sw.prev.is_none() && self.cfg.kernel.idle_ticks {
-                let wait = self.cfg.kernel.idle_tick_left(self.core.ctx.now);
+                let wait = self.cfg.kernel.idle_tick_left(cpu, self.core.ctx.now);
                 self.core.ctx.cpus[c].overhead_left += wait;
             }
             if let Some(p) = sw.prev {
@@ -843,7 +859,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         match *op {
             Op::Runtime { ns } | Op::Sleep { ns } if ns > 0 => true,
             Op::Timer { .. } => true,
-            _ => self.op_cost(op) > 0,
+            _ => self.op_cost(op) > 0 || self.op_spread(op).is_some(),
         }
     }
 
@@ -904,7 +920,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             Op::Read { .. } | Op::Write { .. } if self.rt[t.idx()].stage == Stage::Transfer => {
                 return self.effect(cpu, t);
             }
-            _ => self.op_cost(op),
+            _ => self.draw_op_cost(t, op),
         };
         self.begin_burst(cpu, t, cost);
     }
@@ -917,6 +933,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         let rt = &mut self.rt[t.idx()];
         rt.stage = Stage::Burst;
         rt.burst_end = done_at;
+        rt.burst_len = cost;
         if cost == 0 {
             self.effect(cpu, t);
         }
@@ -924,10 +941,11 @@ impl<'a, S: Scheduler> Engine<'a, S> {
 
     /// The program is over: `exit`, after its kernel span.
     fn begin_exit(&mut self, cpu: CpuId, t: TaskId) {
-        if self.cfg.exit_ns == 0 {
+        let cost = self.draw_cost(t, self.cfg.exit_ns, CostKey::Exit);
+        if cost == 0 {
             return self.exit(cpu, t);
         }
-        self.begin_burst(cpu, t, self.cfg.exit_ns);
+        self.begin_burst(cpu, t, cost);
     }
 
     /// The CPU time `op` costs its task before its effect: the length of its burst, or
@@ -945,6 +963,44 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             Op::Exit => self.cfg.exit_ns,
             _ => 0,
         }
+    }
+
+    /// How `op`'s cost spreads above [`Self::op_cost`] (`None`: it does not vary).
+    fn op_spread(&self, op: &Op) -> Option<Spread> {
+        let key = match *op {
+            Op::Read { chan, .. } | Op::Write { chan, .. } => {
+                return self.channels[chan as usize].op_spread
+            }
+            _ => op_cost_key(op)?,
+        };
+        self.cfg.spreads.get(key)
+    }
+
+    /// The CPU time this occurrence of `op` costs `t`: [`Self::op_cost`], plus its draw
+    /// when the cost varies.
+    fn draw_op_cost(&mut self, t: TaskId, op: &Op) -> u64 {
+        let min = self.op_cost(op);
+        match self.op_spread(op) {
+            None => min,
+            Some(s) => self.draw_spread(t, min, s, op_cost_key(op).unwrap_or(CostKey::ChannelOp)),
+        }
+    }
+
+    /// The CPU time this occurrence of cost `key` (minimum `min`) costs `t`.
+    fn draw_cost(&mut self, t: TaskId, min: u64, key: CostKey) -> u64 {
+        match self.cfg.spreads.get(key) {
+            None => min,
+            Some(s) => self.draw_spread(t, min, s, key),
+        }
+    }
+
+    /// `t`'s next draw of a varying cost: occurrence `draws` of stream `t`, so a task's
+    /// n-th varying cost is the same draw whatever the policy did around it.
+    fn draw_spread(&mut self, t: TaskId, min: u64, s: Spread, key: CostKey) -> u64 {
+        let rt = &mut self.rt[t.idx()];
+        let index = rt.draws;
+        rt.draws += 1;
+        draw(min, Some(s), self.cfg.seed, key, t.idx() as u64, index)
     }
 
     /// The kind of kernel span `op` runs as (`None`: user time, or no CPU cost).
@@ -970,10 +1026,8 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         if rt.state != TState::Running || rt.stage != Stage::Burst {
             return None;
         }
-        let op = self.current_op(t);
-        let kind = self.span_kind(op)?;
-        // The end of the program exits, as an `exit` event does.
-        let len = op.map_or(self.cfg.exit_ns, |op| self.op_cost(op));
+        let kind = self.span_kind(self.current_op(t))?;
+        let len = rt.burst_len;
         Some((kind, len, len.saturating_sub(self.burst_left(t))))
     }
 
@@ -1211,7 +1265,16 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         } else {
             let rt_task = !self.core.ctx.tasks[t.idx()].attrs.policy.is_fair();
             let fires = kernel.timer_fires(at, rt_task);
-            fires.saturating_add(kernel.k.timer_irq_ns)
+            let irq = match kernel.irq_varies() {
+                false => kernel.k.timer_irq_ns,
+                true => {
+                    let index = self.rt[t.idx()].draws;
+                    self.rt[t.idx()].draws += 1;
+                    kernel.timer_irq_cost(t, index)
+                }
+            };
+            self.rt[t.idx()].timer_irq_ns = irq;
+            fires.saturating_add(irq)
         };
         let rt = &mut self.rt[t.idx()];
         rt.wake_gen += 1;
@@ -1575,4 +1638,15 @@ pub(crate) fn attrs_of(a: &schedlab_spec::model::SchedAttr) -> SchedAttrs {
         dl: a.dl,
         slice_ns: a.slice_ns.filter(|_| a.policy.is_fair()),
     }
+}
+
+/// The machine cost an op's kernel span is (channel calls carry their own).
+fn op_cost_key(op: &Op) -> Option<CostKey> {
+    Some(match op {
+        Op::Fork { .. } => CostKey::Fork,
+        Op::Signal { .. } | Op::Broad { .. } | Op::Resume { .. } => CostKey::Wakeup,
+        Op::Sleep { .. } | Op::Timer { .. } => CostKey::Sleep,
+        Op::Exit => CostKey::Exit,
+        _ => return None,
+    })
 }

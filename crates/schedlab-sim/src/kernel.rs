@@ -24,14 +24,19 @@
 //! - `rt`: as `full`, but `spinlock_t` sleeps (an rt_mutex), so only the raw-spinlock part
 //!   of a section defers.
 //!
+//! Interrupt costs may vary (`schedlab_spec::cost`): the tick on CPU c in jiffy j draws
+//! occurrence j of stream c, so the tick handler an idle CPU runs and the one a busy CPU
+//! is charged are the same draw, whoever asks.
+//!
 //! Simplifications, said once: the non-preemptible section is one piece at the end of a
 //! span; interrupt handlers and softirqs run in the interrupted context under every model
 //! (`rt` threads them in the kernel; here they still cost the interrupted task); several
 //! timers expiring at one tick are not serialised.
 
+use schedlab_spec::cost::{draw, CostKey, Spread, Spreads};
 use schedlab_spec::kernel::{Kernel, Preempt, SpanShape, TickMode, TimerRes};
 
-use crate::types::Time;
+use crate::types::{CpuId, TaskId, Time};
 
 /// Where, in a kernel span, a reschedule asked for now can take effect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,28 +64,69 @@ pub(crate) struct KernelModel {
     pub idle_ticks: bool,
     /// A sleep ends exactly at its expiry: high-resolution timers, no slack, no expiry cost.
     pub exact_timers: bool,
+    /// How the tick's and a timer expiry's costs spread above `k.tick_ns`, `k.timer_irq_ns`.
+    tick_spread: Option<Spread>,
+    irq_spread: Option<Spread>,
+    /// The run's seed, which the varying costs draw from.
+    seed: u64,
 }
 
 impl KernelModel {
-    /// The model of `k` on a machine whose tick is `tick_ns` long.
-    pub fn new(k: Kernel, tick_ns: u64) -> KernelModel {
+    /// The model of `k` on a machine whose tick is `tick_ns` long, its interrupt costs
+    /// spreading as `spreads` says, drawn under `seed`.
+    pub fn new(k: Kernel, tick_ns: u64, spreads: &Spreads, seed: u64) -> KernelModel {
+        let tick_spread = spreads.get(CostKey::Tick);
+        let irq_spread = spreads.get(CostKey::TimerIrq);
+        let tick_costs = k.tick_ns > 0 || tick_spread.is_some();
         let defers = match k.preempt {
             Preempt::None | Preempt::Voluntary => true,
             Preempt::Full => k.spans.iter().any(|s| s.nonpreempt_ns > 0),
             Preempt::Rt => k.spans.iter().any(|s| s.raw_ns > 0),
         };
         // A stopped tick is unobservable when it costs nothing: keep the cheaper run then.
-        let tick_may_stop = k.tick == TickMode::NohzFull || k.tick_ns == 0;
+        let tick_may_stop = k.tick == TickMode::NohzFull || !tick_costs;
         KernelModel {
             tick_ns_period: tick_ns,
             defers,
             tick_may_stop,
-            idle_ticks: k.tick == TickMode::Periodic && k.tick_ns > 0,
+            idle_ticks: k.tick == TickMode::Periodic && tick_costs,
             exact_timers: k.timers == TimerRes::Hrtimer
                 && k.timer_slack_ns == 0
-                && k.timer_irq_ns == 0,
+                && k.timer_irq_ns == 0
+                && irq_spread.is_none(),
             k,
+            tick_spread,
+            irq_spread,
+            seed,
         }
+    }
+
+    /// CPU time of the tick `cpu` takes in the jiffy that contains `at`.
+    #[inline]
+    pub fn tick_cost(&self, cpu: CpuId, at: Time) -> u64 {
+        let jiffy = at / self.tick_ns_period;
+        let (min, s) = (self.k.tick_ns, self.tick_spread);
+        draw(min, s, self.seed, CostKey::Tick, cpu.idx() as u64, jiffy)
+    }
+
+    /// A timer expiry's cost varies (each sleep draws its own).
+    #[inline]
+    pub fn irq_varies(&self) -> bool {
+        self.irq_spread.is_some()
+    }
+
+    /// CPU time of expiring the `index`-th draw of `task`'s sleep timers.
+    #[inline]
+    pub fn timer_irq_cost(&self, task: TaskId, index: u64) -> u64 {
+        let (min, s) = (self.k.timer_irq_ns, self.irq_spread);
+        draw(
+            min,
+            s,
+            self.seed,
+            CostKey::TimerIrq,
+            task.idx() as u64,
+            index,
+        )
     }
 
     /// Where a reschedule asked for at `done` ns into a span of `len` ns of shape `shape`
@@ -124,14 +170,14 @@ impl KernelModel {
         (expiry / tick).saturating_add(1).saturating_mul(tick)
     }
 
-    /// Under `periodic` ticks, how much longer the tick handler of an idle CPU runs at
+    /// Under `periodic` ticks, how much longer the tick handler of idle `cpu` runs at
     /// `now` (a task switched in waits for it).
-    pub fn idle_tick_left(&self, now: Time) -> u64 {
+    pub fn idle_tick_left(&self, cpu: CpuId, now: Time) -> u64 {
         if !self.idle_ticks {
             return 0;
         }
         let into = now % self.tick_ns_period;
-        self.k.tick_ns.saturating_sub(into)
+        self.tick_cost(cpu, now).saturating_sub(into)
     }
 }
 
@@ -169,7 +215,10 @@ mod tests {
             preempt,
             ..Kernel::default()
         };
-        (KernelModel::new(k, 1_000_000), shape)
+        (
+            KernelModel::new(k, 1_000_000, &Spreads::default(), 0),
+            shape,
+        )
     }
 
     #[test]
@@ -211,7 +260,7 @@ mod timer_tests {
             timers: TimerRes::Jiffy,
             ..Kernel::default()
         };
-        let m = KernelModel::new(k, 1_000_000);
+        let m = KernelModel::new(k, 1_000_000, &Spreads::default(), 0);
         assert_eq!(m.timer_fires(3_000_000, false), 4_000_000);
         assert_eq!(m.timer_fires(3_000_001, true), 4_000_000);
         assert_eq!(m.timer_fires(3_999_999, false), 4_000_000);
@@ -224,7 +273,7 @@ mod timer_tests {
             timer_slack_ns: 50_000,
             ..Kernel::default()
         };
-        let m = KernelModel::new(k, 4_000_000);
+        let m = KernelModel::new(k, 4_000_000, &Spreads::default(), 0);
         assert_eq!(m.timer_fires(1_000, false), 51_000);
         assert_eq!(m.timer_fires(1_000, true), 1_000);
     }

@@ -31,6 +31,7 @@ pub use schedlab_core::{metrics, program, stats, sync, types};
 use std::path::PathBuf;
 use std::time::Instant;
 
+use schedlab_spec::cost::CostKey;
 use schedlab_spec::{Spec, SpecError};
 
 pub use cpu::{schedulers, SchedulerEntry};
@@ -648,17 +649,22 @@ impl cpu::PolicyVisitor for Run<'_> {
         let mut ctx = Ctx::new(self.cpus, self.hz, seed, tracer);
         ctx.set_groups(&self.spec.cgroups);
         ctx.set_topology(self.topology);
+        let m = &self.spec.machine;
         let rcfg = engine::RunCfg {
             end,
             costs: protocol::CoreCosts {
-                context_switch_ns: self.spec.machine.context_switch_ns,
-                sched_work_ps: self.spec.machine.sched_work_ps,
+                context_switch_ns: m.context_switch_ns,
+                switch_spread: m.spreads.get(CostKey::ContextSwitch),
+                seed,
+                sched_work_ps: m.sched_work_ps,
             },
-            fork_ns: self.spec.machine.fork_ns,
-            wakeup_ns: self.spec.machine.wakeup_ns,
-            sleep_ns: self.spec.machine.sleep_ns,
-            exit_ns: self.spec.machine.exit_ns,
-            kernel: kernel::KernelModel::new(self.spec.machine.kernel, ctx.tick_ns()),
+            fork_ns: m.fork_ns,
+            wakeup_ns: m.wakeup_ns,
+            sleep_ns: m.sleep_ns,
+            exit_ns: m.exit_ns,
+            spreads: m.spreads,
+            seed,
+            kernel: kernel::KernelModel::new(m.kernel, ctx.tick_ns(), &m.spreads, seed),
             check: self.cfg.check,
             memory_budget: self
                 .cfg

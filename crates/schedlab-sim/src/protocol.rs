@@ -17,6 +17,8 @@
 //! [`crate::sched`]; `tests/protocol.rs` records the hooks this code calls and checks them
 //! against that table.
 
+use schedlab_spec::cost::{draw, CostKey, Spread};
+
 use crate::ctx::{Ctx, TaskCounters, TaskView};
 use crate::event::EventKind;
 use crate::sched::{BalanceKind, DequeueKind, EnqueueKind, Scheduler, WakeFlags, WakeKind};
@@ -27,8 +29,13 @@ use crate::types::{CpuId, CpuMask, GroupId, SchedAttrs, TaskId, Time, ROOT_GROUP
 /// CPU time the core charges for its own work (the `schedlab.machine` costs it owns).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CoreCosts {
-    /// A context switch, paid by the next task before it makes progress.
+    /// A context switch, paid by the next task before it makes progress (the minimum,
+    /// when it varies).
     pub context_switch_ns: u64,
+    /// How a switch's cost spreads above `context_switch_ns`: the k-th switch into a task
+    /// draws occurrence k of the task's stream under `seed` (`schedlab_spec::cost`).
+    pub switch_spread: Option<Spread>,
+    pub seed: u64,
     /// Cost model: picoseconds per unit of scheduler work a policy counts.
     pub sched_work_ps: u64,
 }
@@ -633,7 +640,7 @@ impl<S: Scheduler> SchedCore<S> {
         }
         match next {
             Some(n) => {
-                let overhead = self.costs.context_switch_ns + self.sched_work_cost(c);
+                let overhead = self.switch_cost(n) + self.sched_work_cost(c);
                 let cs = &mut self.ctx.cpus[c];
                 cs.curr = Some(n);
                 cs.seg_start = now;
@@ -648,6 +655,20 @@ impl<S: Scheduler> SchedCore<S> {
                 cs.overhead_left = 0;
             }
         }
+    }
+
+    /// The CPU time the switch into `next` costs it.
+    #[inline]
+    fn switch_cost(&mut self, next: TaskId) -> u64 {
+        let c = &self.costs;
+        let Some(spread) = c.switch_spread else {
+            return c.context_switch_ns;
+        };
+        let counters = &mut self.ctx.counters[next.idx()];
+        let index = counters.switch_draws;
+        counters.switch_draws += 1;
+        let (min, key) = (c.context_switch_ns, CostKey::ContextSwitch);
+        draw(min, Some(spread), c.seed, key, next.idx() as u64, index)
     }
 
     /// Cost model: the CPU time owed for the scheduler work counted on CPU `c` since its

@@ -13,6 +13,7 @@ fn workload() -> Spec {
             kind: ChannelKind::Pipe,
             capacity: 1024,
             op_cost_ns: 500,
+            op_spread: None,
             byte_cost_ps: 5,
         }],
         ..Resources::default()

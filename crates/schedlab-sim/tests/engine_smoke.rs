@@ -34,6 +34,7 @@ fn mutex_cond_barrier_and_pipe_workload_keeps_invariants() {
             kind: ChannelKind::Pipe,
             capacity: 100,
             op_cost_ns: 1000,
+            op_spread: None,
             byte_cost_ps: 10,
         }],
         ..Resources::default()

@@ -527,6 +527,7 @@ fn lower(bp: &Blueprint) -> Spec {
                     },
                     capacity: *capacity,
                     op_cost_ns: *op_cost_ns,
+                    op_spread: None,
                     byte_cost_ps: *byte_cost_ps,
                 });
                 for (s, write) in writers
@@ -1160,6 +1161,7 @@ fn pipe(capacity: u64) -> Channel {
         kind: ChannelKind::Pipe,
         capacity,
         op_cost_ns: 0,
+        op_spread: None,
         byte_cost_ps: 0,
     }
 }
@@ -1412,6 +1414,7 @@ fn bug_linux_rt_pick_next_with_a_fair_current_task() {
             kind: ChannelKind::Socket,
             capacity: 100,
             op_cost_ns: 1120,
+            op_spread: None,
             byte_cost_ps: 0,
         }],
         ..Resources::default()

@@ -11,6 +11,7 @@
 //! steps, and the name index every lookup by name goes through). The user-facing grammar is
 //! docs/spec.md.
 
+pub mod cost;
 pub mod error;
 pub mod gen;
 mod json;

@@ -309,8 +309,10 @@ pub struct Channel {
     pub kind: ChannelKind,
     /// Buffer capacity in bytes (a full buffer blocks writers).
     pub capacity: u64,
-    /// CPU time charged to the caller per read or write call.
+    /// CPU time charged to the caller per read or write call (the minimum, when it varies).
     pub op_cost_ns: u64,
+    /// How a call's cost spreads above `op_cost_ns` (`None`: it does not vary).
+    pub op_spread: Option<crate::cost::Spread>,
     /// CPU time charged per byte copied, in picoseconds.
     pub byte_cost_ps: u64,
 }
@@ -346,8 +348,10 @@ impl ChannelKind {
 /// otherwise: the machine's default for its kind (`machine.channel_costs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChannelCost {
-    /// CPU time charged per call, ns.
+    /// CPU time charged per call, ns (the minimum, when the cost varies).
     pub op_cost_ns: u64,
+    /// How a call's cost spreads above `op_cost_ns` (`None`: it does not vary).
+    pub op_spread: Option<crate::cost::Spread>,
     /// CPU time charged per byte copied, ps.
     pub byte_cost_ps: u64,
 }
@@ -471,6 +475,9 @@ pub struct Machine {
     pub exit_ns: u64,
     /// The kernel's own execution: preemption model, tick, timers, span shapes.
     pub kernel: crate::kernel::Kernel,
+    /// The costs above (`context_switch_ns` … `exit_ns`, `kernel.tick_ns`,
+    /// `kernel.timer_irq_ns`) that vary: those fields then hold their minimum.
+    pub spreads: crate::cost::Spreads,
     /// Per-call and per-byte costs of the pipes and sockets that do not give their own,
     /// indexed by [`ChannelKind::index`].
     pub channel_costs: [ChannelCost; 2],
@@ -504,6 +511,7 @@ impl Default for Machine {
             sleep_ns: 0,
             exit_ns: 0,
             kernel: crate::kernel::Kernel::default(),
+            spreads: crate::cost::Spreads::default(),
             channel_costs: crate::parse::DEFAULT_CHANNEL_COSTS,
             profile: None,
             cpus_source: CpusSource::Default,

@@ -67,6 +67,7 @@
 //! user-facing reference.
 
 mod cgroup;
+mod cost;
 mod event;
 pub(crate) mod ext;
 mod get;

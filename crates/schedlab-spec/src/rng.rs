@@ -15,6 +15,24 @@ fn splitmix64(x: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A counter-based draw: the value of (`seed`, `a`, `b`, `c`), the same wherever and
+/// whenever it is asked for — SplitMix64's finaliser over the keys folded in one at a time.
+pub fn keyed_u64(seed: u64, a: u64, b: u64, c: u64) -> u64 {
+    let mut x = seed;
+    let mut h = splitmix64(&mut x);
+    for k in [a, b, c] {
+        let mut y = h ^ k.wrapping_mul(0xD1B5_4A32_D192_ED03);
+        h = splitmix64(&mut y);
+    }
+    h
+}
+
+/// `x`'s top 53 bits as a uniform value in [0, 1).
+#[inline]
+pub fn unit_f64(x: u64) -> f64 {
+    (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
 impl Rng {
     pub fn new(seed: u64) -> Rng {
         let mut x = seed;
@@ -42,7 +60,7 @@ impl Rng {
 
     /// Uniform in [0, 1).
     pub fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+        unit_f64(self.next_u64())
     }
 }
 

@@ -93,3 +93,57 @@ fn host_given_to_the_core_is_explained() {
         "{e}"
     );
 }
+
+/// A profile whose costs vary (`schedlab_spec::cost`): the machine keeps each cost's
+/// minimum and its spread; a spec that gives the cost as a number makes it fixed again,
+/// and one that gives another distribution replaces the profile's.
+#[test]
+fn a_profiles_varying_costs_are_kept_and_overridden_whole() {
+    use schedlab_spec::cost::{CostKey, Spread};
+    let varying = r#"{"name": "noisy", "machine": {
+        "context_switch_ns": {"dist": "exponential", "min_ns": 700, "mean_ns": 1700},
+        "kernel": {"tick_ns": {"dist": "uniform", "min_ns": 100, "max_ns": 300}},
+        "channel_costs": {"pipe": {"op_cost_ns": {"dist": "uniform", "min_ns": 10, "max_ns": 30}}}}}"#;
+    let s = spec(&format!(r#"{{"profile": {varying}}}"#), "");
+    let m = &s.machine;
+    assert_eq!(m.context_switch_ns, 700);
+    let exp = Spread::Exponential {
+        mean_excess_ns: 1000,
+    };
+    assert_eq!(m.spreads.get(CostKey::ContextSwitch), Some(exp));
+    assert_eq!(m.kernel.tick_ns, 100);
+    let tick = Spread::Uniform { width_ns: 200 };
+    assert_eq!(m.spreads.get(CostKey::Tick), Some(tick));
+    let pipe = m.channel_costs[ChannelKind::Pipe.index()];
+    assert_eq!(
+        (pipe.op_cost_ns, pipe.op_spread),
+        (10, Some(Spread::Uniform { width_ns: 20 }))
+    );
+
+    let s = spec(
+        &format!(
+            r#"{{"profile": {varying}, "context_switch_ns": 900,
+                 "kernel": {{"tick_ns": {{"dist": "exponential", "min_ns": 50, "mean_ns": 80}}}},
+                 "channel_costs": {{"pipe": {{"op_cost_ns": 10}}}}}}"#
+        ),
+        "",
+    );
+    let m = &s.machine;
+    assert_eq!(
+        (m.context_switch_ns, m.spreads.get(CostKey::ContextSwitch)),
+        (900, None)
+    );
+    let tick = Spread::Exponential { mean_excess_ns: 30 };
+    assert_eq!(
+        (m.kernel.tick_ns, m.spreads.get(CostKey::Tick)),
+        (50, Some(tick))
+    );
+    let pipe = m.channel_costs[ChannelKind::Pipe.index()];
+    assert_eq!((pipe.op_cost_ns, pipe.op_spread), (10, None));
+    // A distribution whose top equals its minimum is a fixed cost.
+    let s = spec(
+        r#"{"wakeup_ns": {"dist": "uniform", "min_ns": 5, "max_ns": 5}}"#,
+        "",
+    );
+    assert_eq!((s.machine.wakeup_ns, s.machine.spreads.any()), (5, false));
+}

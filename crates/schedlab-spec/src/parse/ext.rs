@@ -13,7 +13,9 @@
 //! - per-call and per-byte CPU costs: see [`PIPE_OP_NS`] and [`SOCKET_OP_NS`].
 
 use super::cgroup::{self, CgroupsIr};
+use super::cost::{cost, varying};
 use super::get::{self, Obj};
+use crate::cost::CostKey;
 use crate::json::{Json, Number};
 use crate::model::{
     BlockDevice, Channel, ChannelCost, ChannelKind, DeviceModel, Machine, SchedulerChoice,
@@ -45,18 +47,18 @@ pub(crate) const SOCKET_BYTE_PS: u64 = 500;
 pub(crate) const DEFAULT_CHANNEL_COSTS: [ChannelCost; 2] = [
     ChannelCost {
         op_cost_ns: PIPE_OP_NS,
+        op_spread: None,
         byte_cost_ps: PIPE_BYTE_PS,
     },
     ChannelCost {
         op_cost_ns: SOCKET_OP_NS,
+        op_spread: None,
         byte_cost_ps: SOCKET_BYTE_PS,
     },
 ];
 
 /// Largest channel buffer: 1 GiB.
 const MAX_CAPACITY: i128 = 1 << 30;
-/// Largest per-call, per-byte or machine cost: one second.
-const MAX_COST: i128 = 1_000_000_000;
 
 /// The headline as written (names unresolved; `resolve.rs` checks them).
 pub(crate) enum HeadlineIr {
@@ -192,6 +194,19 @@ fn machine(v: &Json, path: &str) -> Result<MachineIr, SpecError> {
     Ok(ir)
 }
 
+/// A machine cost that may vary (`parse/cost.rs`): its minimum, its spread recorded in `m`.
+fn varying_into(
+    v: &Json,
+    path: &str,
+    what: &str,
+    m: &mut Machine,
+    key: CostKey,
+) -> Result<u64, SpecError> {
+    let (min, spread) = varying(v, path, what)?;
+    m.spreads.set(key, spread);
+    Ok(min)
+}
+
 /// Apply the keys of the machine object `o` to `ir`; `profile` only where `profile_ok`
 /// (a profile's own machine cannot name another profile).
 pub(crate) fn machine_keys(o: &Obj, ir: &mut MachineIr, profile_ok: bool) -> Result<(), SpecError> {
@@ -216,16 +231,22 @@ pub(crate) fn machine_keys(o: &Obj, ir: &mut MachineIr, profile_ok: bool) -> Res
                 m.hz = hz as u32;
             }
             "context_switch_ns" => {
-                m.context_switch_ns = cost(kv, &kp, "a context-switch cost in ns")?
+                let what = "a context-switch cost in ns";
+                m.context_switch_ns = varying_into(kv, &kp, what, m, CostKey::ContextSwitch)?
             }
             "sched_work_ps" => {
                 m.sched_work_ps = cost(kv, &kp, "a cost per unit of scheduler work in ps")?
             }
-            "fork_ns" => m.fork_ns = cost(kv, &kp, "a fork cost in ns")?,
-            "wakeup_ns" => m.wakeup_ns = cost(kv, &kp, "a wake-up cost in ns")?,
-            "sleep_ns" => m.sleep_ns = cost(kv, &kp, "a sleep set-up cost in ns")?,
-            "exit_ns" => m.exit_ns = cost(kv, &kp, "an exit cost in ns")?,
-            "kernel" => super::kernel::parse(kv, &kp, &mut m.kernel, cost)?,
+            "fork_ns" => m.fork_ns = varying_into(kv, &kp, "a fork cost in ns", m, CostKey::Fork)?,
+            "wakeup_ns" => {
+                m.wakeup_ns = varying_into(kv, &kp, "a wake-up cost in ns", m, CostKey::Wakeup)?
+            }
+            "sleep_ns" => {
+                let what = "a sleep set-up cost in ns";
+                m.sleep_ns = varying_into(kv, &kp, what, m, CostKey::Sleep)?
+            }
+            "exit_ns" => m.exit_ns = varying_into(kv, &kp, "an exit cost in ns", m, CostKey::Exit)?,
+            "kernel" => super::kernel::parse(kv, &kp, &mut m.kernel, &mut m.spreads)?,
             "profile" => {
                 return Err(SpecError::new(
                     kp,
@@ -279,7 +300,9 @@ fn channel_cost_key(
     c: &mut ChannelCost,
 ) -> Result<bool, SpecError> {
     match key {
-        "op_cost_ns" => c.op_cost_ns = cost(v, path, "a per-call CPU cost in ns")?,
+        "op_cost_ns" => {
+            (c.op_cost_ns, c.op_spread) = varying(v, path, "a per-call CPU cost in ns")?
+        }
         "byte_cost_ps" => c.byte_cost_ps = cost(v, path, "a per-byte CPU cost in ps")?,
         _ => return Ok(false),
     }
@@ -345,10 +368,6 @@ fn topology(v: &Json, path: &str) -> Result<Topology, SpecError> {
     })
 }
 
-pub(crate) fn cost(v: &Json, path: &str, what: &str) -> Result<u64, SpecError> {
-    Ok(get::int_in(v, path, what, 0, MAX_COST)? as u64)
-}
-
 fn channels(
     v: &Json,
     path: &str,
@@ -399,6 +418,7 @@ fn channels(
             kind,
             capacity,
             op_cost_ns: c.op_cost_ns,
+            op_spread: c.op_spread,
             byte_cost_ps: c.byte_cost_ps,
         };
         out.channels.push(ch);

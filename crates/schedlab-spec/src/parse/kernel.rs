@@ -2,7 +2,9 @@
 //! (`crate::kernel`). Every key is optional and overrides only what it names, so a spec can
 //! start from a machine profile and change one setting.
 
+use super::cost::{cost, varying};
 use super::get::{self, Obj};
+use crate::cost::{CostKey, Spreads};
 use crate::json::Json;
 use crate::kernel::{Kernel, Preempt, SpanKind, SpanShape, TickMode, TimerRes};
 use crate::SpecError;
@@ -19,8 +21,13 @@ const KERNEL_KEYS: &[&str] = &[
 
 const SPAN_KEYS: &[&str] = &["nonpreempt_ns", "raw_ns", "point_ns", "cond_resched_ns"];
 
-/// Apply the object at `path` to `k`.
-pub(crate) fn parse(v: &Json, path: &str, k: &mut Kernel, cost: CostFn) -> Result<(), SpecError> {
+/// Apply the object at `path` to `k`; the spreads of the interrupt costs go to `spreads`.
+pub(crate) fn parse(
+    v: &Json,
+    path: &str,
+    k: &mut Kernel,
+    spreads: &mut Spreads,
+) -> Result<(), SpecError> {
     let o = Obj::new(v, path, "the kernel object")?;
     o.no_repeats(|_| false)?;
     for (key, kv, kp) in o.iter() {
@@ -38,19 +45,24 @@ pub(crate) fn parse(v: &Json, path: &str, k: &mut Kernel, cost: CostFn) -> Resul
                 k.tick = choice(kv, &kp, "a tick mode", TickMode::parse, &names)?;
             }
             "timer_slack_ns" => k.timer_slack_ns = cost(kv, &kp, "a timer slack in ns")?,
-            "tick_ns" => k.tick_ns = cost(kv, &kp, "a tick interrupt's cost in ns")?,
-            "timer_irq_ns" => k.timer_irq_ns = cost(kv, &kp, "a timer expiry's cost in ns")?,
-            "spans" => spans(kv, &kp, k, cost)?,
+            "tick_ns" => {
+                let spread;
+                (k.tick_ns, spread) = varying(kv, &kp, "a tick interrupt's cost in ns")?;
+                spreads.set(CostKey::Tick, spread);
+            }
+            "timer_irq_ns" => {
+                let spread;
+                (k.timer_irq_ns, spread) = varying(kv, &kp, "a timer expiry's cost in ns")?;
+                spreads.set(CostKey::TimerIrq, spread);
+            }
+            "spans" => spans(kv, &kp, k)?,
             _ => return Err(get::unknown_key(&kp, key, "the kernel object", KERNEL_KEYS)),
         }
     }
     Ok(())
 }
 
-/// How a machine cost is read (the machine's range check, shared with its other costs).
-pub(crate) type CostFn = fn(&Json, &str, &str) -> Result<u64, SpecError>;
-
-fn spans(v: &Json, path: &str, k: &mut Kernel, cost: CostFn) -> Result<(), SpecError> {
+fn spans(v: &Json, path: &str, k: &mut Kernel) -> Result<(), SpecError> {
     let o = Obj::new(
         v,
         path,
@@ -61,12 +73,12 @@ fn spans(v: &Json, path: &str, k: &mut Kernel, cost: CostFn) -> Result<(), SpecE
     for (key, kv, kp) in o.iter() {
         let kind = SpanKind::parse(key)
             .ok_or_else(|| get::unknown_key(&kp, key, "the spans object", &kinds))?;
-        span(kv, &kp, &mut k.spans[kind.index()], cost)?;
+        span(kv, &kp, &mut k.spans[kind.index()])?;
     }
     Ok(())
 }
 
-fn span(v: &Json, path: &str, s: &mut SpanShape, cost: CostFn) -> Result<(), SpecError> {
+fn span(v: &Json, path: &str, s: &mut SpanShape) -> Result<(), SpecError> {
     let o = Obj::new(
         v,
         path,
