@@ -208,3 +208,16 @@ def test_broadcasts_that_woke_nobody_are_counted() -> None:
     assert run.broadcasts == 50
     assert run.lost == 50 - len(run.samples)
     assert run.lost > 0, "under this load some broadcasts find the non-RT waiter busy"
+
+
+def test_wakeup_text_names_a_tie_of_every_policy_as_one_value() -> None:
+    published = seed000.PUBLISHED_WAKEUP["rt"]["raw"]
+    same = {"mean": 128.5, "max": 700.0, "count": 1000}
+    sim = {p: dict(same) for p in ("linux-o1", "nicksched", "staircase")}
+    text = wakeup000.wakeup_text("raw", published, sim, {"bfs": dict(same)})
+    assert "Simulation: mean 128.50 µs under every policy" in text
+    assert "worst single wake-up every policy (700.00 µs)" in text
+    assert "lowest mean bfs" not in text
+    sim["staircase"] = {"mean": 120.0, "max": 650.0, "count": 1000}
+    text = wakeup000.wakeup_text("raw", published, sim, {})
+    assert "lowest mean staircase (120.00 µs), highest linux-o1 and nicksched (tied)" in text

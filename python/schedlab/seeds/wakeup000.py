@@ -140,20 +140,40 @@ def pick(r: WakeupRun | None, flt: str) -> Stats | None:
 # --------------------------------------------------------------------------------------
 
 
+def _holders(ranked: Sequence[tuple[str, float]], value: float) -> str:
+    """Who holds ``value`` in a ranking: one name, a tie of a few, or a count."""
+    names = [n for n, v in ranked if v == value]
+    if len(names) <= 3:
+        return " and ".join(names) + (" (tied)" if len(names) > 1 else "")
+    return f"{len(names)} policies (tied)"
+
+
+def _summary(who: str, means: Mapping[str, float | None], maxima: Mapping[str, float | None],
+             digits_max: int | None = None) -> str:
+    """Lowest and highest mean and the worst single wake-up, naming ties as ties: when
+    every policy has the same mean, that is said, not a lowest and a highest."""
+    sr, sm = ranking(means), ranking(maxima)
+    lo, hi, worst = sr[0][1], sr[-1][1], sm[-1][1]
+    if lo == hi:
+        means_text = (f"mean {fmt(lo, 'us')} µs under every policy" if len(sr) > 1
+                      else f"mean {sr[0][0]} ({fmt(lo, 'us')} µs)")
+    else:
+        means_text = (f"lowest mean {_holders(sr, lo)} ({fmt(lo, 'us')} µs), highest "
+                      f"{_holders(sr, hi)} ({fmt(hi, 'us')} µs)")
+    worst_by = ("every policy" if len(sm) > 1 and sm[0][1] == worst
+                else _holders(sm, worst))
+    return (f"{who}: {means_text}; worst single wake-up {worst_by} "
+            f"({fmt(worst, 'us', digits_max)} µs).")
+
+
 def _seed_summary(published: Mapping[str, WakeupFigures]) -> str:
-    pr = ranking({s: f.avg for s, f in published.items()})
-    pm = ranking({s: f.max for s, f in published.items()})
-    return (f"Seed: lowest mean {pr[0][0]} ({fmt(pr[0][1], 'us')} µs), highest {pr[-1][0]} "
-            f"({fmt(pr[-1][1], 'us')} µs); worst single wake-up {pm[-1][0]} "
-            f"({fmt(pm[-1][1], 'us', 0)} µs).")
+    return _summary("Seed", {s: f.avg for s, f in published.items()},
+                    {s: f.max for s, f in published.items()}, 0)
 
 
 def _sim_summary(sim: Mapping[str, Stats | None]) -> str:
-    sr = ranking({s: (st or {}).get("mean") for s, st in sim.items()})
-    sm = ranking({s: (st or {}).get("max") for s, st in sim.items()})
-    highest = f", highest {sr[-1][0]} ({fmt(sr[-1][1], 'us')} µs)" if len(sr) > 1 else ""
-    return (f"Simulation: lowest mean {sr[0][0]} ({fmt(sr[0][1], 'us')} µs){highest}; worst "
-            f"single wake-up {sm[-1][0]} ({fmt(sm[-1][1], 'us')} µs).")
+    return _summary("Simulation", {s: (st or {}).get("mean") for s, st in sim.items()},
+                    {s: (st or {}).get("max") for s, st in sim.items()})
 
 
 def wakeup_text(flt: str, published: Mapping[str, WakeupFigures],
