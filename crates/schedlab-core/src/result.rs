@@ -5,6 +5,8 @@
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
+use schedlab_spec::cost::CostKey;
+
 use crate::stats::Summary;
 
 /// The schema name and version every result carries.
@@ -85,16 +87,27 @@ pub struct KernelInfo {
     pub tick: &'static str,
     /// `machine.profile`, if the spec named one.
     pub profile: Option<String>,
+    /// The costs given as distributions (`schedlab_spec::cost`), by their spec names.
+    pub varying_costs: Vec<String>,
 }
 
 impl KernelInfo {
-    pub fn of(machine: &schedlab_spec::model::Machine) -> KernelInfo {
-        let k = &machine.kernel;
+    /// The kernel model of a run of `spec`, with the costs that vary: the machine's and
+    /// each channel's.
+    pub fn of(spec: &schedlab_spec::Spec) -> KernelInfo {
+        let (machine, k) = (&spec.machine, &spec.machine.kernel);
+        let machine_costs = (CostKey::ALL.iter())
+            .filter(|&&key| machine.spreads.get(key).is_some())
+            .map(|key| key.spec_name().to_string());
+        let channel_costs = (spec.resources.channels.iter())
+            .filter(|c| c.op_spread.is_some())
+            .map(|c| format!("{}.op_cost_ns", c.name));
         KernelInfo {
             preempt: k.preempt.as_str(),
             timers: k.timers.as_str(),
             tick: k.tick.as_str(),
             profile: machine.profile.clone(),
+            varying_costs: machine_costs.chain(channel_costs).collect(),
         }
     }
 }

@@ -111,7 +111,7 @@ pub(crate) fn build<S: Scheduler>(e: &mut Engine<S>, spec: &Spec, meta: RunMeta<
         work_units: e.core.ctx.work_units,
         version: env!("CARGO_PKG_VERSION"),
         cpus_source: meta.cpus_source,
-        kernel: KernelInfo::of(&spec.machine),
+        kernel: KernelInfo::of(spec),
         samples: SampleInfo {
             mode: e.sample_mode,
             count: e.metrics.recorded,

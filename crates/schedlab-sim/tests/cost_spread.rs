@@ -52,6 +52,10 @@ const EXPONENTIAL_SWITCH: &str = r#"{"dist": "exponential", "min_ns": 2000, "mea
 #[test]
 fn a_varying_switch_cost_is_drawn_per_switch_above_its_minimum() {
     let out = run_seeded(&switch_workload(EXPONENTIAL_SWITCH), "linux-o1", 7);
+    assert_eq!(
+        out.json()["run"]["kernel"]["varying_costs"],
+        serde_json::json!(["context_switch_ns"])
+    );
     let lat = latencies(&out, "rt");
     assert_eq!(lat.len(), 1000);
     assert!(lat.iter().all(|&l| l >= 2000), "below the minimum: {lat:?}");
@@ -70,6 +74,10 @@ fn a_varying_switch_cost_is_drawn_per_switch_above_its_minimum() {
 #[test]
 fn a_fixed_switch_cost_gives_every_wake_up_the_same_latency() {
     let out = run_seeded(&switch_workload("2000"), "linux-o1", 7);
+    assert_eq!(
+        out.json()["run"]["kernel"]["varying_costs"],
+        serde_json::json!([])
+    );
     let lat = latencies(&out, "rt");
     assert_eq!(lat.len(), 1000);
     assert!(lat.iter().all(|&l| l == 2000), "{lat:?}");
@@ -160,4 +168,33 @@ fn a_varying_timer_expiry_cost_spreads_jiffy_wake_ups() {
     let distinct: std::collections::BTreeSet<_> = lat.iter().collect();
     assert!(distinct.len() > 150, "{} distinct", distinct.len());
     assert_eq!(lat, latencies(&run_seeded(&spec, "staircase", 11), "rt"));
+}
+
+/// A channel whose call cost varies: each call draws its own, the result names the
+/// channel's cost among the varying ones, and the run stays deterministic.
+#[test]
+fn a_channels_varying_call_cost_is_drawn_per_call_and_named_in_the_result() {
+    let spec = parse(
+        r#"{
+        "tasks": {"w": {"loop": 500, "schedlab:write": {"chan": "p", "bytes": 1},
+                        "schedlab:read": {"chan": "p", "bytes": 1}}},
+        "schedlab": {"machine": {"cpus": 1},
+            "pipes": {"p": {"op_cost_ns": {"dist": "uniform", "min_ns": 1000, "max_ns": 3000},
+                            "byte_cost_ps": 0}}}
+    }"#,
+    );
+    let out = run_seeded(&spec, "linux-cfs", 5);
+    assert_eq!(
+        out.json()["run"]["kernel"]["varying_costs"],
+        serde_json::json!(["p.op_cost_ns"])
+    );
+    let spread = Some(Spread::Uniform { width_ns: 2000 });
+    let want: u64 = (0..1000)
+        .map(|k| draw(1000, spread, 5, CostKey::ChannelOp, 0, k))
+        .sum();
+    assert_eq!(task_json(&out, "w")["cpu_ns"].as_u64(), Some(want));
+    assert_eq!(
+        result_bytes(&out),
+        result_bytes(&run_seeded(&spec, "linux-cfs", 5))
+    );
 }

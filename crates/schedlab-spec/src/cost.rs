@@ -69,6 +69,31 @@ pub enum CostKey {
 
 impl CostKey {
     pub const COUNT: usize = 8;
+    pub const ALL: [CostKey; CostKey::COUNT] = [
+        CostKey::ContextSwitch,
+        CostKey::Fork,
+        CostKey::Wakeup,
+        CostKey::Sleep,
+        CostKey::Exit,
+        CostKey::Tick,
+        CostKey::TimerIrq,
+        CostKey::ChannelOp,
+    ];
+
+    /// The key's name in `schedlab.machine` (a channel's own is `<channel>.op_cost_ns`).
+    pub fn spec_name(self) -> &'static str {
+        match self {
+            CostKey::ContextSwitch => "context_switch_ns",
+            CostKey::Fork => "fork_ns",
+            CostKey::Wakeup => "wakeup_ns",
+            CostKey::Sleep => "sleep_ns",
+            CostKey::Exit => "exit_ns",
+            CostKey::Tick => "kernel.tick_ns",
+            CostKey::TimerIrq => "kernel.timer_irq_ns",
+            // Channels carry their own spreads; results name them per channel.
+            CostKey::ChannelOp => "op_cost_ns",
+        }
+    }
 
     #[inline]
     pub fn index(self) -> usize {
