@@ -967,22 +967,21 @@ impl<'a, S: Scheduler> Engine<'a, S> {
 
     /// How `op`'s cost spreads above [`Self::op_cost`] (`None`: it does not vary).
     fn op_spread(&self, op: &Op) -> Option<Spread> {
-        let key = match *op {
+        match *op {
             Op::Read { chan, .. } | Op::Write { chan, .. } => {
-                return self.channels[chan as usize].op_spread
+                self.channels[chan as usize].op_spread
             }
-            _ => op_cost_key(op)?,
-        };
-        self.cfg.spreads.get(key)
+            _ => self.cfg.spreads.get(op_cost_key(op)?),
+        }
     }
 
     /// The CPU time this occurrence of `op` costs `t`: [`Self::op_cost`], plus its draw
     /// when the cost varies.
     fn draw_op_cost(&mut self, t: TaskId, op: &Op) -> u64 {
         let min = self.op_cost(op);
-        match self.op_spread(op) {
-            None => min,
-            Some(s) => self.draw_spread(t, min, s, op_cost_key(op).unwrap_or(CostKey::ChannelOp)),
+        match (self.op_spread(op), op_cost_key(op)) {
+            (Some(s), Some(key)) => self.draw_spread(t, min, s, key),
+            _ => min,
         }
     }
 
@@ -997,10 +996,15 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     /// `t`'s next draw of a varying cost: occurrence `draws` of stream `t`, so a task's
     /// n-th varying cost is the same draw whatever the policy did around it.
     fn draw_spread(&mut self, t: TaskId, min: u64, s: Spread, key: CostKey) -> u64 {
-        let rt = &mut self.rt[t.idx()];
-        let index = rt.draws;
-        rt.draws += 1;
+        let index = self.next_draw(t);
         draw(min, Some(s), self.cfg.seed, key, t.idx() as u64, index)
+    }
+
+    /// The index of `t`'s next draw of a varying cost (its spans' and its timers' alike).
+    fn next_draw(&mut self, t: TaskId) -> u64 {
+        let rt = &mut self.rt[t.idx()];
+        rt.draws += 1;
+        rt.draws - 1
     }
 
     /// The kind of kernel span `op` runs as (`None`: user time, or no CPU cost).
@@ -1259,18 +1263,16 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     /// is done (`kernel.rs`), which is `at` itself on a machine with exact timers.
     fn sleep_until(&mut self, cpu: CpuId, t: TaskId, at: Time, why: Block) {
         self.block(cpu, t, why);
-        let kernel = &self.cfg.kernel;
-        let wake = if kernel.exact_timers {
+        let wake = if self.cfg.kernel.exact_timers {
             at
         } else {
             let rt_task = !self.core.ctx.tasks[t.idx()].attrs.policy.is_fair();
-            let fires = kernel.timer_fires(at, rt_task);
-            let irq = match kernel.irq_varies() {
-                false => kernel.k.timer_irq_ns,
+            let fires = self.cfg.kernel.timer_fires(at, rt_task);
+            let irq = match self.cfg.kernel.irq_varies() {
+                false => self.cfg.kernel.k.timer_irq_ns,
                 true => {
-                    let index = self.rt[t.idx()].draws;
-                    self.rt[t.idx()].draws += 1;
-                    kernel.timer_irq_cost(t, index)
+                    let index = self.next_draw(t);
+                    self.cfg.kernel.timer_irq_cost(t, index)
                 }
             };
             self.rt[t.idx()].timer_irq_ns = irq;
@@ -1640,9 +1642,11 @@ pub(crate) fn attrs_of(a: &schedlab_spec::model::SchedAttr) -> SchedAttrs {
     }
 }
 
-/// The machine cost an op's kernel span is (channel calls carry their own).
+/// The machine cost an op's kernel span is (`None`: user time, or no cost; a channel
+/// call's spread is its channel's).
 fn op_cost_key(op: &Op) -> Option<CostKey> {
     Some(match op {
+        Op::Read { .. } | Op::Write { .. } => CostKey::ChannelOp,
         Op::Fork { .. } => CostKey::Fork,
         Op::Signal { .. } | Op::Broad { .. } | Op::Resume { .. } => CostKey::Wakeup,
         Op::Sleep { .. } | Op::Timer { .. } => CostKey::Sleep,
