@@ -599,13 +599,22 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                         } else {
                             ActKind::Sleep
                         };
-                        let irq = self.rt[task.idx()].timer_irq_ns;
-                        if irq > 0 {
-                            self.charge_interrupt(self.core.ctx.tasks[task.idx()].cpu, irq);
-                        }
                         self.metrics.release(task, self.rt[task.idx()].expiry, kind);
                         self.make_runnable(task, None, false);
                     }
+                }
+            }
+            EventKind::TimerIrq { task, gen } => {
+                let rt = &self.rt[task.idx()];
+                if EventKind::wrap_gen(rt.wake_gen) == gen
+                    && matches!(rt.state, TState::Blocked(Block::Sleep | Block::Timer))
+                {
+                    // The handler runs now, in the interrupted task's time (its work
+                    // stops while it runs); the sleeper wakes at the handler's end.
+                    let irq = rt.timer_irq_ns;
+                    self.charge_interrupt(self.core.ctx.tasks[task.idx()].cpu, irq);
+                    let now = self.core.ctx.now;
+                    self.core.ctx.push(now + irq, EventKind::Wake { task, gen });
                 }
             }
             EventKind::Start { task } => self.wake_new(task, None),
@@ -1260,11 +1269,13 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     }
 
     /// Sleep until `at`: the task wakes when the kernel's timer fires and its handler
-    /// is done (`kernel.rs`), which is `at` itself on a machine with exact timers.
+    /// is done (`kernel.rs`), which is `at` itself on a machine with exact timers. A
+    /// handler that costs CPU time starts at the firing (`EventKind::TimerIrq`), so the
+    /// task it interrupts stops there, mid-span if it is in one.
     fn sleep_until(&mut self, cpu: CpuId, t: TaskId, at: Time, why: Block) {
         self.block(cpu, t, why);
-        let wake = if self.cfg.kernel.exact_timers {
-            at
+        let (fires, irq) = if self.cfg.kernel.exact_timers {
+            (at, 0)
         } else {
             let rt_task = !self.core.ctx.tasks[t.idx()].attrs.policy.is_fair();
             let fires = self.cfg.kernel.timer_fires(at, rt_task);
@@ -1275,14 +1286,18 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                     self.cfg.kernel.timer_irq_cost(t, index)
                 }
             };
-            self.rt[t.idx()].timer_irq_ns = irq;
-            fires.saturating_add(irq)
+            (fires, irq)
         };
         let rt = &mut self.rt[t.idx()];
         rt.wake_gen += 1;
         rt.expiry = at;
+        rt.timer_irq_ns = irq;
         let gen = rt.wake_gen;
-        self.core.ctx.push(wake, EventKind::Wake { task: t, gen });
+        let kind = match irq {
+            0 => EventKind::Wake { task: t, gen },
+            _ => EventKind::TimerIrq { task: t, gen },
+        };
+        self.core.ctx.push(fires, kind);
     }
 
     /// rt-app's timer (`run_event`, src/rt-app.c): anchored at the task's start (for a

@@ -29,6 +29,10 @@ pub(crate) enum EventKind {
     /// An event of a block device (`io.rs`): its index and a word the device layer
     /// interprets (a request slot and its generation).
     Device { dev: u32, data: u64 },
+    /// A blocked task's sleep timer fires and its expiry handler starts running on the
+    /// task's CPU (a machine whose expiry costs CPU time); the `Wake` follows when the
+    /// handler is done. Stale as `Wake` is.
+    TimerIrq { task: TaskId, gen: u64 },
 }
 
 /// Bits of a packed payload: 4 tag bits, then the kind's fields.
@@ -58,6 +62,7 @@ impl EventKind {
                 assert!(data <= GEN_MASK, "device event word {data:#x} does not fit");
                 (5, dev as u64, data)
             }
+            EventKind::TimerIrq { task, gen } => (6, task.0 as u64, gen),
         };
         // Ids are bounded where they are made (task creation, the timer and device tables).
         debug_assert!(
@@ -82,7 +87,11 @@ impl EventKind {
             },
             3 => EventKind::Start { task: TaskId(id) },
             4 => EventKind::PolicyTimer { slot: id, gen },
-            _ => EventKind::Device { dev: id, data: gen },
+            5 => EventKind::Device { dev: id, data: gen },
+            _ => EventKind::TimerIrq {
+                task: TaskId(id),
+                gen,
+            },
         }
     }
 
@@ -398,6 +407,10 @@ mod tests {
             EventKind::Device {
                 dev: 3,
                 data: GEN_MASK,
+            },
+            EventKind::TimerIrq {
+                task: TaskId(77),
+                gen: 9,
             },
         ] {
             assert_eq!(EventKind::unpack(k.pack()), k);

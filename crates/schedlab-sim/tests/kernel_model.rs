@@ -197,6 +197,23 @@ fn a_timer_expiry_costs_the_interrupted_task_and_delays_the_sleeper() {
     assert_eq!(latency(&out, "s")["max"], 20 * US);
 }
 
+/// The expiry's handler interrupts the span the load is in: under `none` the sleeper
+/// waits for the handler and then for the rest of that span (interrupted at 2.5 ms, half
+/// done), under `full` for the handler alone. The handler (1.2 ms) is longer than a span
+/// (1 ms): the span must not run on while the handler does.
+#[test]
+fn a_timer_expiry_interrupts_the_span_it_lands_in() {
+    let irq = r#""timer_irq_ns": 1200000"#;
+    assert_eq!(
+        rt_latency(&format!(r#"{{"preempt": "none", {irq}}}"#)),
+        1700 * US
+    );
+    assert_eq!(
+        rt_latency(&format!(r#"{{"preempt": "full", {irq}}}"#)),
+        1200 * US
+    );
+}
+
 // ------------------------------------------------------------------ the tick
 
 /// One task running 10 ms of work on one CPU at HZ=1000.
