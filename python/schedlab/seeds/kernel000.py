@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from schedlab import _core, api
+from schedlab.preemption import PREEMPT_LABEL, PREEMPT_MODELS, order_text
 from schedlab.report import Cell, Column, Table, fmt, render
 from schedlab.report.context import Part, RunOutcome, RunRequest
 from schedlab.result import Result
@@ -67,10 +68,6 @@ PERIODS = {True: 100, False: 1000}
 #: After how many periods the drift table looks.
 DRIFT_AT = (1, 10, 100, 1000)
 
-#: Preemption models, most to least deferring, and what the text expects of their maxima.
-PREEMPT_MODELS: tuple[str, ...] = ("none", "voluntary", "full", "rt")
-PREEMPT_LABEL = {"none": "PREEMPT_NONE", "voluntary": "PREEMPT_VOLUNTARY",
-                 "full": "PREEMPT", "rt": "PREEMPT_RT"}
 
 
 # --------------------------------------------------------------------------------------
@@ -506,64 +503,6 @@ def latencies_ns(result: Result, measure: str, prefix: str) -> list[int]:
 
 def _stats(values: Sequence[int]) -> Stats:
     return stats_us(_core.stats(list(values)))
-
-
-def order_text(maxima: Mapping[str, Mapping[str, float | None]],
-               models: Sequence[str] = PREEMPT_MODELS) -> str:
-    """Whether, per policy, the maxima fall strictly in the order of ``models`` (largest
-    first), where they tie and where they are reversed; how many policies show the strict
-    order; and where every policy has the same value (then no count of policies agreeing
-    says anything)."""
-    order = " > ".join(models)
-    parts: list[str] = []
-    strict = complete = 0
-    for policy, by_model in maxima.items():
-        values = [by_model.get(m) for m in models]
-        if any(v is None for v in values):
-            missing = [m for m, v in zip(models, values, strict=True) if v is None]
-            parts.append(f"{policy}: no maximum under {', '.join(missing)}.")
-            continue
-        complete += 1
-        chain = [f"{models[0]} {fmt(values[0], 'us')}"]
-        ties, reversed_ = [], []
-        for (a, va), (b, vb) in zip(zip(models, values, strict=True),
-                                    zip(models[1:], values[1:], strict=True), strict=False):
-            rel = ">" if va > vb else "=" if va == vb else "<"  # type: ignore[operator]
-            chain.append(f"{rel} {b} {fmt(vb, 'us')}")
-            if rel == "=":
-                ties.append(f"{a} and {b} equal")
-            elif rel == "<":
-                reversed_.append(f"{b} above {a}")
-        if not ties and not reversed_:
-            strict += 1
-            verdict = "strictly in order"
-        else:
-            verdict = "not strictly in order: " + ", ".join(ties + reversed_)
-        parts.append(f"{policy}: {' '.join(chain)} µs — {verdict}.")
-    if complete:
-        parts.append(f"The strict order {order} holds for {strict} of {complete} policies.")
-    parts += _same_across_policies(maxima, models)
-    return " ".join(parts)
-
-
-def _same_across_policies(maxima: Mapping[str, Mapping[str, float | None]],
-                          models: Sequence[str]) -> list[str]:
-    """Sentences for the models under which every policy has the same maximum."""
-    if len(maxima) < 2:
-        return []
-    same: list[str] = []
-    for m in models:
-        vals = [by.get(m) for by in maxima.values()]
-        if all(v is not None for v in vals) and len(set(vals)) == 1:
-            same.append(f"{m} ({fmt(vals[0], 'us')} µs)")
-    if not same:
-        return []
-    if len(same) == len(models):
-        return ["Every policy has the same maximum under every model, so the policies "
-                "cannot be told apart here: whatever order holds for one holds for all "
-                "alike, and the count above is one fact repeated, not agreement."]
-    return ["Every policy has the same maximum under " + ", ".join(same)
-            + ": there the policies cannot be told apart."]
 
 
 @dataclass
