@@ -62,6 +62,37 @@ PUBLISHED_SAMPLES: int = DATA["wakeup"]["samples_per_run"]
 
 
 @dataclass(frozen=True)
+class SlideQuote:
+    """A slide's words quoted as the transcript has them, with our translation and what
+    in them does not add up."""
+
+    slide: str
+    original: str
+    text: str
+    #: The sleep call the slide gives as its example (µs, usleep's unit) and the length
+    #: the slide writes beside it (ms).
+    call_us: int
+    slide_sleep_ms: int
+    discrepancy: str
+
+    @property
+    def call_ms(self) -> float:
+        """What the call asks for, in ms."""
+        return self.call_us / 1000
+
+
+def _slide_quote(entry: Mapping[str, Any]) -> SlideQuote:
+    return SlideQuote(slide=entry["provenance"]["slide"], original=entry["text_original"],
+                      text=entry["text"], call_us=int(entry["call_us"]),
+                      slide_sleep_ms=int(entry["slide_sleep_ms"]),
+                      discrepancy=entry["discrepancy"])
+
+
+#: Slide "最初は…": why a sleep call cannot drive a periodic task.
+USLEEP_SLIDE: SlideQuote = _slide_quote(DATA["usleep_slide"])
+
+
+@dataclass(frozen=True)
 class WakeupFigures:
     """One row of a published wake-up table, µs."""
 
