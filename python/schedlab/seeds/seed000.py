@@ -377,3 +377,42 @@ def agreement_phrase(published: Mapping[str, float | None],
         text += (f"; {ties} pair{'s' if ties != 1 else ''} the seed separates tie in the "
                  "simulation (a tie is not agreement)")
     return text
+
+
+def _relation(x: float, y: float) -> str:
+    return "<" if x < y else ">" if x > y else "="
+
+
+def pair_changes(quick: Mapping[str, float | None], full: Mapping[str, float | None]
+                 ) -> tuple[int, list[str]]:
+    """How two runs of one experiment order the same names: the number of pairs both give
+    values for, and each pair whose relation (<, = or >) differs, as "a < b (quick), a > b
+    (full)". A tie in one and not in the other is a difference."""
+    common = [k for k in quick if quick[k] is not None and full.get(k) is not None]
+    changed = []
+    pairs = 0
+    for a, b in combinations(common, 2):
+        pairs += 1
+        rq = _relation(quick[a], quick[b])  # type: ignore[arg-type]
+        rf = _relation(full[a], full[b])  # type: ignore[arg-type]
+        if rq != rf:
+            changed.append(f"{a} {rq} {b} (quick), {a} {rf} {b} (full)")
+    return pairs, changed
+
+
+def agreement_items(hackbench: Mapping[str, float | None],
+                    wake_means: Mapping[str, Mapping[str, float | None]]) -> list[str]:
+    """What agrees with the seed, computed from the tables (the reasons it cannot agree
+    elsewhere are in the template)."""
+    items: list[str] = []
+    seed_hb = {s: hackbench.get(p) for s, p in SEED_COUNTERPART.items()}
+    phrase = agreement_phrase(PUBLISHED_HACKBENCH_S, seed_hb)
+    if phrase:
+        items.append(f"hackbench (board profile): {phrase}.")
+    for w in WAITERS:
+        pub = {s: f.avg for s, f in PUBLISHED_WAKEUP[w]["raw"].items()}
+        sim = {s: wake_means.get(w, {}).get(p) for s, p in SEED_COUNTERPART.items()}
+        phrase = agreement_phrase(pub, sim)
+        if phrase:
+            items.append(f"{WAITER_LABEL[w]}, raw mean wake-up latency: {phrase}.")
+    return items
