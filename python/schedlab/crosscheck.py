@@ -13,6 +13,13 @@ same interval, policy and cycles, under this host's inline profile
 Of the profile's numbers, ``kernel.timer_irq_ns`` is fitted: the simulated minimum equals
 the timer probe's measured minimum. The simulated p50, p99 and max are predictions, and
 so is everything compared with cyclictest, which the fit never saw.
+
+The same simulated cyclictest then runs at idle and under a restarting ``hackbench 10``
+under each preemption model (:func:`preemption_models`). How long a kernel span's
+non-preemptible section and its raw part are, and how far apart its preemption points lie,
+no probe here measures: the runs use the profile's own shapes (0) and the assumed sets of
+:data:`SHAPE_SETS`, and the page says which numbers are measured, read, fitted, assumed and
+predicted.
 """
 
 from __future__ import annotations
@@ -208,7 +215,7 @@ def profile_table(profile: Mapping[str, Any]) -> Table:
 
 @dataclass(frozen=True)
 class ShapeSet:
-    """One assumed shape of every kernel span, as fractions of the span's cost
+    """One shape of every kernel span, as fractions of the span's cost
     (``machine.kernel.spans.<kind>``: the non-preemptible section at its end, the
     raw-spinlock part of that section, a ``might_sleep`` point every so much of its work,
     an explicit ``cond_resched`` every so much; 0: none)."""
@@ -249,7 +256,7 @@ LOAD_GROUPS = 10
 LOAD_LOOPS = 100
 LOADS = ("idle", "hackbench")
 #: What the order text calls a row.
-SHAPE_NOUN = ("shape set", "shape sets")
+SHAPE_NOUN: tuple[str, str] = ("shape set", "shape sets")
 
 
 def span_costs(machine: Mapping[str, Any]) -> dict[str, int]:
