@@ -6,6 +6,7 @@ that all fail."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,21 @@ def test_usleep_loop_drifts_and_absolute_timer_does_not() -> None:
     assert "usleep loop" in text and "timer loop" in text
 
 
+# --- the slide, quoted from the data file ---------------------------------------------------
+
+
+def test_slide_quote_is_read_from_its_verbatim_text() -> None:
+    q = seed000.USLEEP_SLIDE
+    assert q.slide == "最初は…" and seed000.DATA["usleep_slide"]["provenance"]["slide"] == q.slide
+    # the numbers are the ones the original words give, discrepancy included
+    assert re.search(r"usleep\((\d+)\)", q.original).group(1) == str(q.call_us)  # type: ignore[union-attr]
+    assert re.search(r"(\d+)\s*msec", q.original).group(1) == str(q.slide_sleep_ms)  # type: ignore[union-attr]
+    assert q.call_ms == 330 and q.slide_sleep_ms == 33
+    assert f"usleep({q.call_us})" in q.text and "1/HZ" in q.text
+    # both lengths the slide names are slept in the report
+    assert {q.call_us, q.slide_sleep_ms * 1000} <= set(k.SLEEP_REQUESTS_US)
+
+
 # --- the text under the preemption tables --------------------------------------------------
 
 
@@ -170,6 +186,12 @@ def test_parts_render_from_real_quick_runs(tmp_path: Path) -> None:
         machine = spec["schedlab"]["machine"]
         assert machine == {"profile": k.PROFILE, "kernel": {"preempt": m}}
     assert (tmp_path / "specs" / "seed000-usleep-330000us-hrtimer.json").exists()
+    # the slide's words, in the original and translated, with the discrepancy kept
+    q = seed000.USLEEP_SLIDE
+    page = str(usleep.html)
+    assert q.original in page and q.text in page
+    assert f"writes {q.slide_sleep_ms} msec beside <code>usleep({q.call_us})</code>, which " \
+           f"asks for {q.call_ms:g} ms" in page
     assert len(ctx.manifest) == len(usleep.runs) + len(preempt.runs)
     assert "holds for" in str(preempt.html)
 

@@ -13,6 +13,13 @@ same interval, policy and cycles, under this host's inline profile
 Of the profile's numbers, ``kernel.timer_irq_ns`` is fitted: the simulated minimum equals
 the timer probe's measured minimum. The simulated p50, p99 and max are predictions, and
 so is everything compared with cyclictest, which the fit never saw.
+
+The same simulated cyclictest then runs at idle and under a restarting ``hackbench 10``
+under each preemption model (:func:`preemption_models`). How long a kernel span's
+non-preemptible section and its raw part are, and how far apart its preemption points lie,
+no probe here measures: the runs use the profile's own shapes (0) and the assumed sets of
+:data:`SHAPE_SETS`, and the page says which numbers are measured, read, fitted, assumed and
+predicted.
 """
 
 from __future__ import annotations
@@ -29,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from schedlab import hostprofile
 from schedlab.hostcosts import TimerLatency
-from schedlab.report import Cell, Column, Table, render
+from schedlab.preemption import PREEMPT_LABEL, PREEMPT_MODELS, order_text
+from schedlab.report import Cell, Column, Table, fmt, render
 
 if TYPE_CHECKING:
     from schedlab.report.context import Context, SectionOutput
@@ -200,11 +208,206 @@ def profile_table(profile: Mapping[str, Any]) -> Table:
                  caption=f"The {profile.get('name')} profile this report ran")
 
 
-def preemption_models(ctx: Context, profile: Mapping[str, Any]) -> Table | None:
-    """The table of the simulated cyclictest, idle and under a hackbench load, under each
-    preemption model with the host profile's other numbers; this section shows none, and
-    the template's ``preemption_models`` block renders the table when one is given."""
-    return None
+# --------------------------------------------------------------------------------------
+# The simulated cyclictest ± hackbench under each preemption model
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ShapeSet:
+    """One shape of every kernel span, as fractions of the span's cost
+    (``machine.kernel.spans.<kind>``: the non-preemptible section at its end, the
+    raw-spinlock part of that section, a ``might_sleep`` point every so much of its work,
+    an explicit ``cond_resched`` every so much; 0: none)."""
+
+    name: str
+    nonpreempt: float
+    raw: float
+    point: float
+    cond_resched: float
+
+    @property
+    def assumed(self) -> bool:
+        """Whether the set is an assumption (the profile's own, all 0, is not)."""
+        return any((self.nonpreempt, self.raw, self.point, self.cond_resched))
+
+    def shape(self, cost_ns: int) -> dict[str, int]:
+        """The span shape (ns) of a span costing ``cost_ns``."""
+        return {"nonpreempt_ns": round(self.nonpreempt * cost_ns),
+                "raw_ns": round(self.raw * cost_ns),
+                "point_ns": round(self.point * cost_ns),
+                "cond_resched_ns": round(self.cond_resched * cost_ns)}
+
+
+#: The shape sets the models run under: the profile's own (nothing measured: every span
+#: may be left only where its model always allows) and three assumptions, from long
+#: non-preemptible sections and no ``cond_resched`` to short sections with both kinds of
+#: points. None of them is calibrated: the table shows how the order depends on them.
+SHAPE_SETS: tuple[ShapeSet, ...] = (
+    ShapeSet("profile", 0, 0, 0, 0),
+    ShapeSet("A", 1 / 2, 1 / 8, 1 / 4, 0),
+    ShapeSet("B", 1 / 4, 1 / 16, 1 / 8, 1 / 2),
+    ShapeSet("C", 1 / 16, 1 / 64, 1 / 32, 1 / 8),
+)
+
+#: The load: seed 000's ``hackbench 10``, restarted as ``while true; do hackbench 10;
+#: done`` would (hackbench's default 100 loops a round), so that it forks.
+LOAD_GROUPS = 10
+LOAD_LOOPS = 100
+LOADS = ("idle", "hackbench")
+#: What the order text calls a row.
+SHAPE_NOUN: tuple[str, str] = ("shape set", "shape sets")
+
+
+def span_costs(machine: Mapping[str, Any]) -> dict[str, int]:
+    """The CPU cost (ns) of each kind of kernel span under ``machine`` (a profile's
+    machine), where it is not 0: a channel call's per-call cost, fork, wake-up, sleep
+    set-up, exit."""
+    channels = machine.get("channel_costs") or {}
+    costs = {kind: int((channels.get(kind) or {}).get("op_cost_ns") or 0)
+             for kind in ("pipe", "socket")}
+    for kind, key in (("fork", "fork_ns"), ("wake", "wakeup_ns"), ("sleep", "sleep_ns"),
+                      ("exit", "exit_ns")):
+        costs[kind] = int(machine.get(key) or 0)
+    return {k: v for k, v in costs.items() if v > 0}
+
+
+def models_spec(base: str, preempt: str, shapes: ShapeSet,
+                costs: Mapping[str, int]) -> str:
+    """``base`` (a spec on the host profile) with ``preempt`` and the spans of ``shapes``
+    over the profile's kernel (a spec's machine keys override its profile's)."""
+    from schedlab import api
+
+    kernel: dict[str, Any] = {"preempt": preempt}
+    if shapes.assumed:
+        kernel["spans"] = {kind: shapes.shape(cost) for kind, cost in costs.items()}
+
+    def edit(spec: dict[str, Any]) -> None:
+        spec["schedlab"]["machine"]["kernel"] = kernel
+
+    return api.edit_spec(base, edit)
+
+
+def models_spec_name(shapes: ShapeSet, load: str, preempt: str) -> str:
+    return f"host-preempt-{shapes.name.lower()}-{load}-{preempt}"
+
+
+#: [shape set][load][model] -> the headline's statistics (ns), or why there are none.
+ModelStats = dict[str, dict[str, dict[str, Mapping[str, Any] | str]]]
+
+
+@dataclass
+class PreemptionModels:
+    """The runs of every shape set, load and model, as tables and computed text."""
+
+    stats: ModelStats
+    latency: Table
+    shapes: Table
+    text: str
+    specs: list[str]
+    cycles: int
+
+
+def _stat_cells(st: Mapping[str, Any] | str | None) -> list[Any]:
+    if isinstance(st, str):
+        short = st if len(st) < 60 else st[:57] + "…"
+        return [Cell(f"failed: {short}", kind="text", cls="error", title=st), None, None, None]
+    if st is None:
+        return [None] * len(STATS)
+    return [st[s] / 1_000 for s in STATS]
+
+
+def latency_table(stats: ModelStats) -> Table:
+    """min/p50/p99/max (µs) per shape set and model, at idle and under the load."""
+    rows = []
+    for name, by_load in stats.items():
+        for m in PREEMPT_MODELS:
+            rows.append([name, f"{m} ({PREEMPT_LABEL[m]})",
+                         *[c for load in LOADS for c in _stat_cells(by_load[load].get(m))]])
+    return Table(
+        columns=[Column("span shapes"), Column("preemption model"),
+                 *[Column(s, "us") for _ in LOADS for s in STATS]],
+        groups=[("", 2, ""), *[(f"{load} (µs)", len(STATS), "") for load in LOADS]],
+        rows=rows, id="host-preempt-table",
+        caption="Simulated cyclictest timer latency by preemption model and span shapes, "
+                f"at idle and under hackbench {LOAD_GROUPS} (predicted)")
+
+
+def shapes_table(costs: Mapping[str, int]) -> Table:
+    """Each shape set: its fractions, whether it is assumed, and what it gives each kind
+    of span the profile charges (longest first)."""
+    kinds = sorted(costs, key=lambda k: -costs[k])
+    rows = []
+    for s in SHAPE_SETS:
+        how = "assumed" if s.assumed else "the profile's (no shape is measured)"
+        ns = [f"{sh['nonpreempt_ns']:,} / {sh['raw_ns']:,} / {sh['point_ns']:,} / "
+              f"{sh['cond_resched_ns']:,}" for sh in (s.shape(costs[k]) for k in kinds)]
+        rows.append([s.name, Cell(how, cls="assumed" if s.assumed else ""),
+                     *[Cell(f, kind="num", decimals=4) for f in (
+                         s.nonpreempt, s.raw, s.point, s.cond_resched)], *ns])
+    return Table(
+        columns=[Column("span shapes"), Column("how"), Column("non-preemptible", "num"),
+                 Column("raw (rt)", "num"), Column("point every", "num"),
+                 Column("cond_resched every", "num"),
+                 *[Column(f"{k} ({costs[k]:,} ns): ns") for k in kinds]],
+        groups=[("", 2, ""), ("fraction of each span's cost", 4, ""),
+                ("giving (non-preemptible / raw / point / cond_resched)", len(kinds), "")],
+        rows=rows, id="host-preempt-shapes",
+        caption="Kernel span shapes the models ran under")
+
+
+def _max_us(st: Mapping[str, Any] | str | None) -> float | None:
+    return st["max"] / 1_000 if isinstance(st, Mapping) else None
+
+
+def maxima(stats: ModelStats, load: str) -> dict[str, dict[str, float | None]]:
+    """[shape set][model] -> the maximum (µs) under ``load``, None where a run failed."""
+    return {name: {m: _max_us(by_load[load].get(m)) for m in PREEMPT_MODELS}
+            for name, by_load in stats.items()}
+
+
+def models_text(stats: ModelStats) -> str:
+    """Where the maxima under the load fall strictly in the order none > voluntary > full
+    > rt, per shape set, and what the idle runs show."""
+    loaded = order_text(maxima(stats, "hackbench"), noun=SHAPE_NOUN)
+    idle = maxima(stats, "idle")
+    values = {v for by in idle.values() for v in by.values()}
+    if len(values) == 1 and None not in values:
+        [v] = values
+        at_idle = (f"At idle every model and shape set gives the same maximum ({fmt(v, 'us')} "
+                   "µs): with no other task, no kernel span of another task stands between "
+                   "the timer and its thread.")
+    else:
+        at_idle = "At idle: " + order_text(idle, noun=SHAPE_NOUN)
+    return f"Under hackbench {LOAD_GROUPS}: {loaded} {at_idle}"
+
+
+def preemption_models(ctx: Context, profile: Mapping[str, Any],
+                      timer: TimerLatency) -> PreemptionModels:
+    """The simulated cyclictest, at idle and under a hackbench load, under each preemption
+    model and each shape set, with the host profile's other numbers."""
+    from schedlab.report.context import RunRequest
+
+    cycles = loops(ctx.quick)
+    cpus = hostprofile.host_cpus()
+    costs = span_costs(profile.get("machine") or {})
+    bases = {load: hostprofile.with_profile(hostprofile.cyclictest_spec(
+        timer, cycles, cpus, *((LOAD_GROUPS, LOAD_LOOPS) if load != "idle" else ())),
+        profile) for load in LOADS}
+    keys = [(s, load, m) for s in SHAPE_SETS for load in LOADS for m in PREEMPT_MODELS]
+    reqs = [RunRequest(models_spec_name(s, load, m), models_spec(bases[load], m, s, costs),
+                       hostprofile.FIT_SCHEDULER, samples=False,
+                       label=f"cyclictest {load} / {m} / shapes {s.name}")
+            for s, load, m in keys]
+    stats: ModelStats = {s.name: {load: {} for load in LOADS} for s in SHAPE_SETS}
+    for (s, load, m), o in zip(keys, ctx.run(reqs, "host cross-check: preemption models"),
+                               strict=True):
+        stats[s.name][load][m] = (hostprofile.headline_stats(o.result.json)
+                                  if o.ok and o.result is not None
+                                  else o.error or "no result")
+    return PreemptionModels(stats=stats, latency=latency_table(stats),
+                            shapes=shapes_table(costs), text=models_text(stats),
+                            specs=[r.spec_name for r in reqs], cycles=cycles)
 
 
 def section(ctx: Context) -> SectionOutput:
@@ -235,5 +438,6 @@ def section(ctx: Context) -> SectionOutput:
         comparison=comparison_table(real if isinstance(real, Cyclictest) else None, timer,
                                     simulated),
         profile=profile_table(profile), fitted_irq=profile["machine"]["kernel"].get(
-            "timer_irq_ns"), preemption_models=preemption_models(ctx, profile))
+            "timer_irq_ns"), models=preemption_models(ctx, profile, timer),
+        load_groups=LOAD_GROUPS, load_loops=LOAD_LOOPS)
     return SectionOutput(SECTION_ID, TITLE, render("crosscheck.html.j2", **values))

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.hostcosts import HostCosts, TimerLatency
+from schedlab.preemption import PREEMPT_MODELS
 
 PROFILE_NAME = "host"
 
@@ -47,8 +48,6 @@ COST_KEYS = ("context_switch_ns", "channel_costs")
 
 #: Loops of the simulated cyclictest the timer fit runs (idle: every cycle is alike).
 FIT_LOOPS = 50
-
-PREEMPT_MODELS = ("none", "voluntary", "full", "rt")
 
 
 # --------------------------------------------------------------------------------------
@@ -229,15 +228,21 @@ def _simulate(text: str) -> Mapping[str, Any]:
 FIT_SCHEDULER = "linux-eevdf"
 
 
-def cyclictest_spec(timer: TimerLatency, loops: int, cpus: int) -> str:
-    """The simulator's cyclictest at idle as the timer probe and the cross-check run it: one
-    thread, the probe's interval and policy, ``loops`` cycles."""
+def cyclictest_spec(timer: TimerLatency, loops: int, cpus: int, load_groups: int = 0,
+                    load_loops: int = 0) -> str:
+    """The simulator's cyclictest as the timer probe and the cross-check run it: one
+    thread, the probe's interval and policy, ``loops`` cycles; at idle, or under a
+    ``hackbench -g load_groups`` load (``load_loops`` > 0: rounds of ``-l load_loops``
+    forked anew, as a shell loop runs it; 0: one round that never ends)."""
     from schedlab import api
 
     opts = [("threads", "1"), ("interval_us", str(max(1, timer.interval_ns // 1000))),
             ("loops", str(loops)), ("cpus", str(cpus)), ("policy", timer.policy)]
     if timer.policy == "fifo":
         opts.append(("priority", str(timer.priority)))
+    if load_groups > 0:
+        opts += [("load", "hackbench"), ("load_groups", str(load_groups)),
+                 ("load_loops", str(load_loops))]
     return api.generate_text("cyclictest", opts)
 
 

@@ -142,6 +142,18 @@ fn cyclictest_threads_policies_and_load() {
     assert_eq!(o.tasks[0].attr.policy, Policy::Other);
     assert!(o.duration_ns.is_some(), "a looping load needs a duration");
     assert!(o.tasks.iter().any(|t| t.name.starts_with("load-")));
+    // A restarting load forks its processes every round: a parent that forks, and
+    // processes that are not started at the beginning.
+    let r = gen(
+        "cyclictest",
+        &[
+            ("load", "hackbench"),
+            ("load_groups", "1"),
+            ("load_loops", "5"),
+        ],
+    );
+    assert!(r.tasks.iter().any(|t| t.name == "load-parent"));
+    assert!(!o.tasks.iter().any(|t| t.name == "load-parent"));
 }
 
 #[test]

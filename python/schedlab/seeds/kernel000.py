@@ -6,7 +6,8 @@ Both parts run on the built-in machine profile ``seed000-tx4937`` (``schedlab pr
 the board's CPU, HZ, preemption model, timers and costs are whatever that profile holds,
 read from it, never copied here.
 
-- :func:`usleep_part`: the slide "最初は…" — ``usleep(330000)`` wakes the task next after
+- :func:`usleep_part`: the slide "最初は…" (quoted with its provenance in
+  data/seed000.json) — ``usleep(330000)`` wakes the task next after
   the time asked "+ 1/HZ sec + until it gets to run". A SCHED_FIFO task runs a little and
   sleeps (rt-app ``sleep``: a relative ``nanosleep``, i.e. ``usleep``) for several
   lengths, under the profile's timers and, for contrast, high-resolution ones. Each
@@ -29,10 +30,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from schedlab import _core, api
+from schedlab.preemption import PREEMPT_LABEL, PREEMPT_MODELS, order_text
 from schedlab.report import Cell, Column, Table, fmt, render
 from schedlab.report.context import Part, RunOutcome, RunRequest
 from schedlab.result import Result
-from schedlab.seeds.seed000 import BOARD_PROFILE, Settings, on_board, seed_name_of
+from schedlab.seeds.seed000 import (
+    BOARD_PROFILE,
+    USLEEP_SLIDE,
+    Settings,
+    on_board,
+    seed_name_of,
+)
 from schedlab.seeds.wakeup000 import stats_us, waiter_prefix
 
 if TYPE_CHECKING:
@@ -43,14 +51,14 @@ Stats = dict[str, Any]
 #: The board's machine profile (crates/schedlab-spec/profiles/).
 PROFILE = BOARD_PROFILE
 
-#: The slide this part regenerates, and what it says.
-SLIDE = "最初は…"
-SLIDE_TEXT = ("usleep(330000) → the next wake-up is 33 msec + 1/HZ sec + until it gets to "
-              "run")
+#: The slide this part regenerates (seeds/data/seed000.json).
+SLIDE = USLEEP_SLIDE
+#: The slide's two lengths, µs: the one it writes (33 msec) and the one its call asks for.
+SLIDE_LENGTHS_US: tuple[int, ...] = (SLIDE.slide_sleep_ms * 1000, SLIDE.call_us)
 
 #: Sleep lengths asked for (µs): below one jiffy, one jiffy, non-multiples of it, and the
-#: slide's 33 ms and its call's own 330 ms.
-SLEEP_REQUESTS_US: tuple[int, ...] = (330, 1000, 1500, 3300, 10_000, 33_000, 330_000)
+#: slide's two.
+SLEEP_REQUESTS_US: tuple[int, ...] = (330, 1000, 1500, 3300, 10_000, *SLIDE_LENGTHS_US)
 #: The work before each sleep (µs): four calls spread over a 1 ms jiffy, so each length is
 #: asked for early, twice in the middle and late in a tick.
 WORK_BEFORE_SLEEP_US: tuple[int, ...] = (50, 300, 550, 800)
@@ -67,10 +75,6 @@ PERIODS = {True: 100, False: 1000}
 #: After how many periods the drift table looks.
 DRIFT_AT = (1, 10, 100, 1000)
 
-#: Preemption models, most to least deferring, and what the text expects of their maxima.
-PREEMPT_MODELS: tuple[str, ...] = ("none", "voluntary", "full", "rt")
-PREEMPT_LABEL = {"none": "PREEMPT_NONE", "voluntary": "PREEMPT_VOLUNTARY",
-                 "full": "PREEMPT", "rt": "PREEMPT_RT"}
 
 
 # --------------------------------------------------------------------------------------
@@ -335,7 +339,7 @@ def usleep_text(rows: Sequence[SleepRow], tick_ns: int | None) -> str:
             f"{1_000_000_000 // tick_ns:,}), the slide's bound — the time asked + 1/HZ + "
             "until the task gets to run — "
             + ("holds for every sleep" if not late else f"fails for {len(late)} sleeps") + ".")
-        for x in (33_000, 330_000):
+        for x in SLIDE_LENGTHS_US:
             r = next((r for r in jiffy if r.requested_us == x), None)
             if r is not None:
                 slept = [s.actual for s in r.sleeps]
@@ -455,7 +459,7 @@ def usleep_part(ctx: Context, st: Settings, policies: Sequence[str]) -> UsleepPa
                 drift_rows.append(DriftRow(kind, label, error=o.error or "no result"))
     periods = PERIODS[ctx.quick]
     html = render(
-        "seed000_usleep.html.j2", slide=SLIDE, slide_text=SLIDE_TEXT, profile=prof,
+        "seed000_usleep.html.j2", slide=SLIDE, profile=prof,
         policy=policy, works=", ".join(f"{w:,}" for w in WORK_BEFORE_SLEEP_US),
         loops=SLEEP_LOOPS[ctx.quick],
         sleep_table=sleep_table(sleep_rows) if sleep_rows else None,
@@ -506,64 +510,6 @@ def latencies_ns(result: Result, measure: str, prefix: str) -> list[int]:
 
 def _stats(values: Sequence[int]) -> Stats:
     return stats_us(_core.stats(list(values)))
-
-
-def order_text(maxima: Mapping[str, Mapping[str, float | None]],
-               models: Sequence[str] = PREEMPT_MODELS) -> str:
-    """Whether, per policy, the maxima fall strictly in the order of ``models`` (largest
-    first), where they tie and where they are reversed; how many policies show the strict
-    order; and where every policy has the same value (then no count of policies agreeing
-    says anything)."""
-    order = " > ".join(models)
-    parts: list[str] = []
-    strict = complete = 0
-    for policy, by_model in maxima.items():
-        values = [by_model.get(m) for m in models]
-        if any(v is None for v in values):
-            missing = [m for m, v in zip(models, values, strict=True) if v is None]
-            parts.append(f"{policy}: no maximum under {', '.join(missing)}.")
-            continue
-        complete += 1
-        chain = [f"{models[0]} {fmt(values[0], 'us')}"]
-        ties, reversed_ = [], []
-        for (a, va), (b, vb) in zip(zip(models, values, strict=True),
-                                    zip(models[1:], values[1:], strict=True), strict=False):
-            rel = ">" if va > vb else "=" if va == vb else "<"  # type: ignore[operator]
-            chain.append(f"{rel} {b} {fmt(vb, 'us')}")
-            if rel == "=":
-                ties.append(f"{a} and {b} equal")
-            elif rel == "<":
-                reversed_.append(f"{b} above {a}")
-        if not ties and not reversed_:
-            strict += 1
-            verdict = "strictly in order"
-        else:
-            verdict = "not strictly in order: " + ", ".join(ties + reversed_)
-        parts.append(f"{policy}: {' '.join(chain)} µs — {verdict}.")
-    if complete:
-        parts.append(f"The strict order {order} holds for {strict} of {complete} policies.")
-    parts += _same_across_policies(maxima, models)
-    return " ".join(parts)
-
-
-def _same_across_policies(maxima: Mapping[str, Mapping[str, float | None]],
-                          models: Sequence[str]) -> list[str]:
-    """Sentences for the models under which every policy has the same maximum."""
-    if len(maxima) < 2:
-        return []
-    same: list[str] = []
-    for m in models:
-        vals = [by.get(m) for by in maxima.values()]
-        if all(v is not None for v in vals) and len(set(vals)) == 1:
-            same.append(f"{m} ({fmt(vals[0], 'us')} µs)")
-    if not same:
-        return []
-    if len(same) == len(models):
-        return ["Every policy has the same maximum under every model, so the policies "
-                "cannot be told apart here: whatever order holds for one holds for all "
-                "alike, and the count above is one fact repeated, not agreement."]
-    return ["Every policy has the same maximum under " + ", ".join(same)
-            + ": there the policies cannot be told apart."]
 
 
 @dataclass

@@ -62,6 +62,37 @@ PUBLISHED_SAMPLES: int = DATA["wakeup"]["samples_per_run"]
 
 
 @dataclass(frozen=True)
+class SlideQuote:
+    """A slide's words quoted as the transcript has them, with our translation and what
+    in them does not add up."""
+
+    slide: str
+    original: str
+    text: str
+    #: The sleep call the slide gives as its example (µs, usleep's unit) and the length
+    #: the slide writes beside it (ms).
+    call_us: int
+    slide_sleep_ms: int
+    discrepancy: str
+
+    @property
+    def call_ms(self) -> float:
+        """What the call asks for, in ms."""
+        return self.call_us / 1000
+
+
+def _slide_quote(entry: Mapping[str, Any]) -> SlideQuote:
+    return SlideQuote(slide=entry["provenance"]["slide"], original=entry["text_original"],
+                      text=entry["text"], call_us=int(entry["call_us"]),
+                      slide_sleep_ms=int(entry["slide_sleep_ms"]),
+                      discrepancy=entry["discrepancy"])
+
+
+#: Slide "最初は…": why a sleep call cannot drive a periodic task.
+USLEEP_SLIDE: SlideQuote = _slide_quote(DATA["usleep_slide"])
+
+
+@dataclass(frozen=True)
 class WakeupFigures:
     """One row of a published wake-up table, µs."""
 
@@ -346,3 +377,42 @@ def agreement_phrase(published: Mapping[str, float | None],
         text += (f"; {ties} pair{'s' if ties != 1 else ''} the seed separates tie in the "
                  "simulation (a tie is not agreement)")
     return text
+
+
+def _relation(x: float, y: float) -> str:
+    return "<" if x < y else ">" if x > y else "="
+
+
+def pair_changes(quick: Mapping[str, float | None], full: Mapping[str, float | None]
+                 ) -> tuple[int, list[str]]:
+    """How two runs of one experiment order the same names: the number of pairs both give
+    values for, and each pair whose relation (<, = or >) differs, as "a < b (quick), a > b
+    (full)". A tie in one and not in the other is a difference."""
+    common = [k for k in quick if quick[k] is not None and full.get(k) is not None]
+    changed = []
+    pairs = 0
+    for a, b in combinations(common, 2):
+        pairs += 1
+        rq = _relation(quick[a], quick[b])  # type: ignore[arg-type]
+        rf = _relation(full[a], full[b])  # type: ignore[arg-type]
+        if rq != rf:
+            changed.append(f"{a} {rq} {b} (quick), {a} {rf} {b} (full)")
+    return pairs, changed
+
+
+def agreement_items(hackbench: Mapping[str, float | None],
+                    wake_means: Mapping[str, Mapping[str, float | None]]) -> list[str]:
+    """What agrees with the seed, computed from the tables (the reasons it cannot agree
+    elsewhere are in the template)."""
+    items: list[str] = []
+    seed_hb = {s: hackbench.get(p) for s, p in SEED_COUNTERPART.items()}
+    phrase = agreement_phrase(PUBLISHED_HACKBENCH_S, seed_hb)
+    if phrase:
+        items.append(f"hackbench (board profile): {phrase}.")
+    for w in WAITERS:
+        pub = {s: f.avg for s, f in PUBLISHED_WAKEUP[w]["raw"].items()}
+        sim = {s: wake_means.get(w, {}).get(p) for s, p in SEED_COUNTERPART.items()}
+        phrase = agreement_phrase(pub, sim)
+        if phrase:
+            items.append(f"{WAITER_LABEL[w]}, raw mean wake-up latency: {phrase}.")
+    return items

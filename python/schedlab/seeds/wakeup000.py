@@ -63,6 +63,8 @@ class WakeupRun:
 class WakeupPart(Part):
     #: Raw mean wake-up latency (µs) per waiter kind and policy.
     raw_means: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    #: The raw statistics (µs, the 6σ-filtered ones inside) per waiter kind and policy.
+    stats: dict[str, dict[str, Stats | None]] = field(default_factory=dict)
     #: Whether a waiter completed no wake-up under some policy.
     starved: bool = False
 
@@ -256,7 +258,7 @@ def starvation_text(runs: Mapping[str, Mapping[str, WakeupRun]]) -> str:
 # --------------------------------------------------------------------------------------
 
 
-def _spec(ctx: Context, st: Settings, waiters: str) -> str:
+def board_spec(ctx: Context, st: Settings, waiters: str) -> str:
     """The broadcast test on the seed's board profile."""
     text = ctx.generate("broadcast-wakeup", rt=(waiters == "rt"), **st.wakeup)
     return api.edit_spec(text, on_board)
@@ -270,7 +272,7 @@ def _run(ctx: Context, st: Settings, policies: Sequence[str]
     errors: dict[str, str] = {}
     for w in WAITERS:
         try:
-            text = _spec(ctx, st, w)
+            text = board_spec(ctx, st, w)
         except Exception as exc:  # shown on the page
             errors[w] = f"{type(exc).__name__}: {exc}"
             continue
@@ -366,4 +368,5 @@ def part(ctx: Context, st: Settings, policies: Sequence[str]) -> WakeupPart:
     return WakeupPart(
         html=html, files=ctx.figure_files(fig), runs=runs,
         raw_means={w: {p: (s or {}).get("mean") for p, s in m.items()} for w, m in means.items()},
+        stats=means,
         starved=bool(starved))

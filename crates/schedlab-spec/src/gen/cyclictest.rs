@@ -2,7 +2,10 @@
 //! `interval_us + i * distance_us` (cyclictest `-i`, `-d`) from an absolute timer
 //! (`clock_nanosleep(TIMER_ABSTIME)`, next += interval) and does a tiny amount of work.
 //! The headline is the timer latency (wake-up time − programmed expiry) of the threads
-//! named `cyclic…`. Optional load: a looping `hackbench -g load_groups`.
+//! named `cyclic…`. Optional load: a looping `hackbench -g load_groups`, either one round
+//! whose processes never exit or, with `load_loops`, `hackbench -g load_groups -l
+//! load_loops` run again and again, its processes forked anew every round as a shell loop
+//! would (the load the broadcast-wakeup generator gives seed 000).
 //!
 //! cyclictest runs `-l loops` cycles or for `-D duration`; `loops=0` means "until the
 //! duration", which then must be given. rt-app's `global.duration` is whole seconds, so the
@@ -29,6 +32,12 @@ pub(super) fn info() -> GeneratorInfo {
             opt("run_us", 1, "work after each wake-up, µs (clock_gettime and histogram update)"),
             opt("load", "none", "none or hackbench (a looping hackbench as background load)"),
             opt("load_groups", 10, "hackbench groups of the load (hackbench -g)"),
+            opt(
+                "load_loops",
+                0,
+                "0: one round of the load whose processes never exit; n: each round runs \
+                 hackbench -l n, then its processes exit and a new round is forked",
+            ),
             opt("cpus", 2, "CPUs of the simulated machine (the lab host has 2)"),
         ],
     }
@@ -51,6 +60,7 @@ pub(super) fn generate(options: &[(String, String)]) -> Result<Value, SpecError>
     let run_us = o.int("run_us", 0, 1_000_000)?;
     let load = o.choice("load", &["none", "hackbench"])? == "hackbench";
     let load_groups = o.int("load_groups", 1, 1000)?;
+    let load_loops = o.int("load_loops", 0, i32::MAX as u64)?;
     let cpus = o.int("cpus", 1, 256)?;
     if loops == 0 && duration_ms == 0 {
         return Err(o.error(
@@ -89,7 +99,11 @@ pub(super) fn generate(options: &[(String, String)]) -> Result<Value, SpecError>
     }
     let (mut pipes, mut sockets) = (Map::new(), Map::new());
     if load {
-        hackbench::load(load_groups).emit(&mut tasks, &mut pipes, &mut sockets);
+        let hb = match load_loops {
+            0 => hackbench::load(load_groups),
+            loops => hackbench::restarting_load(load_groups, loops),
+        };
+        hb.emit(&mut tasks, &mut pipes, &mut sockets);
     }
     Ok(json!({
         "global": {"duration": if duration_s > 0 { duration_s as i64 } else { -1 }},
