@@ -82,6 +82,9 @@ pub struct Unmodelled {
     pub prio: i32,
     /// Every mutex its program locks.
     pub mutexes: Vec<u32>,
+    /// Whether its program uses a timer (under `edf`, a task without one has no deadline
+    /// and runs only in the background).
+    pub timed: bool,
 }
 
 /// A spec read as a periodic task set.
@@ -115,6 +118,11 @@ impl TaskModel {
                     cpus: every_cpu(task, &all),
                     prio: best_prio(task),
                     mutexes: locked_mutexes(task),
+                    timed: task
+                        .phases
+                        .iter()
+                        .flat_map(|p| &p.events)
+                        .any(|e| matches!(e, Event::Timer { .. })),
                 }),
             }
         }

@@ -13,6 +13,9 @@
 //!   integers over the hyperperiod) when the hyperperiod fits in 128 bits.
 //! - Tasks sharing a mutex are refused: under plain EDF with the simulator's plain mutexes
 //!   (no stack resource policy) the blocking is not bounded here.
+//! - A CPU is analysed when every task that may run there is a modelled task pinned there,
+//!   or a task whose program uses no timer and shares no mutex with them: such a task has
+//!   no deadline under `edf` and runs only when no job is ready.
 
 use crate::fixed_priority::cpu_of;
 use crate::model::{PeriodicTask, TaskModel};
@@ -162,7 +165,15 @@ pub struct DemandVerdict {
 
 /// Why CPU `cpu` cannot be analysed as a uniprocessor EDF scheduler, if it cannot.
 fn not_analysable(model: &TaskModel, cpu: u32, on: &[&PeriodicTask]) -> Option<String> {
-    if let Some(u) = model.unmodelled.iter().find(|u| u.cpus.contains(&cpu)) {
+    // A task without a timer has no deadline under edf: it runs only when no job is ready
+    // and delays none, unless through a mutex.
+    let shares_mutex =
+        |mutexes: &[u32]| on.iter().any(|t| t.mutexes().any(|m| mutexes.contains(&m)));
+    if let Some(u) = model
+        .unmodelled
+        .iter()
+        .find(|u| u.cpus.contains(&cpu) && (u.timed || shares_mutex(&u.mutexes)))
+    {
         return Some(format!(
             "task {} may run here and is not modelled ({})",
             u.name, u.reason
