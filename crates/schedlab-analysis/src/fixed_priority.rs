@@ -280,7 +280,15 @@ fn analyse_task(model: &TaskModel, i: &PeriodicTask) -> FpTask {
 
 /// Why the utilisation bounds do not apply to these tasks of one CPU, if they do not.
 fn bounds_not_applicable(model: &TaskModel, cpu: u32, on: &[&PeriodicTask]) -> Option<String> {
-    if let Some(u) = model.unmodelled.iter().find(|u| u.cpus.contains(&cpu)) {
+    // An unmodelled task below every task here, sharing no mutex with them, never delays
+    // them.
+    let lowest = on.iter().map(|t| t.prio).max().unwrap_or(i32::MIN);
+    let shares = |ms: &[u32]| on.iter().any(|t| t.mutexes().any(|m| ms.contains(&m)));
+    if let Some(u) = model
+        .unmodelled
+        .iter()
+        .find(|u| u.cpus.contains(&cpu) && (u.prio <= lowest || shares(&u.mutexes)))
+    {
         return Some(format!("task {} may run here and is not modelled", u.name));
     }
     if let Some(j) = model
