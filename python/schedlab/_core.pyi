@@ -79,6 +79,13 @@ def spec_sha256(spec_json: str) -> str:
     """The sha256 (hex) of exactly ``spec_json``'s UTF-8 bytes: the spec's identity, the
     ``run.spec_sha256`` of every run of this text."""
 
+def analyze(spec_json: str) -> dict[str, Any]:
+    """Analyse the spec's periodic tasks (fixed-priority response-time analysis with
+    blocking, Liu & Layland and hyperbolic bounds, the EDF processor-demand test) and compare
+    with its simulations under ``fp`` and ``edf``: the ``schedlab.analysis/1`` object
+    (``model``, ``fp``, ``edf``, ``flags``). Raises SpecError naming the JSON path of a spec
+    that does not parse."""
+
 def spec_view(spec_json: str) -> Any:
     """``spec_json`` as the spec reader reads it (comments and trailing commas allowed,
     nesting limited), as plain Python values with dicts in member order. Raises SpecError

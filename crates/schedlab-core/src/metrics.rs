@@ -495,6 +495,15 @@ impl SampleWriter for IpcSampleWriter {
     }
 }
 
+/// The relative deadline of a task's timer-released jobs (docs/results.md): its
+/// `dl-deadline` when it has SCHED_DEADLINE parameters, else the period of the timer that
+/// releases them. The one statement of the rule: deadline misses, the policies that
+/// schedule by deadline and the schedulability analysis all read it here.
+#[inline]
+pub fn relative_deadline(dl: Option<crate::types::DlParams>, timer_period_ns: u64) -> u64 {
+    dl.map_or(timer_period_ns, |d| d.deadline_ns)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -79,6 +79,19 @@ pub fn mask_of(cpus: &[u32]) -> CpuMask {
     m
 }
 
+/// The period of the first timer a program uses, its phases in order (`None` if it uses
+/// none). rt-app anchors that timer at the task's start, so the job a task runs from its
+/// start is due by the timer's first expiry.
+pub fn first_timer_period(phases: &[&Phase]) -> Option<u64> {
+    phases
+        .iter()
+        .flat_map(|p| p.events.iter())
+        .find_map(|e| match e {
+            Event::Timer { period_ns, .. } => Some(*period_ns),
+            _ => None,
+        })
+}
+
 impl<'a> Programs<'a> {
     /// The programs of `spec`'s tasks (template `i` is `spec.tasks[i]`).
     pub fn compile(spec: &'a Spec) -> Self {

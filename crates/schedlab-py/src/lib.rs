@@ -220,6 +220,18 @@ fn spec_sha256(spec_json: &str) -> String {
     schedlab_spec::spec_sha256(spec_json)
 }
 
+/// Analyse `spec_json`'s periodic tasks and compare with its simulations under `fp` and
+/// `edf` (`schedlab_analysis::analyze_text`): the `schedlab.analysis/1` object as a dict.
+/// Raises `SpecError` (with the JSON path) for a spec that does not parse. The GIL is
+/// released while it runs.
+#[pyfunction]
+fn analyze<'py>(py: Python<'py>, spec_json: &str) -> PyResult<Bound<'py, PyAny>> {
+    let v = py
+        .allow_threads(|| schedlab_analysis::analyze_text(spec_json))
+        .map_err(|e| spec_error(py, e))?;
+    json_to_py(py, &v)
+}
+
 /// `spec_json` read by the spec reader as a plain value (`schedlab_spec::spec_view`):
 /// dicts in member order; raises `SpecError` (with the JSON path) for text that is not
 /// JSON, is nested too deep, or holds what a dict cannot (repeated or bare keys).
@@ -660,6 +672,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(spec_sha256, m)?)?;
     m.add_function(wrap_pyfunction!(spec_view, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add("MAX_CPUS", schedlab_sim::types::MAX_CPUS)?;
     m.add(
         "DEFAULT_MEMORY_BUDGET",

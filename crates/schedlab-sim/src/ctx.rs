@@ -125,7 +125,13 @@ pub struct Ctx {
     /// given a topology).
     pub(crate) topology: Topology,
     pub(crate) domains: SchedDomains,
+    /// Each task's current job's absolute deadline (see [`Ctx::job_deadline`]);
+    /// [`NO_DEADLINE`] for none. Grown as tasks get their first deadline.
+    pub(crate) job_deadlines: Vec<Time>,
 }
+
+/// [`Ctx::job_deadline`]'s "no deadline" in its table.
+const NO_DEADLINE: Time = Time::MAX;
 
 impl Ctx {
     pub(crate) fn new(nr_cpus: usize, hz: u32, seed: u64, tracer: Tracer) -> Ctx {
@@ -171,6 +177,7 @@ impl Ctx {
             tracer,
             topology: Topology::flat(nr_cpus as u32),
             domains: Topology::flat(nr_cpus as u32).build_domains(SdEra::V6_1),
+            job_deadlines: Vec::new(),
         }
     }
 
@@ -232,6 +239,29 @@ impl Ctx {
     #[inline]
     pub fn task(&self, t: TaskId) -> &TaskView {
         &self.tasks[t.idx()]
+    }
+
+    /// The absolute deadline of `t`'s current job: its release plus its relative deadline
+    /// (`schedlab_core::metrics::relative_deadline`: `dl-deadline`, else the period of the
+    /// timer that releases it), the deadline its misses are counted against. A job starts
+    /// at each use of a timer (released at the timer's expiry) and at the task's start when
+    /// its program uses a timer (rt-app anchors the timer there, so the first job is due by
+    /// the timer's first expiry). `None` for a task whose program uses no timer; a task
+    /// woken by other means (a condition, a mutex, a pipe) keeps its job's deadline.
+    #[inline]
+    pub fn job_deadline(&self, t: TaskId) -> Option<Time> {
+        self.job_deadlines
+            .get(t.idx())
+            .copied()
+            .filter(|&d| d != NO_DEADLINE)
+    }
+
+    /// A new job of `t` is due by `at` (the engine calls it at each release).
+    pub(crate) fn set_job_deadline(&mut self, t: TaskId, at: Time) {
+        if self.job_deadlines.len() <= t.idx() {
+            self.job_deadlines.resize(t.idx() + 1, NO_DEADLINE);
+        }
+        self.job_deadlines[t.idx()] = at.min(NO_DEADLINE - 1);
     }
 
     /// A cgroup (`groups[0]` is the root `/`).

@@ -22,8 +22,8 @@ use crate::ctx::Ctx;
 use crate::event::EventKind;
 use crate::io::BlockLayer;
 use crate::kernel::{KernelModel, Resched};
-use crate::metrics::{ActKind, Metrics, SampleMode};
-use crate::program::{mask_of, Advance, Programs, Walk};
+use crate::metrics::{relative_deadline, ActKind, Metrics, SampleMode};
+use crate::program::{first_timer_period, mask_of, Advance, Programs, Walk};
 use crate::protocol::{CoreCosts, SchedCore};
 use crate::sched::Scheduler;
 use crate::sync::{Barrier, Channel, Cond, Misuse, Mutex};
@@ -737,7 +737,13 @@ impl<'a, S: Scheduler> Engine<'a, S> {
 
     /// wake_up_new_task: first placement of a created task.
     fn wake_new(&mut self, t: TaskId, waker_cpu: Option<CpuId>) {
-        self.rt[t.idx()].started_at = self.core.ctx.now;
+        let now = self.core.ctx.now;
+        self.rt[t.idx()].started_at = now;
+        let tmpl = self.rt[t.idx()].tmpl;
+        if let Some(period) = first_timer_period(self.programs.phases(tmpl)) {
+            let rel = relative_deadline(self.core.ctx.tasks[t.idx()].attrs.dl, period);
+            self.core.ctx.set_job_deadline(t, now.saturating_add(rel));
+        }
         match self.core.wake_up_new_task(t, waker_cpu) {
             Ok(_) => self.became_runnable(t),
             Err(e) => self.fail(e),
@@ -1325,11 +1331,9 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         } else {
             self.shared_timers[slot] = next;
         }
-        let rel = self.core.ctx.tasks[t.idx()]
-            .attrs
-            .dl
-            .map_or(period, |d| d.deadline_ns);
+        let rel = relative_deadline(self.core.ctx.tasks[t.idx()].attrs.dl, period);
         self.metrics.set_deadline(t, rel);
+        self.core.ctx.set_job_deadline(t, next.saturating_add(rel));
         self.next_op(cpu, t);
         if self.rt[t.idx()].state != TState::Running {
             return;

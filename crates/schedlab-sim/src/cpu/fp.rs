@@ -18,7 +18,7 @@
 //! Multiprocessor: partitioned, as TOPPERS/FMP with one ready queue per processor. A task
 //! is assigned to a CPU when created — its only CPU if its affinity names one, else the
 //! allowed CPU with the fewest tasks assigned so far (lowest number on ties) — and never
-//! migrates afterwards unless a change of affinity excludes its CPU.
+//! migrates afterwards unless a change of affinity excludes its CPU (`partition.rs`).
 //!
 //! Priorities: schedlab maps every task onto one scale, the kernel's `prio`: SCHED_FIFO/RR
 //! priority p → 99 − p (0 highest), fair tasks → 120 + nice, so an RT-style task set maps
@@ -36,6 +36,7 @@
 use schedlab_rtq::{Kind, Prio};
 
 use super::cpu_queues::CpuQueues;
+use super::partition::Partition;
 
 use super::tunables::{self, Tunable};
 use crate::ctx::Ctx;
@@ -93,8 +94,8 @@ pub struct Fp {
     rq: CpuQueues,
     /// Tunables (the queues' back end among them).
     params: FpParams,
-    /// Tasks assigned to each CPU (for partitioning new tasks).
-    assigned: Vec<u32>,
+    /// The CPU each new task is assigned to.
+    partition: Partition,
     ticks_left: Vec<u32>,
 }
 
@@ -104,7 +105,7 @@ impl Fp {
         Fp {
             rq: CpuQueues::new(params.readyq, LEVELS, nr_cpus),
             params,
-            assigned: vec![0; nr_cpus],
+            partition: Partition::new(nr_cpus),
             ticks_left: vec![0; nr_cpus],
         }
     }
@@ -177,20 +178,7 @@ impl Scheduler for Fp {
 
     /// Partitioned placement: the CPU chosen at creation is kept (no migration).
     fn select_cpu(&mut self, ctx: &mut Ctx, t: TaskId, prev: CpuId, kind: WakeKind) -> CpuId {
-        let allowed = ctx.task(t).affinity;
-        if kind == WakeKind::Fork {
-            let cpu = allowed
-                .iter()
-                .min_by_key(|c| (self.assigned[c.idx()], c.0))
-                .expect("empty affinity");
-            self.assigned[cpu.idx()] += 1;
-            return cpu;
-        }
-        if allowed.contains(prev) {
-            prev
-        } else {
-            allowed.first().expect("empty affinity")
-        }
+        self.partition.select(ctx.task(t).affinity, prev, kind)
     }
 
     /// make_runnable: tail of its priority.

@@ -91,6 +91,7 @@ registry! {
     available {
         "linux-cfs", "linux", linux_cfs, linux_cfs::linux_cfs;
         "fp", "rtos", fp, fp::Fp::new;
+        "edf", "rtos", edf, edf::Edf::new;
         "example-fifo", "teaching", example_fifo, |_| example_fifo::ExampleFifo::new();
         "bfs", "linux", bfs, bfs::Bfs::new;
         "linux-o1", "linux", linux_o1, linux_o1::LinuxO1::new;
@@ -105,7 +106,7 @@ registry! {
         "no primary source survives: neither the plugsched 6.3 tarballs nor LKML keep its \
          code, so it is not modelled rather than invented";
     }
-    infrastructure { cpu_queues, fair, linux_rt, stack, tunables }
+    infrastructure { cpu_queues, deadline_queue, fair, linux_rt, partition, stack, tunables }
 }
 
 /// Construct the policy called `name` for `nr_cpus` CPUs and hand it to `v`.
