@@ -11,29 +11,15 @@ from typing import Any
 
 import pytest
 
+from host_fixtures import FACTS, FULL, TIMER
 from schedlab import api, crosscheck, hostprofile
-from schedlab.hostcosts import ChannelCost, HostCosts, SyscallCost, TimerLatency
-from schedlab.hostprofile import Fact, KernelFacts
 from schedlab.preemption import PREEMPT_MODELS, order_text
 from schedlab.report import parse_number, parse_tables
 from schedlab.report.context import Context
 from schedlab.result import Result
 from schedlab.runner import Job
 
-PIPE = ChannelCost(kind="pipe", call_ns=300.0, hop_ns=2_000.0, round_trip_ns=5_200.0,
-                   cpu=0, bytes=100, messages=1000, reps=3)
-SOCKET = ChannelCost(kind="socket", call_ns=700.0, hop_ns=2_500.0, round_trip_ns=7_800.0,
-                     cpu=0, bytes=100, messages=1000, reps=3)
-SYSCALLS = SyscallCost(sleep_setup_ns=1_200.0, sleep_blocks_per_call=0.0, futex_wake_ns=150.0,
-                       fork_exit_wait_ns=104_000.0, cpu=0, calls=100, forks=10, reps=3,
-                       forker_rss_kb=5_000)
-TIMER = TimerLatency(min_ns=17_000, p50_ns=40_000, p99_ns=60_000, max_ns=70_000, samples=100,
-                     interval_ns=1_000_000, policy="fifo", priority=80)
-COSTS = HostCosts(pipe=PIPE, socket=SOCKET, syscalls=SYSCALLS, timer=TIMER)
-FACTS = KernelFacts(preempt=Fact("none", "/proc/config.gz: CONFIG_PREEMPT_NONE=y"),
-                    tick=Fact("nohz_idle", "/proc/config.gz: CONFIG_NO_HZ_IDLE=y"),
-                    hz=Fact(250, "/proc/config.gz: CONFIG_HZ=250"), release="6.18.0",
-                    timers=Fact("hrtimer", "/proc/config.gz: CONFIG_HIGH_RES_TIMERS=y"))
+COSTS = FULL
 NAMES = [s.name for s in crosscheck.SHAPE_SETS]
 
 
@@ -138,7 +124,7 @@ def test_saved_specs_carry_the_shapes_and_a_forking_load(
         models: tuple[crosscheck.PreemptionModels, Context], profile: dict[str, Any]) -> None:
     m, ctx = models
     costs = crosscheck.span_costs(profile["machine"])
-    assert costs == {"pipe": 300, "socket": 700, "fork": 100_000, "sleep": 1_200}
+    assert costs == {"pipe": 300, "socket": 700, "fork": 100_000, "sleep": 1_234}
     shapes = {s.name: s for s in crosscheck.SHAPE_SETS}
     for name in m.specs:
         _, _, s, load, model = name.split("-")

@@ -119,6 +119,13 @@ pub fn cpu_of(model: &TaskModel, t: &PeriodicTask) -> Option<u32> {
     }
 }
 
+/// The modelled tasks analysed on CPU `cpu` ([`cpu_of`]).
+pub fn tasks_on(model: &TaskModel, cpu: u32) -> Vec<&PeriodicTask> {
+    (model.tasks.iter())
+        .filter(|t| cpu_of(model, t) == Some(cpu))
+        .collect()
+}
+
 /// Why CPU `cpu`'s tasks at priority `prio` or better are not all modelled tasks pinned
 /// there, if they are not.
 fn foreign_on(model: &TaskModel, cpu: u32, prio: i32, except: &str) -> Option<String> {
@@ -341,11 +348,7 @@ pub fn analyse(model: &TaskModel) -> FpAnalysis {
     let tasks = model.tasks.iter().map(|t| analyse_task(model, t)).collect();
     let cpus = (0..model.cpus)
         .filter_map(|cpu| {
-            let on: Vec<&PeriodicTask> = model
-                .tasks
-                .iter()
-                .filter(|t| cpu_of(model, t) == Some(cpu))
-                .collect();
+            let on = tasks_on(model, cpu);
             if on.is_empty() {
                 return None;
             }

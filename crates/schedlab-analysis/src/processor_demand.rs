@@ -17,7 +17,7 @@
 //!   or a task whose program uses no timer and shares no mutex with them: such a task has
 //!   no deadline under `edf` and runs only when no job is ready.
 
-use crate::fixed_priority::cpu_of;
+use crate::fixed_priority::{cpu_of, tasks_on};
 use crate::model::{PeriodicTask, TaskModel};
 
 /// The most absolute deadlines the demand test checks before it gives up.
@@ -208,11 +208,7 @@ fn not_analysable(model: &TaskModel, cpu: u32, on: &[&PeriodicTask]) -> Option<S
 pub fn analyse(model: &TaskModel) -> Vec<EdfCpu> {
     (0..model.cpus)
         .filter_map(|cpu| {
-            let on: Vec<&PeriodicTask> = model
-                .tasks
-                .iter()
-                .filter(|t| cpu_of(model, t) == Some(cpu))
-                .collect();
+            let on = tasks_on(model, cpu);
             if on.is_empty() {
                 return None;
             }
