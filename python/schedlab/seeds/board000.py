@@ -189,7 +189,7 @@ def fit_switch_mean(slowdown: float, floor_us: float,
     same unit variate whatever the mean (``schedlab_spec::cost``): the excesses scale with
     the mean, and so does which samples the 6σ filter drops. So one probing run at a trial
     excess gives the ratio, and the mean follows."""
-    floor_ns = round(float(machine(slowdown)["context_switch_ns"]))
+    floor_ns = int(machine(slowdown)["context_switch_ns"])
     probe = rt_stats_ns(slowdown, floor_ns + TRIAL_EXCESS_NS, simulate)
     per_ns = (filtered_mean_us(probe) - floor_us) / TRIAL_EXCESS_NS
     excess = round((spread_target()["value_us"] - floor_us) / per_ns)

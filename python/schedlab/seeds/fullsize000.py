@@ -142,10 +142,7 @@ def _collect(runs: Sequence[RunOutcome], prefixes: Mapping[str, str]) -> FullSiz
 
 
 def _pick(stats: Stats | None, flt: str, key: str) -> float | None:
-    if stats is None:
-        return None
-    st = stats if flt == "raw" else stats.get("filtered6sigma")
-    return (st or {}).get(key)
+    return (wakeup000.select(stats, flt) or {}).get(key)
 
 
 def checks(quick_hb: Values, quick_wk: Mapping[str, Mapping[str, Stats | None]],

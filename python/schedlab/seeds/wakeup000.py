@@ -127,14 +127,20 @@ def wakeup_from_result(result: Result, prefix: str) -> WakeupRun:
         broadcasts=made, lost=max(made - len(lat), 0) if made is not None else None)
 
 
+def select(stats: Stats | None, flt: str) -> Stats | None:
+    """The raw (``flt == "raw"``) or the 6σ-filtered part of a STATS object."""
+    if stats is None:
+        return None
+    return stats if flt == "raw" else stats.get("filtered6sigma")
+
+
 def pick(r: WakeupRun | None, flt: str) -> Stats | None:
     """The raw or the 6σ-filtered statistics of a run (the latter with ``raw_count``)."""
-    if r is None or r.stats is None:
-        return None
-    if flt == "raw":
-        return r.stats
-    f = r.stats.get("filtered6sigma")
-    return {**f, "raw_count": r.stats.get("count")} if f else None
+    stats = r.stats if r is not None else None
+    st = select(stats, flt)
+    if flt == "raw" or stats is None:
+        return st
+    return {**st, "raw_count": stats.get("count")} if st else None
 
 
 # --------------------------------------------------------------------------------------
