@@ -31,6 +31,8 @@ pub struct RunResult {
     pub cpus: Vec<CpuResult>,
     /// Block devices, in declaration order (empty when the spec has none).
     pub devices: Vec<DeviceResult>,
+    /// The cgroups with statistics to report, in id order (empty when none has any).
+    pub groups: Vec<GroupResult>,
     pub summary: RunSummary,
 }
 
@@ -172,6 +174,34 @@ pub struct DeviceResult {
     pub busy_ns: u64,
     /// Submission → completion of each request (from a histogram).
     pub latency_ns: Summary,
+}
+
+/// One cgroup's statistics.
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupResult {
+    /// The cgroup's path (`/a/b`).
+    pub path: String,
+    /// CFS bandwidth control, as the group's `cpu.stat` shows it; `None` when the group
+    /// has no quota or the policy does not model CFS bandwidth.
+    pub cfs_bandwidth: Option<CfsBandwidthStats>,
+}
+
+/// The CFS bandwidth counters of a group's `cpu.stat` (`struct cfs_bandwidth`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CfsBandwidthStats {
+    /// Periods the period timer ran through (`nr_periods`).
+    pub nr_periods: u64,
+    /// Those of them that ended with a run queue of the group throttled (`nr_throttled`).
+    pub nr_throttled: u64,
+    /// Time the group's run queues spent throttled, summed over the CPUs
+    /// (`throttled_time`, cgroup v2's `throttled_usec` × 1000).
+    pub throttled_time_ns: u64,
+    /// Periods in which the group used more than its quota, drawing on its burst
+    /// (`nr_bursts`).
+    pub nr_bursts: u64,
+    /// The runtime used beyond the quota in those periods (`burst_time`, cgroup v2's
+    /// `burst_usec` × 1000).
+    pub burst_time_ns: u64,
 }
 
 /// Run-wide figures.

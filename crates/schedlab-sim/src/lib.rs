@@ -339,14 +339,27 @@ fn unsimulated(spec: &Spec) -> Option<String> {
             shares: None,
             uclamp_min: None,
             uclamp_max: None,
+            cfs_period_us: None,
+            cfs_quota_us: None,
+            cfs_burst_us: None,
             ..g.cpu.clone()
         };
         bandwidth != CpuCgroup::default()
     })?;
     Some(format!(
-        "{}: RT or CFS bandwidth (cpu.rt_*, cpu.cfs_*, cpu.max) is",
+        "{}: RT bandwidth (cpu.rt_*) is",
         cgroup_path(&g.path)
     ))
+}
+
+/// The JSON paths of the cgroups with a CFS quota (`cpu.cfs_quota_us` or `cpu.max` other
+/// than unlimited).
+fn cfs_limited_groups(spec: &Spec) -> Vec<String> {
+    spec.cgroups
+        .iter()
+        .filter(|g| g.cpu.cfs_quota_us.is_some_and(|q| q >= 0))
+        .map(|g| cgroup_path(&g.path))
+        .collect()
 }
 
 /// The JSON path of the cgroup at `path` in `schedlab.cgroups`.
@@ -418,14 +431,23 @@ fn uses_custom_slices(spec: &Spec) -> bool {
 /// was ignored and why.
 fn unmodelled_notes<S: Scheduler>(spec: &Spec, policy: &S) -> Vec<String> {
     use sched::Feature;
+    let limited = cfs_limited_groups(spec);
     let used = [
         (Feature::CustomSlice, uses_custom_slices(spec)),
         (Feature::FairGroupSched, uses_group_scheduling(spec)),
+        (Feature::CfsBandwidth, !limited.is_empty()),
     ];
     used.into_iter()
         .filter(|&(_, used)| used)
         .filter_map(|(f, _)| policy.models(f).err().map(|why| (f, why)))
-        .map(|(f, why)| format!("{} are ignored: {why}", f.what()))
+        .map(|(f, why)| match f {
+            Feature::CfsBandwidth => format!(
+                "{} of {} are ignored: {why}",
+                f.what(),
+                limited.join(", ")
+            ),
+            _ => format!("{} are ignored: {why}", f.what()),
+        })
         .collect()
 }
 

@@ -2,7 +2,7 @@
 //! from a finished engine.
 
 use schedlab_core::result::{
-    CpuResult, DeviceResult, EngineKind, Headline as HeadlineOut, KernelInfo, RunInfo, RunResult,
+    CpuResult, DeviceResult, EngineKind, GroupResult, Headline as HeadlineOut, KernelInfo, RunInfo, RunResult,
     RunSummary, SampleInfo, TaskResult, Totals, SCHEMA,
 };
 use schedlab_core::stats::{Histogram, Summary};
@@ -161,6 +161,7 @@ pub(crate) fn build<S: Scheduler>(e: &mut Engine<S>, spec: &Spec, meta: RunMeta<
             latency_ns: Summary::of_histogram(&q.stats.latency),
         })
         .collect();
+    let groups = group_results(e, spec);
     summary.totals = Totals::of(&tasks);
     RunResult {
         schema: SCHEMA,
@@ -168,8 +169,24 @@ pub(crate) fn build<S: Scheduler>(e: &mut Engine<S>, spec: &Spec, meta: RunMeta<
         tasks,
         cpus,
         devices,
+        groups,
         summary,
     }
+}
+
+/// The cgroups whose policy state has statistics to report (their CFS bandwidth).
+fn group_results<S: Scheduler>(e: &Engine<S>, spec: &Spec) -> Vec<GroupResult> {
+    spec.cgroups
+        .iter()
+        .enumerate()
+        .filter_map(|(g, c)| {
+            let cfs_bandwidth = e.core.policy.cfs_bandwidth(g as crate::types::GroupId)?;
+            Some(GroupResult {
+                path: c.path.clone(),
+                cfs_bandwidth: Some(cfs_bandwidth),
+            })
+        })
+        .collect()
 }
 
 /// Task `i`'s result, under `name` (moved out of the engine: the run no longer needs it).

@@ -57,6 +57,7 @@
 pub use crate::ctx::{Ctx, TaskView};
 pub use crate::timer::{ClassSet, FiredTimer, TimerId};
 use crate::types::{CpuId, GroupId, SchedAttrs, TaskId};
+pub use schedlab_core::result::CfsBandwidthStats;
 
 /// Why a task is being enqueued (kernel ENQUEUE_* flags).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,6 +131,10 @@ pub enum Feature {
     /// Fair group scheduling (CONFIG_FAIR_GROUP_SCHED): cgroups' `cpu.shares` divide the
     /// CPU between groups of fair-class tasks.
     FairGroupSched,
+    /// CFS bandwidth control (CONFIG_CFS_BANDWIDTH): a cgroup's quota per period
+    /// (`cpu.cfs_quota_us`, `cpu.cfs_period_us`, `cpu.cfs_burst_us`, `cpu.max`,
+    /// `cpu.max.burst`) limits the CPU time of its fair-class tasks.
+    CfsBandwidth,
 }
 
 impl Feature {
@@ -140,6 +145,10 @@ impl Feature {
             Feature::FairGroupSched => {
                 "the cgroups' cpu.shares and the division of the CPU between groups of \
                  fair-class tasks"
+            }
+            Feature::CfsBandwidth => {
+                "the CFS bandwidth limits (cpu.cfs_quota_us, cpu.max and their period and \
+                 burst)"
             }
         }
     }
@@ -154,6 +163,9 @@ impl Feature {
             ),
             Feature::FairGroupSched => {
                 format!("{policy} has no fair group scheduling (CONFIG_FAIR_GROUP_SCHED)")
+            }
+            Feature::CfsBandwidth => {
+                format!("{policy} has no CFS bandwidth control (CONFIG_CFS_BANDWIDTH)")
             }
         }
     }
@@ -340,6 +352,13 @@ pub trait Scheduler {
     /// instruments (`timeslice_table`, `schedlab timeslice`); the engine never calls it.
     fn timeslice_ns(&self, attrs: &SchedAttrs, hz: u32) -> Option<u64> {
         let _ = (attrs, hz);
+        None
+    }
+
+    /// Group `g`'s CFS bandwidth statistics (its `cpu.stat`), if the policy models CFS
+    /// bandwidth and the group has a quota; read once the run is over.
+    fn cfs_bandwidth(&self, g: GroupId) -> Option<CfsBandwidthStats> {
+        let _ = g;
         None
     }
 

@@ -43,16 +43,15 @@ fn a_task_asking_for_cpus_outside_its_cpuset_gets_the_cpuset() {
 }
 
 #[test]
-fn bandwidth_settings_are_refused() {
+fn rt_bandwidth_settings_are_refused() {
     let e = run(r#"{
         "tasks": {"t": {"loop": 1, "run": 1000, "taskgroup": "/a"}},
-        "schedlab": {"machine": {"cpus": 1}, "cgroups": {"/a": {"cpu.cfs_quota_us": 50000}}}
+        "schedlab": {"machine": {"cpus": 1}, "cgroups": {"/a": {"cpu.rt_runtime_us": 0}}}
     }"#)
     .unwrap_err();
     assert_eq!(
         e,
-        "$.schedlab.cgroups[\"/a\"]: RT or CFS bandwidth (cpu.rt_*, cpu.cfs_*, cpu.max) is not simulated by \
-         this engine yet"
+        "$.schedlab.cgroups[\"/a\"]: RT bandwidth (cpu.rt_*) is not simulated by this engine yet"
     );
 }
 

@@ -32,7 +32,7 @@ fn cgroup_bandwidth_is_refused() {
     );
     assert!(
         m.starts_with(
-            "$.schedlab.cgroups[\"/\"]: RT or CFS bandwidth (cpu.rt_*, cpu.cfs_*, cpu.max) is not simulated"
+            "$.schedlab.cgroups[\"/\"]: RT bandwidth (cpu.rt_*) is not simulated"
         ),
         "{m}"
     );

@@ -146,11 +146,11 @@ fn a_refused_phase_attribute_names_the_phase() {
 fn cgroup_bandwidth_is_refused_by_validate_too() {
     let m = refusal(
         r#"{"tasks": {"t": {"loop": 1, "run": 10, "taskgroup": "/a"}},
-            "schedlab": {"cgroups": {"/a": {"cpu.cfs_quota_us": 50000}}}}"#,
+            "schedlab": {"cgroups": {"/": {"cpu.rt_runtime_us": 900000}}}}"#,
         Some("linux-cfs"),
     );
     assert!(
-        m.starts_with("$.schedlab.cgroups[\"/a\"]: RT or CFS bandwidth"),
+        m.starts_with("$.schedlab.cgroups[\"/\"]: RT bandwidth"),
         "{m}"
     );
 }

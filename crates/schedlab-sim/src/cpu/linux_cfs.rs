@@ -57,8 +57,14 @@
 //! ancestors as skip buddies; a task moved to another group while asleep gets its old run
 //! queue's sleeper credit and keeps its place relative to min_vruntime in the new one.
 //!
+//! CFS bandwidth (`cpu.cfs_quota_us`, `cpu.max`) is the fair classes' shared code in
+//! `cpu/fair/bandwidth.rs`, following Linux 6.1's (cited there; bandwidth burst came with
+//! 5.14, after the v5.4 CFS core modelled here): each level's `update_curr` charges its
+//! run queue's runtime, `put_prev` throttles a level that has none left, and the
+//! period timer (this class's policy timer) refills the pool and unthrottles.
+//!
 //! Simplifications elsewhere:
-//! - No CFS bandwidth, no PELT: "load" is the instantaneous sum of queued weights
+//! - No PELT: "load" is the instantaneous sum of queued weights
 //!   (`cfs_rq->load.weight`), not `load_avg` (see `cpu/fair/group.rs` for what this
 //!   means for group weights).
 //! - `check_preempt_wakeup`'s "curr already has TIF_NEED_RESCHED" early exit is not
@@ -71,11 +77,13 @@
 
 use crate::ctx::Ctx;
 use crate::sched::{
-    BalanceKind, DequeueKind, EnqueueKind, Feature, PolicyInfo, Scheduler, WakeKind,
+    BalanceKind, CfsBandwidthStats, DequeueKind, EnqueueKind, Feature, FiredTimer, PolicyInfo,
+    Scheduler, WakeKind,
 };
 use crate::topology::SdEra;
 use crate::types::{CpuId, GroupId, Policy, SchedAttrs, TaskId};
 
+use super::fair::bandwidth;
 use super::fair::group::{self, Deq, Enq, Ent, GroupClass, Hierarchy, RqId};
 use super::fair::{FairParams, FairRq, FairSmp, Scaled, SmpSlot};
 use super::linux_rt::LinuxRt;
@@ -443,6 +451,7 @@ impl LinuxCfs {
             cache_hot_buddy: p.cache_hot_buddy,
             wakeup_preemption: p.fair.wakeup_preemption,
         };
+        self.h.bw.set_slice_us(p.fair.cfs_bandwidth_slice_us);
         self.smp.get_mut().set_params(p.fair.clone());
     }
 
@@ -692,7 +701,7 @@ impl LinuxCfs {
             }
             return;
         };
-        if curr == t {
+        if curr == t || self.h.bw.throttled_hierarchy(self.h.rq_of(Ent::task(t))) {
             return;
         }
         let (se, pse) = (Ent::task(curr), Ent::task(t));
@@ -750,6 +759,7 @@ impl LinuxCfs {
         se.vruntime += calc_delta_fair(delta, c.weight, c.inv_weight) as i64;
         se.exec_start = ctx.now();
         self.update_min_vruntime(rq);
+        self.h.bw.account(ctx, rq, delta, true);
     }
 
     /// A task that is not the current entity of its run queue (it was put by an attribute
@@ -769,6 +779,7 @@ impl LinuxCfs {
         if queued {
             self.tl_insert(ctx, rq, e);
         }
+        self.h.bw.account(ctx, rq, delta, false);
     }
 
     /// `detach_task` + `attach_task`: move a queued, not running task between CPUs
@@ -978,7 +989,7 @@ impl Scheduler for LinuxCfs {
     /// `__setscheduler_params` takes only the nice value of a fair task's `sched_attr`.
     fn models(&self, feature: Feature) -> Result<(), String> {
         match feature {
-            Feature::FairGroupSched => Ok(()),
+            Feature::FairGroupSched | Feature::CfsBandwidth => Ok(()),
             Feature::CustomSlice => Err("linux-cfs models Linux v5.4, whose sched_setattr \
                                          ignores sched_runtime for SCHED_OTHER/BATCH/IDLE \
                                          tasks (custom slices came with EEVDF in 6.12)"
@@ -991,6 +1002,7 @@ impl Scheduler for LinuxCfs {
     /// relative); a start-up task is placed on its first enqueue instead.
     fn task_new(&mut self, ctx: &mut Ctx, t: TaskId, parent: Option<TaskId>) {
         self.ensure(ctx, Some(t));
+        self.h.bw.setup(ctx);
         self.refresh_weight(ctx, t);
         let e = Ent::task(t);
         let leaf = self.h.rq_of_group(ctx.task(t).group, ctx.task(t).cpu);
@@ -1170,6 +1182,16 @@ impl Scheduler for LinuxCfs {
         self.smp.put(smp);
     }
 
+    /// The CFS bandwidth timers (`sched_cfs_period_timer`, `sched_cfs_slack_timer`).
+    fn timer(&mut self, ctx: &mut Ctx, timer: FiredTimer) {
+        self.ensure(ctx, None);
+        bandwidth::timer(self, ctx, timer);
+    }
+
+    fn cfs_bandwidth(&self, g: GroupId) -> Option<CfsBandwidthStats> {
+        self.h.bw.stats(g)
+    }
+
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
         let e = Ent::task(t);
         let se = self.se.get(e.idx())?;
@@ -1269,6 +1291,10 @@ impl FairRq for LinuxCfs {
         let e = Ent::task(t);
         let r = &self.rqs[self.h.rq_of(e).idx()];
         self.tun.cache_hot_buddy && (r.next == Some(e) || r.last == Some(e))
+    }
+
+    fn throttled_lb_pair(&self, ctx: &Ctx, t: TaskId, src: CpuId, dst: CpuId) -> bool {
+        self.h.bw.throttled_lb_pair(ctx.task(t).group, src, dst)
     }
 
     fn move_queued(&mut self, ctx: &mut Ctx, t: TaskId, _src: CpuId, dst: CpuId) {

@@ -64,6 +64,12 @@
 //! `curr` still set on every level; a moved task keeps its lag (`task_change_group_fair`,
 //! l.13433).
 //!
+//! CFS bandwidth (`cpu.cfs_quota_us`, `cpu.max`, `cpu.max.burst`) is the fair classes'
+//! shared code in `cpu/fair/bandwidth.rs`, with Linux 6.12's bookkeeping (cited there:
+//! 6.12 still throttles whole hierarchies); `update_curr` charges each level's run queue,
+//! `put_prev` and `pick_task_fair` throttle a level without runtime, and the period
+//! timer (this class's policy timer) refills and unthrottles.
+//!
 //! `dynamic_prio` reports `("deadline", vd)`: the virtual deadline (ns of virtual time).
 //!
 //! Simplifications:
@@ -89,7 +95,7 @@
 //!   it); there are no buddies (NEXT_BUDDY is off). A migrated entity keeps its lag
 //!   (dequeue saves it, `place_entity` on the destination restores it), which is how 6.6
 //!   renormalises across CPUs.
-//! - No CFS bandwidth. ENFORCE_ELIGIBILITY (a debug feature, default on) is always on.
+//! - ENFORCE_ELIGIBILITY (a debug feature, default on) is always on.
 //! - Group entities are never delayed (in 6.12 a group entity whose run queue empties
 //!   while it is not eligible may be), and `yield_task_fair` is 6.6's.
 //!
@@ -102,12 +108,14 @@
 
 use crate::ctx::Ctx;
 use crate::sched::{
-    BalanceKind, DequeueKind, EnqueueKind, Feature, PolicyInfo, Scheduler, WakeKind,
+    BalanceKind, CfsBandwidthStats, DequeueKind, EnqueueKind, Feature, FiredTimer, PolicyInfo,
+    Scheduler, WakeKind,
 };
 use crate::topology::SdEra;
 use crate::types::{CpuId, GroupId, Policy, SchedAttrs, TaskId};
 use schedlab_spec::model::custom_slice_ns;
 
+use super::fair::bandwidth;
 use super::fair::group::{self, Deq, Enq, Ent, GroupClass, Hierarchy, RqId};
 use super::fair::weights::{calc_delta_fair, sysctl_factor, weight_of};
 use super::fair::{FairParams, FairRq, FairSmp, Scaled, SmpSlot};
@@ -501,6 +509,7 @@ impl LinuxEevdf {
             put_task: vec![None; nr_cpus],
             smp: SmpSlot::new(FairSmp::new(SdEra::V6_1)),
         };
+        s.h.bw.set_era(bandwidth::Era::V6_12);
         s.update_sysctl();
         s
     }
@@ -519,6 +528,7 @@ impl LinuxEevdf {
             delay_zero: p.delay_zero,
             wakeup_preemption: p.fair.wakeup_preemption,
         };
+        self.h.bw.set_slice_us(p.fair.cfs_bandwidth_slice_us);
         self.smp.get_mut().set_params(p.fair.clone());
     }
 
@@ -881,6 +891,9 @@ impl LinuxEevdf {
         if curr == t || ctx.need_resched(cpu) || !self.tun.wakeup_preemption {
             return;
         }
+        if self.h.bw.throttled_hierarchy(self.h.rq_of(Ent::task(t))) {
+            return;
+        }
         let (se, pse) = self.h.find_matching_se(Ent::task(curr), Ent::task(t));
         let idle = |e: Ent| e.is_task() && self.se[e.idx()].idle_policy;
         let (cse_idle, pse_idle) = (idle(se), idle(pse));
@@ -916,6 +929,7 @@ impl LinuxEevdf {
         self.se[e.idx()].exec_start = ctx.now();
         let resched = self.update_deadline(e);
         self.update_min_vruntime(rq);
+        self.h.bw.account(ctx, rq, delta, true);
         if self.h.rq(rq).nr_running == 1 {
             return;
         }
@@ -941,6 +955,7 @@ impl LinuxEevdf {
             self.tree_insert(ctx, rq, e);
         }
         self.update_min_vruntime(rq);
+        self.h.bw.account(ctx, rq, delta, false);
     }
 
     /// Runnable (not delayed) fair tasks of `cpu`.
@@ -1193,6 +1208,7 @@ impl Scheduler for LinuxEevdf {
     /// `wake_up_new_task` enqueues it on.
     fn task_new(&mut self, ctx: &mut Ctx, t: TaskId, _parent: Option<TaskId>) {
         self.ensure(ctx, Some(t));
+        self.h.bw.setup(ctx);
         let e = Ent::task(t);
         self.se[e.idx()] = Se::default();
         self.refresh_policy(ctx, t);
@@ -1392,6 +1408,16 @@ impl Scheduler for LinuxEevdf {
         self.smp.put(smp);
     }
 
+    /// The CFS bandwidth timers (`sched_cfs_period_timer`, `sched_cfs_slack_timer`).
+    fn timer(&mut self, ctx: &mut Ctx, timer: FiredTimer) {
+        self.ensure(ctx, None);
+        bandwidth::timer(self, ctx, timer);
+    }
+
+    fn cfs_bandwidth(&self, g: GroupId) -> Option<CfsBandwidthStats> {
+        self.h.bw.stats(g)
+    }
+
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
         let se = self.se.get(Ent::task(t).idx())?;
         se.placed.then_some(("deadline", se.deadline))
@@ -1481,6 +1507,10 @@ impl FairRq for LinuxEevdf {
     fn exec_start(&self, t: TaskId) -> Option<u64> {
         let s = self.se[Ent::task(t).idx()].exec_start;
         (s != NEVER).then_some(s)
+    }
+
+    fn throttled_lb_pair(&self, ctx: &Ctx, t: TaskId, src: CpuId, dst: CpuId) -> bool {
+        self.h.bw.throttled_lb_pair(ctx.task(t).group, src, dst)
     }
 
     fn move_queued(&mut self, ctx: &mut Ctx, t: TaskId, _src: CpuId, dst: CpuId) {

@@ -37,14 +37,14 @@
 //!   and balance callbacks it queues come back to that class alone: `timer` and
 //!   `balance_callback` are routed by that index (each class has its own timer namespace);
 //! - tunables are the union of both classes' tunables (names must not collide);
-//! - `models` (custom slices, fair group scheduling) is answered by the class that runs
-//!   fair-class tasks.
+//! - `models` (custom slices, fair group scheduling, CFS bandwidth) and `cfs_bandwidth`
+//!   are answered by the class that runs fair-class tasks.
 //!
 //! Cost: routing is O(1) per hook (one byte per task records the class holding it).
 
 use crate::ctx::Ctx;
 use crate::sched::{
-    BalanceKind, ClassSet, DequeueKind, EnqueueKind, Feature, FiredTimer, PolicyInfo, Scheduler,
+    BalanceKind, CfsBandwidthStats, ClassSet, DequeueKind, EnqueueKind, Feature, FiredTimer, PolicyInfo, Scheduler,
     WakeKind,
 };
 use crate::types::{fair, CpuId, GroupId, Policy, SchedAttrs, TaskId};
@@ -212,7 +212,7 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
         }
     }
 
-    /// Asked of the class that runs fair-class tasks: both features concern them.
+    /// Asked of the class that runs fair-class tasks: every feature concerns them.
     fn models(&self, feature: Feature) -> Result<(), String> {
         match self.owner(&fair(Policy::Other, 0)) {
             HI => self.hi.models(feature),
@@ -378,6 +378,15 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
         match self.owner(attrs) {
             HI => self.hi.timeslice_ns(attrs, hz),
             LO => self.lo.timeslice_ns(attrs, hz),
+            _ => None,
+        }
+    }
+
+    /// Answered by the class that runs fair-class tasks, as `models` is.
+    fn cfs_bandwidth(&self, g: GroupId) -> Option<CfsBandwidthStats> {
+        match self.owner(&fair(Policy::Other, 0)) {
+            HI => self.hi.cfs_bandwidth(g),
+            LO => self.lo.cfs_bandwidth(g),
             _ => None,
         }
     }

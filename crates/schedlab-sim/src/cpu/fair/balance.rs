@@ -549,7 +549,7 @@ impl FairSmp {
         src: CpuId,
         env: &mut Env,
     ) -> bool {
-        if !rq.can_detach(t) {
+        if !rq.can_detach(t) || rq.throttled_lb_pair(ctx, t, src, env.dst) {
             return false;
         }
         let aff = ctx.task(t).affinity;

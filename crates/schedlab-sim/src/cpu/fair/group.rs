@@ -40,9 +40,18 @@
 //! shares have the resolution of `cpu.shares` itself. A group that becomes empty keeps
 //! its entity's weight (6.12's rule; v5.4's `calc_group_shares` of an empty queue gives
 //! `MIN_SHARES` under this model, which a dequeued CFS entity never uses: its weight is
-//! recomputed before its next enqueue). No `cpu.idle` (SCHED_IDLE groups), no CFS
-//! bandwidth (throttling). Autogroups are not modelled: only the spec's cgroups exist.
+//! recomputed before its next enqueue). No `cpu.idle` (SCHED_IDLE groups). Autogroups are
+//! not modelled: only the spec's cgroups exist.
+//!
+//! CFS bandwidth (`bandwidth.rs`) lives in the hierarchy ([`Hierarchy::bw`]): the walks
+//! here stop at a throttled run queue as the kernel's do (`enqueue_task_fair` and
+//! `dequeue_task_fair` "end evaluation on encountering a throttled cfs_rq"; a task counts
+//! in the root's `h_nr_running` only when no run queue on its path is throttled), enqueue
+//! and dequeue an entity with the run queue's `check_enqueue_throttle` and
+//! `return_cfs_rq_runtime`, and `put_prev` and the pick check each level's runtime
+//! (`check_cfs_rq_runtime`).
 
+use super::bandwidth::{self, Bandwidth};
 use super::weights::NICE_0_LOAD;
 use crate::ctx::Ctx;
 use crate::types::{CpuId, GroupId, TaskId};
@@ -171,11 +180,15 @@ pub struct Hierarchy {
     /// Tasks queued on every CPU together (Σ of the root run queues' `h_nr_running`):
     /// when 0, the balancer knows without a scan that there is nothing to pull.
     nr_queued_tasks: u32,
+    /// CFS bandwidth: every group's pool and every run queue's runtime and throttling.
+    pub bw: Bandwidth,
 }
 
 impl Hierarchy {
     /// A machine of `nr_cpus` CPUs with the root group only.
     pub fn new(nr_cpus: usize) -> Hierarchy {
+        let mut bw = Bandwidth::new(nr_cpus);
+        bw.add_group(&Default::default(), None);
         Hierarchy {
             nr_cpus: nr_cpus as u32,
             parent: vec![None],
@@ -185,6 +198,7 @@ impl Hierarchy {
             tg_load: vec![0],
             ents: Vec::new(),
             nr_queued_tasks: 0,
+            bw,
         }
     }
 
@@ -227,6 +241,7 @@ impl Hierarchy {
                 self.shares
                     .push(info.cpu.shares.unwrap_or(DEFAULT_SHARES).max(MIN_SHARES));
                 self.tg_load.push(0);
+                self.bw.add_group(&info.cpu, parent);
                 for c in 0..self.nr_cpus {
                     self.rqs.push(RqCounts::default());
                     let e = self.group_ent(RqId(g as u32 * self.nr_cpus + c));
@@ -500,26 +515,38 @@ impl Hierarchy {
     }
 
     /// Add `n` (and `idle` of them SCHED_IDLE) to the task counts of `rq` and every run
-    /// queue above it.
+    /// queue above it, up to a throttled one.
     pub fn add_h_nr(&mut self, rq: RqId, n: i32, idle: i32) {
-        self.nr_queued_tasks = self.nr_queued_tasks.wrapping_add_signed(n);
         let mut at = Some(rq);
         while let Some(q) = at {
             let r = &mut self.rqs[q.idx()];
             r.h_nr_running = r.h_nr_running.wrapping_add_signed(n);
             r.h_nr_idle = r.h_nr_idle.wrapping_add_signed(idle);
+            if self.bw.throttled(q) {
+                return;
+            }
             at = self.owner(q).map(|ge| self.rq_of(ge));
         }
+        self.add_queued_tasks(n);
+    }
+
+    /// Tasks now counted at (`n` > 0) or no longer counted at (`n` < 0) a root run queue.
+    #[inline]
+    pub(super) fn add_queued_tasks(&mut self, n: i32) {
+        self.nr_queued_tasks = self.nr_queued_tasks.wrapping_add_signed(n);
     }
 
     /// Add `n` (`idle` of them SCHED_IDLE) to the delayed counts of `rq` and above
-    /// (`set_delayed` / `clear_delayed`).
+    /// (`set_delayed` / `clear_delayed`), up to a throttled one.
     pub fn add_h_delayed(&mut self, rq: RqId, n: i32, idle: i32) {
         let mut at = Some(rq);
         while let Some(q) = at {
             let r = &mut self.rqs[q.idx()];
             r.h_nr_delayed = r.h_nr_delayed.wrapping_add_signed(n);
             r.h_nr_delayed_idle = r.h_nr_delayed_idle.wrapping_add_signed(idle);
+            if self.bw.throttled(q) {
+                return;
+            }
             at = self.owner(q).map(|ge| self.rq_of(ge));
         }
     }
@@ -634,7 +661,8 @@ pub fn update_cfs_group<C: GroupClass + ?Sized>(c: &mut C, ctx: &mut Ctx, e: Ent
 
 /// `enqueue_task_fair`: queue task `t` in its group's run queue of `cpu`, and each
 /// ancestor whose run queue was empty in its parent's (as a wake-up); then bring the
-/// weights of the ancestors that were queued already up to date.
+/// weights of the ancestors that were queued already up to date. Both walks end at a
+/// throttled run queue.
 pub fn enqueue_task<C: GroupClass + ?Sized>(
     c: &mut C,
     ctx: &mut Ctx,
@@ -644,15 +672,20 @@ pub fn enqueue_task<C: GroupClass + ?Sized>(
     idle: bool,
 ) {
     let leaf = c.h().rq_of_group(ctx.task(t).group, cpu);
-    c.h_mut().nr_queued_tasks += 1;
     let mut e = Ent::task(t);
     let mut rq = leaf;
     let mut how = how;
     let mut above = loop {
-        c.enqueue_entity(ctx, rq, e, how);
+        bandwidth::enqueue_entity(c, ctx, rq, e, how);
         c.h_mut().rq_mut(rq).h_nr_running += 1;
         c.h_mut().rq_mut(rq).h_nr_idle += u32::from(idle);
-        let Some(ge) = c.h().owner(rq) else { return };
+        if c.h().bw.throttled(rq) {
+            return;
+        }
+        let Some(ge) = c.h().owner(rq) else {
+            c.h_mut().nr_queued_tasks += 1;
+            return;
+        };
         c.group_slice_changed(ctx, c.h().rq_of(ge), ge);
         if c.h().on_rq(ge) {
             break Some(ge);
@@ -667,17 +700,22 @@ pub fn enqueue_task<C: GroupClass + ?Sized>(
         let r = c.h_mut().rq_mut(rq);
         r.h_nr_running += 1;
         r.h_nr_idle += u32::from(idle);
+        if c.h().bw.throttled(rq) {
+            return;
+        }
         above = c.h().owner(rq);
         if let Some(up) = above {
             c.group_slice_changed(ctx, c.h().rq_of(up), up);
         }
     }
+    c.h_mut().nr_queued_tasks += 1;
 }
 
 /// `dequeue_task_fair` / `dequeue_entities` from entity `e` (a task's, or its delayed
 /// task's for [`Deq::Delayed`]): dequeue it, and each ancestor whose run queue became
 /// empty (as a sleep); then bring the weights of the ancestors still queued up to date.
-/// Returns false when the task entity stayed queued (DELAY_DEQUEUE).
+/// Returns false when the task entity stayed queued (DELAY_DEQUEUE). Both walks end at
+/// a throttled run queue.
 pub fn dequeue_task<C: GroupClass + ?Sized>(
     c: &mut C,
     ctx: &mut Ctx,
@@ -690,26 +728,29 @@ pub fn dequeue_task<C: GroupClass + ?Sized>(
     let task_sleep = how.sleep();
     let mut above = loop {
         let rq = c.h().rq_of(e);
-        if !c.dequeue_entity(ctx, rq, e, how) {
+        if !bandwidth::dequeue_entity(c, ctx, rq, e, how) {
             return false;
-        }
-        if e.is_task() {
-            c.h_mut().nr_queued_tasks -= 1;
         }
         let r = c.h_mut().rq_mut(rq);
         r.h_nr_running -= 1;
         r.h_nr_idle -= u32::from(idle);
+        if c.h().bw.throttled(rq) {
+            return true;
+        }
         let parent = c.h().owner(rq);
         if c.h().rq(rq).load > 0 {
             if let Some(p) = parent {
-                if task_sleep {
+                if task_sleep && !c.h().bw.throttled_hierarchy(rq) {
                     c.sleeper_parent(p);
                 }
                 c.group_slice_changed(ctx, c.h().rq_of(p), p);
             }
             break parent;
         }
-        let Some(p) = parent else { return true };
+        let Some(p) = parent else {
+            c.h_mut().nr_queued_tasks -= 1;
+            return true;
+        };
         e = p;
         how = Deq::Sleep;
     };
@@ -719,11 +760,15 @@ pub fn dequeue_task<C: GroupClass + ?Sized>(
         let r = c.h_mut().rq_mut(rq);
         r.h_nr_running -= 1;
         r.h_nr_idle -= u32::from(idle);
+        if c.h().bw.throttled(rq) {
+            return true;
+        }
         above = c.h().owner(rq);
         if let Some(up) = above {
             c.group_slice_changed(ctx, c.h().rq_of(up), up);
         }
     }
+    c.h_mut().nr_queued_tasks -= 1;
     true
 }
 
@@ -752,7 +797,10 @@ pub fn update_curr_task<C: GroupClass + ?Sized>(
 }
 
 /// `put_prev_task_fair`: `put_prev_entity` on every level of `t`'s path, if `t` is the
-/// current fair task of its CPU (else nothing: it was put already).
+/// current fair task of its CPU (else nothing: it was put already). Each level's run
+/// queue is throttled there if its runtime is spent (`check_cfs_rq_runtime`, which the
+/// kernel calls inside `put_prev_entity` before the entity goes back into the tree: the
+/// entity is the same either way, as throttling moves only the level above).
 pub fn put_prev_task<C: GroupClass + ?Sized>(c: &mut C, ctx: &mut Ctx, t: TaskId) {
     let cpu = c.h().cpu_of(c.h().rq_of(Ent::task(t)));
     if c.h().curr_task(cpu) != Some(t) {
@@ -763,14 +811,15 @@ pub fn put_prev_task<C: GroupClass + ?Sized>(c: &mut C, ctx: &mut Ctx, t: TaskId
         let rq = c.h().rq_of(e);
         if c.h().rq(rq).curr == Some(e) {
             c.put_prev_entity(ctx, rq, e);
+            bandwidth::check_cfs_rq_runtime(c, ctx, rq);
         }
         at = c.h().owner(rq);
     }
 }
 
 /// `pick_next_task_fair`: `pick_task_fair` picks an entity per level from `cpu`'s root
-/// run queue down to a task, changing nothing but what a completed delayed dequeue
-/// changes (then it starts again from the root); only then does `set_next_task_fair`
+/// run queue down to a task, changing nothing but what a completed delayed dequeue or a
+/// throttled level (`check_cfs_rq_runtime`) changes (then it starts again from the root); only then does `set_next_task_fair`
 /// make the task's entity and each ancestor current, from the task up. Setting a level
 /// during the descent would leave a group entity out of its tree and no longer current
 /// when a delayed dequeue below it restarts the pick.
@@ -789,6 +838,9 @@ pub fn pick_next_task<C: GroupClass + ?Sized>(
             return None;
         }
         loop {
+            if bandwidth::check_cfs_rq_runtime(c, ctx, rq) {
+                continue 'again;
+            }
             debug_assert!(c.h().rq(rq).nr_running > 0, "picking from an empty {rq:?}");
             let Some(e) = c.pick_entity(ctx, rq) else {
                 continue 'again;
@@ -837,9 +889,10 @@ impl Hierarchy {
     /// The bookkeeping every operation must leave consistent (for tests): each run
     /// queue's entity count and weight are those of the entities queued on it, and each
     /// group's total is the sum over its run queues; a group entity is queued exactly when
-    /// its run queue is not empty; each run queue's task counts are those of the tasks
-    /// queued below it; a queued task sits in its group's run queue on its CPU; a run
-    /// queue's current entity is queued there or was dequeued from there.
+    /// its run queue is neither empty nor throttled; each run queue's task counts are those of the tasks
+    /// queued below it up to a throttled run queue; a queued task sits in its group's run
+    /// queue on its CPU; a run queue's current entity is queued there or was dequeued from
+    /// there; the bandwidth bookkeeping holds ([`Hierarchy::check_bandwidth`]).
     #[doc(hidden)]
     pub fn check(&self, ctx: &Ctx) -> Result<(), String> {
         let n = self.rqs.len();
@@ -862,6 +915,9 @@ impl Hierarchy {
                 for (q, _) in self.levels(e) {
                     h_nr[q.idx()] += 1;
                     h_idle[q.idx()] += idle;
+                    if self.bw.throttled(q) {
+                        break;
+                    }
                 }
             }
         }
@@ -880,9 +936,10 @@ impl Hierarchy {
                 ));
             }
             if let Some(ge) = self.owner(rq) {
-                if self.on_rq(ge) != (r.nr_running > 0) {
+                let throttled = self.bw.throttled(rq);
+                if self.on_rq(ge) != (r.nr_running > 0 && !throttled) {
                     return Err(format!(
-                        "{ge:?} queued {} while its {rq:?} holds {}",
+                        "{ge:?} queued {} while its {rq:?} holds {} (throttled {throttled})",
                         self.on_rq(ge),
                         r.nr_running
                     ));
@@ -909,6 +966,6 @@ impl Hierarchy {
                 return Err(format!("group {g}: load {} ≠ Σ {sum}", self.tg_load[g]));
             }
         }
-        Ok(())
+        self.check_bandwidth()
     }
 }

@@ -31,6 +31,7 @@
 //! the hierarchy of the destination.
 
 pub mod balance;
+pub mod bandwidth;
 pub mod group;
 pub mod placement;
 pub mod weights;
@@ -70,6 +71,11 @@ pub trait FairRq {
     fn can_detach(&self, t: TaskId) -> bool {
         let _ = t;
         true
+    }
+    /// `throttled_lb_pair`: `t`'s group is in a throttled hierarchy on `src` or `dst`.
+    fn throttled_lb_pair(&self, ctx: &Ctx, t: TaskId, src: CpuId, dst: CpuId) -> bool {
+        let _ = (ctx, t, src, dst);
+        false
     }
     /// When `t` last ran (`se.exec_start`, ns), `None` if it never ran here or just
     /// migrated (never cache-hot).
@@ -202,6 +208,9 @@ pub struct FairParams {
     pub busy_factor: Option<u64>,
     pub imbalance_pct: Option<u64>,
     pub cache_nice_tries: Option<u32>,
+    /// `sysctl_sched_cfs_bandwidth_slice` (µs): the runtime a run queue takes from its
+    /// group's pool at a time.
+    pub cfs_bandwidth_slice_us: u64,
 }
 
 impl Default for FairParams {
@@ -218,6 +227,7 @@ impl Default for FairParams {
             busy_factor: None,
             imbalance_pct: None,
             cache_nice_tries: None,
+            cfs_bandwidth_slice_us: bandwidth::DEFAULT_SLICE_US,
         }
     }
 }
@@ -303,6 +313,14 @@ impl FairParams {
                 |p: &mut FairParams| &mut p.cache_nice_tries,
             )
             .derived("sd_init: SMT 0, NUMA 2, others 1"),
+            Tunable::int(
+                "sched_cfs_bandwidth_slice_us",
+                "CFS bandwidth: the runtime (µs) a CPU's run queue of a group with a quota \
+                 takes from the group's pool at a time (sysctl_sched_cfs_bandwidth_slice)",
+                1,
+                i32::MAX as i64,
+                |p| &mut p.cfs_bandwidth_slice_us,
+            ),
         ]
     }
 
