@@ -441,11 +441,9 @@ fn unmodelled_notes<S: Scheduler>(spec: &Spec, policy: &S) -> Vec<String> {
         .filter(|&(_, used)| used)
         .filter_map(|(f, _)| policy.models(f).err().map(|why| (f, why)))
         .map(|(f, why)| match f {
-            Feature::CfsBandwidth => format!(
-                "{} of {} are ignored: {why}",
-                f.what(),
-                limited.join(", ")
-            ),
+            Feature::CfsBandwidth => {
+                format!("{} of {} are ignored: {why}", f.what(), limited.join(", "))
+            }
             _ => format!("{} are ignored: {why}", f.what()),
         })
         .collect()

@@ -2,8 +2,8 @@
 //! from a finished engine.
 
 use schedlab_core::result::{
-    CpuResult, DeviceResult, EngineKind, GroupResult, Headline as HeadlineOut, KernelInfo, RunInfo, RunResult,
-    RunSummary, SampleInfo, TaskResult, Totals, SCHEMA,
+    CpuResult, DeviceResult, EngineKind, GroupResult, Headline as HeadlineOut, KernelInfo, RunInfo,
+    RunResult, RunSummary, SampleInfo, TaskResult, Totals, SCHEMA,
 };
 use schedlab_core::stats::{Histogram, Summary};
 use schedlab_spec::model::{Headline, Spec};
