@@ -31,9 +31,7 @@ fn cgroup_bandwidth_is_refused() {
             "schedlab": {"cgroups": {"/": {"cpu.rt_runtime_us": 900000}}}}"#,
     );
     assert!(
-        m.starts_with(
-            "$.schedlab.cgroups[\"/\"]: RT bandwidth (cpu.rt_*) is not simulated"
-        ),
+        m.starts_with("$.schedlab.cgroups[\"/\"]: RT bandwidth (cpu.rt_*) is not simulated"),
         "{m}"
     );
 }
