@@ -370,3 +370,38 @@ fn other_policies_note_that_they_ignore_the_quota() {
     assert_eq!(cpu_ns(&out, "t"), 500 * MS);
     assert!(r["groups"].as_array().unwrap().is_empty());
 }
+
+/// The slack timer: /a has 20 ms per 100 ms on three CPUs. "x" (CPU 0) is busy; the two
+/// "y" tasks wake at 9 ms, each CPU's run queue taking a 5 ms slice from the pool, which
+/// empties it: x is throttled at 10 ms. The y tasks sleep again after 1.2 ms, and their run
+/// queues, left empty, return all but `min_cfs_rq_runtime` (1 ms) of their slices; with x
+/// throttled and more than a slice back in the pool, the slack timer hands it to x 5 ms
+/// later, and x runs until the pool is empty again and is throttled a second time. The
+/// group so uses its quota but for the 1 ms each y run queue keeps (x's last tick may
+/// overrun by up to 1 ms at 1000 Hz). Without the slack timer the returned runtime would
+/// wait in the pool until the refill, which caps it at the quota: x would stop at 10 ms.
+#[test]
+fn the_slack_timer_hands_returned_runtime_to_a_throttled_cpu() {
+    let text = r#"{
+        "tasks": {
+            "x": {"loop": -1, "run": 100000, "cpus": [0], "taskgroup": "/a"},
+            "y": {"instance": 2, "loop": 1, "taskgroup": "/a", "phases": {
+                "wait": {"loop": 1, "sleep": 9000},
+                "work": {"loop": 1, "run": 1200},
+                "rest": {"loop": 1, "sleep": 500000}}}},
+        "schedlab": {"machine": {"cpus": 3, "hz": 1000},
+                     "cgroups": {"/a": {"cpu.cfs_quota_us": 20000}}}
+    }"#;
+    for sched in FAIR {
+        let out = run(text, sched, 100);
+        let r = out.json();
+        let x = &r["tasks"][0];
+        assert_eq!(x["name"], "x");
+        assert_eq!(x["switches_involuntary"], 2, "{sched}: x throttled twice");
+        let used = cpu_ns(&out, "x") + cpu_ns(&out, "y") + cpu_ns(&out, "y-1");
+        assert!(
+            (18 * MS..=19 * MS).contains(&used),
+            "{sched}: the group used {used} ns of its 20 ms"
+        );
+    }
+}

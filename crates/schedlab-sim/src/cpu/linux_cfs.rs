@@ -1068,6 +1068,7 @@ impl Scheduler for LinuxCfs {
             EnqueueKind::Restore => Enq::Restore,
         };
         let idle = self.se[Ent::task(t).idx()].idle_policy;
+        self.h.bw.setup(ctx);
         group::enqueue_task(self, ctx, cpu, t, how, idle);
     }
 
@@ -1593,7 +1594,8 @@ mod tests {
     // --------------------------------------------------------------- random operations
 
     /// What the `linux-cfs` stack must keep true after every operation, beyond what every
-    /// policy must (`Driver::check`): the hierarchy's counts and weights, monotonic
+    /// policy must (`Driver::check`): the hierarchy's counts and weights (tasks below a
+    /// throttled run queue not counted above it) and its bandwidth bookkeeping, monotonic
     /// min_vruntime on every run queue, each queued entity in its run queue's timeline
     /// or its current entity (never both), RT push/pull settled, RT work never waiting
     /// behind fair work.
@@ -1618,7 +1620,8 @@ mod tests {
             let mut nr = 0;
             for i in 0..n {
                 let v = ctx.task(TaskId(i as u32));
-                if v.on_rq && v.cpu == cpu && cfs.owns(&v.attrs) {
+                let throttled = cfs.h.bw.throttled_hierarchy(cfs.h.rq_of_group(v.group, cpu));
+                if v.on_rq && v.cpu == cpu && cfs.owns(&v.attrs) && !throttled {
                     nr += 1;
                 }
             }
@@ -1655,11 +1658,13 @@ mod tests {
         }
     }
 
-    /// A random operation, or a task moved to another group (`sched_move_task`).
+    /// A random operation, a task moved to another group (`sched_move_task`), or time
+    /// passing with the policy timers (the CFS bandwidth timers) firing on the way.
     #[derive(Clone, Copy, Debug)]
     enum GOp {
         Op(Op),
         Move(usize, u32),
+        Run(u64),
     }
 
     fn op() -> impl Strategy<Value = GOp> {
@@ -1673,6 +1678,7 @@ mod tests {
             1 => ((0usize..4), 0u8..5, -20i32..20)
                 .prop_map(|(c, p, v)| GOp::Op(Op::Change(c, attrs_for(p, v)))),
             1 => ((0usize..12), 0u32..4).prop_map(|(t, g)| GOp::Move(t, g)),
+            2 => (1u64..8_000_000).prop_map(GOp::Run),
         ]
     }
 
@@ -1687,22 +1693,27 @@ mod tests {
     }
 
     /// The cgroups of the property tests: /g0 (shares 2048) with /g0/g1 (100) inside,
-    /// and /g2 (1024); group ids 1..=3.
-    fn tree() -> Vec<Cgroup> {
-        let group = |path: &str, parent, shares| Cgroup {
+    /// and /g2 (1024); group ids 1..=3. With `quotas`, /g0 may run 6 ms per 10 ms, /g0/g1
+    /// 2 ms per 5 ms with a 1 ms burst, and /g2 3 ms per 20 ms (the slice 1 ms), so that
+    /// run queues throttle and unthrottle often, at two levels.
+    fn tree(quotas: bool) -> Vec<Cgroup> {
+        let group = |path: &str, parent, shares, bw: (i64, u64, u64)| Cgroup {
             path: path.into(),
             parent: Some(parent),
             cpu: CpuCgroup {
                 shares: Some(shares),
+                cfs_quota_us: quotas.then_some(bw.0),
+                cfs_period_us: quotas.then_some(bw.1),
+                cfs_burst_us: quotas.then_some(bw.2),
                 ..CpuCgroup::default()
             },
             cpuset_cpus: None,
         };
         vec![
             Cgroup::root(),
-            group("/g0", 0, 2048),
-            group("/g0/g1", 1, 100),
-            group("/g2", 0, 1024),
+            group("/g0", 0, 2048, (6_000, 10_000, 0)),
+            group("/g0/g1", 1, 100, (2_000, 5_000, 1_000)),
+            group("/g2", 0, 1024, (3_000, 20_000, 0)),
         ]
     }
 
@@ -1715,13 +1726,16 @@ mod tests {
             ncpu in 1usize..4,
             tasks in proptest::collection::vec((0u8..5, -20i32..20, 1u32..16, 0u32..4), 1..12),
             ops in proptest::collection::vec(op(), 1..250),
+            quotas in proptest::bool::ANY,
         ) {
             let specs: Vec<(SchedAttrs, CpuMask)> = tasks
                 .iter()
                 .map(|&(k, v, m, _)| (attrs_for(k, v), mask_of_bits(m)))
                 .collect();
-            let mut d = Driver::new(linux_cfs(ncpu), ncpu, 250, &specs);
-            d.core.ctx.set_groups(&tree());
+            let mut stack = linux_cfs(ncpu);
+            stack.set_param("sched_cfs_bandwidth_slice_us", "1000").unwrap();
+            let mut d = Driver::new(stack, ncpu, 250, &specs);
+            d.core.ctx.set_groups(&tree(quotas));
             for (i, &(.., g)) in tasks.iter().enumerate() {
                 d.core.move_group(TaskId(i as u32), g);
             }
@@ -1732,6 +1746,10 @@ mod tests {
                     GOp::Move(t, g) => {
                         d.core.move_group(TaskId((t % tasks.len()) as u32), g);
                         d.core.process_resched();
+                    }
+                    GOp::Run(dt) => {
+                        let to = d.core.ctx.now() + dt;
+                        d.core.run_until(to);
                     }
                 }
                 d.check();

@@ -1248,6 +1248,7 @@ impl Scheduler for LinuxEevdf {
     /// hierarchy.
     fn enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
         self.ensure(ctx, Some(t));
+        self.h.bw.setup(ctx);
         let e = Ent::task(t);
         let (w, inv) = weight_of(&ctx.task(t).attrs);
         if self.se[e.idx()].delayed {
@@ -2062,7 +2063,8 @@ mod tests {
     type Checked = Observed<LinuxEevdf, InHookChecks>;
 
     /// What EEVDF keeps true after every operation, beyond what every policy must
-    /// (`Driver::check`): the hierarchy's counts and weights, monotonic min_vruntime, each
+    /// (`Driver::check`): the hierarchy's counts and weights (tasks below a throttled run
+    /// queue not counted above it) and its bandwidth bookkeeping, monotonic min_vruntime, each
     /// queued entity in its run queue's tree or its current entity, the treaps and their
     /// sums, Σ w·lag = 0 on every run queue, and delayed tasks counted
     /// only where they wait.
@@ -2087,9 +2089,10 @@ mod tests {
             let mut nr = 0;
             for i in 0..ctx.nr_tasks() {
                 let t = TaskId(i as u32);
+                let leaf = s.h.rq_of_group(ctx.task(t).group, cpu);
                 if ctx.task(t).on_rq && ctx.task(t).cpu == cpu {
                     assert!(!s.delayed(t), "{t:?} queued and delayed");
-                    nr += 1;
+                    nr += u32::from(!s.h.bw.throttled_hierarchy(leaf));
                 }
             }
             assert_eq!(s.nr_runnable(cpu), nr);
@@ -2099,11 +2102,13 @@ mod tests {
         }
     }
 
-    /// A random operation, or a task moved to another group (`sched_move_task`).
+    /// A random operation, a task moved to another group (`sched_move_task`), or time
+    /// passing with the policy timers (the CFS bandwidth timers) firing on the way.
     #[derive(Clone, Copy, Debug)]
     enum GOp {
         Op(Op),
         Move(usize, u32),
+        Run(u64),
     }
 
     fn op() -> impl Strategy<Value = GOp> {
@@ -2117,6 +2122,7 @@ mod tests {
             1 => ((0usize..4), 0u8..4, -20i32..20)
                 .prop_map(|(c, p, v)| GOp::Op(Op::Change(c, attrs_for(p, v)))),
             1 => ((0usize..12), 0u32..4).prop_map(|(t, g)| GOp::Move(t, g)),
+            2 => (1u64..8_000_000).prop_map(GOp::Run),
         ]
     }
 
@@ -2133,22 +2139,27 @@ mod tests {
     }
 
     /// The cgroups of the property tests: /g0 (shares 2048) with /g0/g1 (100) inside,
-    /// and /g2 (1024); group ids 1..=3.
-    fn tree() -> Vec<Cgroup> {
-        let group = |path: &str, parent, shares| Cgroup {
+    /// and /g2 (1024); group ids 1..=3. With `quotas`, /g0 may run 6 ms per 10 ms, /g0/g1
+    /// 2 ms per 5 ms with a 1 ms burst, and /g2 3 ms per 20 ms (the slice 1 ms), so that
+    /// run queues throttle and unthrottle often, at two levels.
+    fn tree(quotas: bool) -> Vec<Cgroup> {
+        let group = |path: &str, parent, shares, bw: (i64, u64, u64)| Cgroup {
             path: path.into(),
             parent: Some(parent),
             cpu: CpuCgroup {
                 shares: Some(shares),
+                cfs_quota_us: quotas.then_some(bw.0),
+                cfs_period_us: quotas.then_some(bw.1),
+                cfs_burst_us: quotas.then_some(bw.2),
                 ..CpuCgroup::default()
             },
             cpuset_cpus: None,
         };
         vec![
             Cgroup::root(),
-            group("/g0", 0, 2048),
-            group("/g0/g1", 1, 100),
-            group("/g2", 0, 1024),
+            group("/g0", 0, 2048, (6_000, 10_000, 0)),
+            group("/g0/g1", 1, 100, (2_000, 5_000, 1_000)),
+            group("/g2", 0, 1024, (3_000, 20_000, 0)),
         ]
     }
 
@@ -2165,9 +2176,11 @@ mod tests {
             ncpu in 1usize..4,
             tasks in proptest::collection::vec((0u8..4, -20i32..20, 1u32..16, 0u32..4), 1..12),
             ops in proptest::collection::vec(op(), 1..250),
+            quotas in proptest::bool::ANY,
             features in 0u8..16,
         ) {
             let mut s = LinuxEevdf::new(ncpu);
+            s.set_param("sched_cfs_bandwidth_slice_us", "1000").unwrap();
             let flag = |b: u8| if features & b != 0 { "1" } else { "0" };
             s.set_param("run_to_parity", flag(1)).unwrap();
             s.set_param("place_deadline_initial", flag(2)).unwrap();
@@ -2179,7 +2192,7 @@ mod tests {
                 .collect();
             let checked = Observed::new(s, InHookChecks::default());
             let mut d = Driver::new(checked, ncpu, 250, &specs);
-            d.core.ctx.set_groups(&tree());
+            d.core.ctx.set_groups(&tree(quotas));
             for (i, &(.., g)) in tasks.iter().enumerate() {
                 d.core.move_group(TaskId(i as u32), g);
             }
@@ -2190,6 +2203,10 @@ mod tests {
                     GOp::Move(t, g) => {
                         d.core.move_group(TaskId((t % tasks.len()) as u32), g);
                         d.core.process_resched();
+                    }
+                    GOp::Run(dt) => {
+                        let to = d.core.ctx.now() + dt;
+                        d.core.run_until(to);
                     }
                 }
                 d.check();
