@@ -951,6 +951,12 @@ pub mod testing {
                 s.balance_callback(ctx, cpu, classes)
             })
         }
+        fn is_throttled(&self, t: TaskId) -> bool {
+            self.inner.is_throttled(t)
+        }
+        fn cfs_bandwidth(&self, g: GroupId) -> Option<crate::sched::CfsBandwidthStats> {
+            self.inner.cfs_bandwidth(g)
+        }
         fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
             self.inner.dynamic_prio(t)
         }
@@ -1177,7 +1183,7 @@ pub mod testing {
                         "{t:?} (runnable: {}) is queued {times} times",
                         v.on_rq
                     );
-                    if v.on_rq {
+                    if v.on_rq && !self.core.policy.is_throttled(t) {
                         assert!(ctx.curr(v.cpu).is_some(), "{t:?} waits on an idle CPU");
                     }
                 }

@@ -355,6 +355,13 @@ pub trait Scheduler {
         None
     }
 
+    /// Is the queued task `t` held back by bandwidth control (its CFS group, or an
+    /// ancestor, is throttled on its CPU)? Such a task may wait on an idle CPU.
+    fn is_throttled(&self, t: TaskId) -> bool {
+        let _ = t;
+        false
+    }
+
     /// Group `g`'s CFS bandwidth statistics (its `cpu.stat`), if the policy models CFS
     /// bandwidth and the group has a quota; read once the run is over.
     fn cfs_bandwidth(&self, g: GroupId) -> Option<CfsBandwidthStats> {

@@ -1419,6 +1419,11 @@ impl Scheduler for LinuxEevdf {
         self.h.bw.stats(g)
     }
 
+    fn is_throttled(&self, t: TaskId) -> bool {
+        let e = Ent::task(t);
+        e.idx() < self.h.nr_ents() && self.h.on_rq(e) && self.h.bw.throttled_hierarchy(self.h.rq_of(e))
+    }
+
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
         let se = self.se.get(Ent::task(t).idx())?;
         se.placed.then_some(("deadline", se.deadline))
@@ -2201,7 +2206,16 @@ mod tests {
                 match o {
                     GOp::Op(op) => d.apply(op),
                     GOp::Move(t, g) => {
-                        d.core.move_group(TaskId((t % tasks.len()) as u32), g);
+                        let t = TaskId((t % tasks.len()) as u32);
+                        d.core.move_group(t, g);
+                        // A task moved out of a throttled group while it waits on an idle
+                        // CPU waits on (`sched_move_task` reschedules only a running task)
+                        // until that CPU schedules again; the engine moves only running
+                        // tasks (rt-app's phase `taskgroup`), so here the CPU does at once.
+                        let cpu = d.core.ctx.task(t).cpu;
+                        if d.core.ctx.curr(cpu).is_none() {
+                            d.core.ctx.resched(cpu);
+                        }
                         d.core.process_resched();
                     }
                     GOp::Run(dt) => {

@@ -364,6 +364,14 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
         }
     }
 
+    fn is_throttled(&self, t: TaskId) -> bool {
+        match self.holder.get(t.idx()).copied().unwrap_or(NONE) {
+            HI => self.hi.is_throttled(t),
+            LO => self.lo.is_throttled(t),
+            _ => false,
+        }
+    }
+
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
         match self.holder.get(t.idx()).copied().unwrap_or(NONE) {
             HI => self.hi.dynamic_prio(t),
