@@ -701,7 +701,12 @@ impl LinuxCfs {
             }
             return;
         };
-        if curr == t || self.h.bw.throttled_hierarchy(self.h.rq_of(Ent::task(t))) {
+        if curr == t {
+            return;
+        }
+        if self.h.bw.throttled_hierarchy(self.h.rq_of(Ent::task(t))) {
+            // WF_FORK is a flag of this call only.
+            self.se[Ent::task(t).idx()].fork_wake = false;
             return;
         }
         let (se, pse) = (Ent::task(curr), Ent::task(t));

@@ -35,10 +35,15 @@
 //! differs where [`Era::V6_12`] says: a run queue throttled while empty starts its
 //! `throttled_clock` only when an entity is enqueued on it (`enqueue_entity`,
 //! l.5460-5473), so `throttled_time` counts only time with something waiting;
-//! `set_delayed`/`clear_delayed` stop at a throttled run queue; and the pick checks every
-//! level's runtime on its way down. The per-task throttle model that later replaced
-//! hierarchy throttling (tasks throttled on their return to user space,
-//! `task_throttle_setup_work`) is not in 6.12 and not modelled.
+//! `set_delayed`/`clear_delayed` stop at a throttled run queue; and `pick_task_fair` checks
+//! every level's runtime on its way down, where 6.1's `pick_next_task_fair` checks the
+//! levels that had a current entity (here the previous task's path, whose levels its
+//! `put_prev` checked already: the same run queues throttle either way). The task-based
+//! throttle model that replaced hierarchy throttling after 6.12 (a task of a throttled
+//! hierarchy leaves its run queue on its way back to user space, `task_throttle_setup_work`;
+//! the "sched/fair: task based throttle model" series, in mainline from 6.18 — its
+//! absence from 6.12.117 was checked here, the release it entered was not) is not
+//! modelled.
 //! Written from the specification; no kernel code is copied.
 //!
 //! What is modelled: the pool with its quota, period and burst (`runtime = min(runtime +
