@@ -405,3 +405,32 @@ fn the_slack_timer_hands_returned_runtime_to_a_throttled_cpu() {
         );
     }
 }
+
+/// The period timer stops once a period passes in which no run queue asked for runtime
+/// (`cfs_b->idle` set by one expiry, the timer not restarted by the next): a run without a
+/// duration ends two period boundaries after its last task exits, at the expiry that
+/// finds the group idle. 150 ms of work at 20 ms per 100 ms ends in the eighth period.
+#[test]
+fn the_period_timer_stops_after_an_idle_period() {
+    let text = r#"{
+        "tasks": {"t": {"loop": 3, "run": 50000, "taskgroup": "/a"}},
+        "schedlab": {"machine": {"cpus": 1}, "cgroups": {"/a": {"cpu.cfs_quota_us": 20000}}}
+    }"#;
+    for sched in FAIR {
+        let cfg = SimConfig {
+            scheduler: Some(sched.into()),
+            check: true,
+            ..SimConfig::default()
+        };
+        let out = schedlab_sim::simulate_text(text, &cfg).unwrap();
+        let r = out.json();
+        let exit = r["summary"]["makespan_ns"].as_u64().unwrap();
+        assert_eq!(
+            exit / (100 * MS),
+            7,
+            "{sched}: the last task exited at {exit} ns"
+        );
+        assert_eq!(r["run"]["sim_ns"], 900 * MS, "{sched}");
+        assert_eq!(counter(&out, "/a", "nr_periods"), 9, "{sched}");
+    }
+}
