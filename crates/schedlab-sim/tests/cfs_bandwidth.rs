@@ -434,3 +434,39 @@ fn the_period_timer_stops_after_an_idle_period() {
         assert_eq!(counter(&out, "/a", "nr_periods"), 9, "{sched}");
     }
 }
+
+/// Runtime is handed out in slices (`sched_cfs_bandwidth_slice_us`): with 8 ms per 100 ms
+/// for two busy loops on two CPUs, the run queue that asks first takes a whole 5 ms slice
+/// and the two share the 3 ms left, so one CPU gets most of the quota; with 1 ms slices
+/// they take turns and split it evenly. Either way the group gets its 8 ms per period.
+#[test]
+fn the_slice_tunable_sets_how_runtime_is_handed_to_cpus() {
+    let text = r#"{
+        "tasks": {"hog": {"instance": 2, "loop": -1, "run": 100000, "taskgroup": "/a"}},
+        "schedlab": {"machine": {"cpus": 2, "hz": 1000},
+                     "cgroups": {"/a": {"cpu.cfs_quota_us": 8000}}}
+    }"#;
+    for sched in FAIR {
+        for slice in [5_000u64, 1_000] {
+            let cfg = SimConfig {
+                scheduler: Some(sched.into()),
+                params: vec![("sched_cfs_bandwidth_slice_us".into(), slice.to_string())],
+                check: true,
+                duration_ns: Some(1_000 * MS),
+                ..SimConfig::default()
+            };
+            let out = schedlab_sim::simulate_text(text, &cfg).unwrap();
+            let (a, b) = (cpu_ns(&out, "hog"), cpu_ns(&out, "hog-1"));
+            assert!(
+                (80 * MS..=81 * MS).contains(&(a + b)),
+                "{sched}, slice {slice}: {a} + {b}"
+            );
+            let apart = a.abs_diff(b);
+            if slice == 1_000 {
+                assert!(apart <= 2 * MS, "{sched}, slice {slice}: {a} and {b}");
+            } else {
+                assert!(apart >= 20 * MS, "{sched}, slice {slice}: {a} and {b}");
+            }
+        }
+    }
+}
