@@ -220,7 +220,7 @@ pub trait Scheduler {
 
     /// Does this policy model `feature`? `Err` says why not (the kernel it models has no
     /// such thing); a run whose spec uses it goes on without it, and the result says so
-    /// in `run.notes`. The default: no policy models either unless it says so.
+    /// in `run.notes`. The default: a policy models none of them unless it says so.
     fn models(&self, feature: Feature) -> Result<(), String> {
         Err(feature.not_modelled_by(self.info().name))
     }
