@@ -889,10 +889,11 @@ impl Hierarchy {
     /// The bookkeeping every operation must leave consistent (for tests): each run
     /// queue's entity count and weight are those of the entities queued on it, and each
     /// group's total is the sum over its run queues; a group entity is queued exactly when
-    /// its run queue is neither empty nor throttled; each run queue's task counts are those of the tasks
-    /// queued below it up to a throttled run queue; a queued task sits in its group's run
-    /// queue on its CPU; a run queue's current entity is queued there or was dequeued from
-    /// there; the bandwidth bookkeeping holds ([`Hierarchy::check_bandwidth`]).
+    /// its run queue is neither empty nor throttled; each run queue's task counts are
+    /// those of the tasks queued below it up to a throttled run queue; a queued task sits
+    /// in its group's run queue on its CPU; a run queue's current entity is queued there
+    /// or was dequeued from there; the bandwidth bookkeeping holds
+    /// ([`Hierarchy::check_bandwidth`]).
     #[doc(hidden)]
     pub fn check(&self, ctx: &Ctx) -> Result<(), String> {
         let n = self.rqs.len();
