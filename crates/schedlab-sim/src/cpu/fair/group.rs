@@ -819,8 +819,9 @@ pub fn put_prev_task<C: GroupClass + ?Sized>(c: &mut C, ctx: &mut Ctx, t: TaskId
 
 /// `pick_next_task_fair`: `pick_task_fair` picks an entity per level from `cpu`'s root
 /// run queue down to a task, changing nothing but what a completed delayed dequeue or a
-/// throttled level (`check_cfs_rq_runtime`) changes (then it starts again from the root); only then does `set_next_task_fair`
-/// make the task's entity and each ancestor current, from the task up. Setting a level
+/// throttled level (`check_cfs_rq_runtime`) changes (then it starts again from the
+/// root); only then does `set_next_task_fair` make the task's entity and each ancestor
+/// current, from the task up. Setting a level
 /// during the descent would leave a group entity out of its tree and no longer current
 /// when a delayed dequeue below it restarts the pick.
 pub fn pick_next_task<C: GroupClass + ?Sized>(
