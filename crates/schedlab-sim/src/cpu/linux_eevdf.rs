@@ -1421,7 +1421,8 @@ impl Scheduler for LinuxEevdf {
 
     fn is_throttled(&self, t: TaskId) -> bool {
         let e = Ent::task(t);
-        e.idx() < self.h.nr_ents() && self.h.on_rq(e) && self.h.bw.throttled_hierarchy(self.h.rq_of(e))
+        let queued = e.idx() < self.h.nr_ents() && self.h.on_rq(e);
+        queued && self.h.bw.throttled_hierarchy(self.h.rq_of(e))
     }
 
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {

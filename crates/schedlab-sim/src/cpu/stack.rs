@@ -44,8 +44,8 @@
 
 use crate::ctx::Ctx;
 use crate::sched::{
-    BalanceKind, CfsBandwidthStats, ClassSet, DequeueKind, EnqueueKind, Feature, FiredTimer, PolicyInfo, Scheduler,
-    WakeKind,
+    BalanceKind, CfsBandwidthStats, ClassSet, DequeueKind, EnqueueKind, Feature, FiredTimer,
+    PolicyInfo, Scheduler, WakeKind,
 };
 use crate::types::{fair, CpuId, GroupId, Policy, SchedAttrs, TaskId};
 
