@@ -56,7 +56,7 @@
 
 pub use crate::ctx::{Ctx, TaskView};
 pub use crate::timer::{ClassSet, FiredTimer, TimerId};
-use crate::types::{CpuId, GroupId, SchedAttrs, TaskId};
+use crate::types::{CpuId, CpuMask, GroupId, SchedAttrs, TaskId};
 
 /// Why a task is being enqueued (kernel ENQUEUE_* flags).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,6 +159,23 @@ impl Feature {
     }
 }
 
+/// One request a task makes of the kernel's scheduling calls (`sched_setattr`,
+/// `sched_setaffinity`) as the run will make it: at its start, then at each phase that
+/// changes its attributes or CPUs. See [`Scheduler::admit`].
+#[derive(Clone, Debug)]
+pub struct AdmissionRequest {
+    /// Index of the task in the spec (a task's requests come together, in order).
+    pub task: usize,
+    /// The JSON path of what is requested (the task, or the phase).
+    pub path: String,
+    /// The attributes in force after the request.
+    pub attrs: SchedAttrs,
+    /// The CPUs the task may use after the request (its `cpus` within its cgroup's).
+    pub affinity: CpuMask,
+    /// How many copies of the task run (`instances`).
+    pub instances: u32,
+}
+
 /// A tunable a policy exposes (plugsched put these in `/sys/cpusched/<sched>/<param>`).
 #[derive(Clone, Debug)]
 pub struct ParamInfo {
@@ -203,6 +220,16 @@ pub trait Scheduler {
                 self.info().name
             ));
         }
+        Ok(())
+    }
+
+    /// Admission control over the whole run, before it starts: the requests every task
+    /// will make to the kernel (its own attributes and affinity, then each phase's), in
+    /// spec order. `Err` says why one would be refused (e.g. `sched_dl_overflow`'s EBUSY),
+    /// naming the request's JSON path; the run then fails before it starts. The default
+    /// admits everything.
+    fn admit(&self, nr_cpus: usize, requests: &[AdmissionRequest]) -> Result<(), String> {
+        let _ = (nr_cpus, requests);
         Ok(())
     }
 

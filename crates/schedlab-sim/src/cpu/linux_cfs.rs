@@ -1288,8 +1288,11 @@ impl FairRq for LinuxCfs {
 
 // ------------------------------------------------------------------------------ policy
 
+use super::dl_bandwidth::DlKernel;
+use super::linux_dl::LinuxDl;
+
 /// The `linux-cfs` policy: the RT class above CFS.
-pub type LinuxCfsStack = Stacked<LinuxRt, LinuxCfs>;
+pub type LinuxCfsStack = Stacked<LinuxDl, Stacked<LinuxRt, LinuxCfs>>;
 
 /// Summary line of the `linux-cfs` policy.
 pub const LINUX_CFS_SUMMARY: &str =
@@ -1304,14 +1307,15 @@ pub const LINUX_CFS_SOURCE: &str = "torvalds/linux kernel/sched/fair.c (v5.7-era
 
 /// The `linux-cfs` policy for a machine with `nr_cpus` CPUs.
 pub fn linux_cfs(nr_cpus: usize) -> LinuxCfsStack {
+    let meta = StackMeta {
+        name: "linux-cfs",
+        summary: LINUX_CFS_SUMMARY,
+        source: LINUX_CFS_SOURCE,
+    };
     Stacked::new(
-        LinuxRt::new(nr_cpus),
-        LinuxCfs::new(nr_cpus),
-        StackMeta {
-            name: "linux-cfs",
-            summary: LINUX_CFS_SUMMARY,
-            source: LINUX_CFS_SOURCE,
-        },
+        LinuxDl::new(nr_cpus, DlKernel::V6_1),
+        Stacked::new(LinuxRt::new(nr_cpus), LinuxCfs::new(nr_cpus), meta),
+        meta,
     )
 }
 
@@ -1574,7 +1578,7 @@ mod tests {
     fn check_stack(core: &SchedCore<LinuxCfsStack>, last_min: &mut Vec<i64>) {
         let ctx = &core.ctx;
         let n = ctx.nr_tasks();
-        let cfs = &core.policy.lo;
+        let cfs = &core.policy.lo.lo;
         cfs.h.check(ctx).unwrap();
         last_min.resize(cfs.rqs.len(), i64::MIN);
         for (i, last) in last_min.iter_mut().enumerate() {
@@ -1619,7 +1623,7 @@ mod tests {
                 }
             }
             // RT never leaves a CPU running fair work while it has RT work queued.
-            if core.policy.hi.has_queued(cpu) {
+            if core.policy.lo.hi.has_queued(cpu) {
                 let cur = ctx.curr(cpu).expect("RT work queued on an idle CPU");
                 assert!(
                     ctx.task(cur).attrs.prio() < 100,

@@ -1501,8 +1501,11 @@ impl FairRq for LinuxEevdf {
 
 // ------------------------------------------------------------------------------ policy
 
+use super::dl_bandwidth::DlKernel;
+use super::linux_dl::LinuxDl;
+
 /// The `linux-eevdf` policy: the RT class above EEVDF.
-pub type LinuxEevdfStack = Stacked<LinuxRt, LinuxEevdf>;
+pub type LinuxEevdfStack = Stacked<LinuxDl, Stacked<LinuxRt, LinuxEevdf>>;
 
 /// Summary line of the `linux-eevdf` policy.
 pub const LINUX_EEVDF_SUMMARY: &str =
@@ -1517,14 +1520,15 @@ pub const LINUX_EEVDF_SOURCE: &str = "torvalds/linux kernel/sched/fair.c (6.6-6.
 
 /// The `linux-eevdf` policy for a machine with `nr_cpus` CPUs.
 pub fn linux_eevdf(nr_cpus: usize) -> LinuxEevdfStack {
+    let meta = StackMeta {
+        name: "linux-eevdf",
+        summary: LINUX_EEVDF_SUMMARY,
+        source: LINUX_EEVDF_SOURCE,
+    };
     Stacked::new(
-        LinuxRt::new(nr_cpus),
-        LinuxEevdf::new(nr_cpus),
-        StackMeta {
-            name: "linux-eevdf",
-            summary: LINUX_EEVDF_SUMMARY,
-            source: LINUX_EEVDF_SOURCE,
-        },
+        LinuxDl::new(nr_cpus, DlKernel::V6_12),
+        Stacked::new(LinuxRt::new(nr_cpus), LinuxEevdf::new(nr_cpus), meta),
+        meta,
     )
 }
 
