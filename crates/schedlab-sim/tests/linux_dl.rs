@@ -473,3 +473,65 @@ fn runs_are_deterministic() {
         assert_eq!(one, two, "{sched}");
     }
 }
+
+/// Random mixes of deadline, RT and fair tasks on one to three CPUs — deadline tasks that
+/// sleep, yield, fork-free phases that leave SCHED_DEADLINE and come back, with GRUB and
+/// HRTICK_DL on or off — run with the engine's invariants checked after every event.
+#[test]
+fn random_mixes_keep_the_engine_invariants() {
+    let mut seed = 0xd1_5eedu64;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for case in 0..40 {
+        let cpus = 1 + next(3) as u32;
+        let mut tasks = serde_json::Map::new();
+        for i in 0..(2 + next(5)) {
+            let period = 1_000 * (2 + next(30));
+            let runtime = (period * (1 + next(10)) / 100).max(2);
+            let run = 100 + next(3 * runtime);
+            let sleep = next(2 * period);
+            let t = match next(4) {
+                0 => json!({"policy": "SCHED_FIFO", "priority": 1 + next(99), "loop": 30,
+                            "run": run, "sleep": sleep}),
+                1 => json!({"policy": "SCHED_OTHER", "loop": 30, "run": run, "sleep": sleep}),
+                2 => json!({
+                    "policy": "SCHED_DEADLINE", "dl-runtime": runtime, "dl-period": period,
+                    "loop": 10,
+                    "phases": {
+                        "dl": {"loop": 2, "run": run, "yield": "", "sleep": sleep},
+                        "fair": {"policy": "SCHED_OTHER", "loop": 2, "run": run, "sleep": sleep},
+                        "back": {"policy": "SCHED_DEADLINE", "dl-runtime": runtime,
+                                 "dl-period": period, "loop": 2, "run": run},
+                    }
+                }),
+                _ => json!({
+                    "policy": "SCHED_DEADLINE", "dl-runtime": runtime, "dl-period": period,
+                    "dl-deadline": (period * (50 + next(50)) / 100).max(runtime), "loop": 30,
+                    "timer": {"ref": format!("unique_{i}"), "period": period},
+                    "run": run,
+                }),
+            };
+            tasks.insert(format!("t{i}"), t);
+        }
+        let hz = [100, 250, 1000][next(3) as usize];
+        let spec = Run {
+            spec: json!({"tasks": tasks, "schedlab": {"machine": {"cpus": cpus, "hz": hz}}}),
+            duration_ns: Some(300 * MS),
+        };
+        let params = [
+            ("dl_reclaim", ["0", "1"][next(2) as usize]),
+            ("hrtick_dl", ["0", "1"][next(2) as usize]),
+        ];
+        for sched in STACKS {
+            match try_run(&spec, sched, &params) {
+                Ok(_) => {}
+                // An over-subscribed draw is refused before it runs.
+                Err(e) => assert!(refusal(e).contains("EBUSY"), "{sched} case {case}"),
+            }
+        }
+    }
+}

@@ -1017,16 +1017,16 @@ impl Scheduler for LinuxDl {
                     let reserved = self.kernel.fair_server_bw() as f64 * nr_cpus as f64
                         / super::dl_bandwidth::BW_UNIT as f64;
                     let fair = if reserved > 0.0 {
-                        format!(", of which {reserved:.3} is held by the fair servers")
+                        format!(" (the CPUs' fair servers hold {reserved:.3} of it)")
                     } else {
                         String::new()
                     };
                     return Err(format!(
                         "{}: sched_setattr() fails with EBUSY: admitting this task's \
-                         bandwidth {:.3} would raise the deadline bandwidth to {:.3}, over \
-                         the root domain's limit {:.3} (sched_rt_runtime_us/\
-                         sched_rt_period_us = {limit:.3} × {nr_cpus} CPUs){fair} \
-                         (sched_dl_overflow, {})",
+                         bandwidth {:.3} would raise the deadline bandwidth to {:.3}{fair}, \
+                         over the root domain's limit {:.3} (sched_rt_runtime_us / \
+                         sched_rt_period_us = {limit:.3} per CPU, {nr_cpus} CPU(s); \
+                         sched_dl_overflow, {})",
                         r.path,
                         bw as f64 / super::dl_bandwidth::BW_UNIT as f64,
                         (total + bw) as f64 / super::dl_bandwidth::BW_UNIT as f64,
