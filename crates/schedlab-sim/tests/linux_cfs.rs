@@ -1,4 +1,4 @@
-//! `linux-cfs` (rt > fair class stack): behaviour pinned to kernel/sched/fair.c (v5.4 CFS),
+//! `linux-cfs` (dl > rt > fair class stack): behaviour pinned to kernel/sched/fair.c (v5.4 CFS),
 //! kernel/sched/rt.c and core.c, driven through the scheduler core (`SchedCore`: task
 //! starts, wake-ups, blocks, ticks and `schedule()` in the kernel's hook order, every task
 //! a CPU hog), plus end-to-end runs through `simulate`.

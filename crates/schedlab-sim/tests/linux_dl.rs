@@ -368,9 +368,25 @@ fn admission_refuses_a_restricted_affinity() {
         10_000,
         json!({"a": dl(1_000, 10_000, json!({"cpus": [0], "run": 1_000}))}),
     );
+    // A phase that narrows the CPUs of a deadline task: sched_setaffinity() fails.
+    let later = machine(
+        2,
+        10_000,
+        json!({"a": dl(1_000, 10_000, json!({"phases": {
+            "p0": {"run": 1_000},
+            "p1": {"cpus": [1], "run": 1_000},
+        }}))}),
+    );
     for sched in STACKS {
         let e = refusal(try_run(&spec, sched, &[]).expect_err("affinity"));
-        assert!(e.contains("$.tasks.a") && e.contains("EPERM"), "{e}");
+        assert!(e.contains("$.tasks.a:") && e.contains("EPERM"), "{e}");
+        let e = refusal(try_run(&later, sched, &[]).expect_err("affinity"));
+        assert!(
+            e.contains("$.tasks.a.phases.p1") && e.contains("EBUSY"),
+            "{e}"
+        );
+        // With no bandwidth limit (sched_rt_runtime_us = -1) the rule is not enforced.
+        try_run(&spec, sched, &[("sched_rt_runtime_us", "-1")]).unwrap();
     }
 }
 

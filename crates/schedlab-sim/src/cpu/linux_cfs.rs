@@ -1296,13 +1296,14 @@ pub type LinuxCfsStack = Stacked<LinuxDl, Stacked<LinuxRt, LinuxCfs>>;
 
 /// Summary line of the `linux-cfs` policy.
 pub const LINUX_CFS_SUMMARY: &str =
-    "Linux v5.4 CFS with SCHED_FIFO/RR above it (rt > fair class stack), SMP push/pull and \
-     load balancing";
+    "Linux v5.4 CFS with SCHED_FIFO/RR and Linux 6.1's SCHED_DEADLINE above it (dl > rt > \
+     fair class stack), SMP push/pull and load balancing";
 
 /// Source citation of the `linux-cfs` policy.
 pub const LINUX_CFS_SOURCE: &str = "torvalds/linux kernel/sched/fair.c (v5.7-era copy 00061968, \
      CFS core = v5.4: place_entity, check_preempt_tick, pick_next_entity, check_preempt_wakeup, \
-     task_fork_fair, load_balance), kernel/sched/rt.c (v5.10-era copy 00d6a8a7), core.c \
+     task_fork_fair, load_balance), kernel/sched/rt.c (v5.10-era copy 00d6a8a7), \
+     kernel/sched/deadline.c and cpudeadline.c (Linux 6.1), core.c \
      sched_prio_to_weight/wmult and pick_next_task";
 
 /// The `linux-cfs` policy for a machine with `nr_cpus` CPUs.

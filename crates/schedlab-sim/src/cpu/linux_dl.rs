@@ -6,7 +6,7 @@
 //! - CBS: `replenish_dl_new_period` / `setup_new_dl_entity` (l. 775-835),
 //!   `replenish_dl_entity` (l. 837-907: postpone the deadline by periods until the runtime
 //!   is positive; a yielded task forfeits what it had left), `dl_entity_overflow` (l. 909-
-//!   933, both sides shifted by `DL_SCALE`), `update_dl_revised_wakeup` (l. 953-966: a
+//!   933, both sides shifted by `DL_SCALE`), `update_dl_revised_wakeup` (l. 956-966: a
 //!   constrained task keeps its deadline with `runtime = dl_density × laxity`),
 //!   `update_dl_entity` (l. 1018-1035), `dl_next_period` / `start_dl_timer` (l. 1037-1108:
 //!   the replenishment timer at the next period's start, not armed when that is already
@@ -22,7 +22,7 @@
 //! - EDF per CPU: the deadline-ordered tree (`__dl_less`: equal deadlines behind each
 //!   other; the running task stays in it), `pick_next_task_dl`, `check_preempt_curr_dl` /
 //!   `check_preempt_equal_dl` (l. 1915-1976), `dl_entity_preempt` (strictly earlier);
-//! - global EDF: `select_task_rq_dl` (l. 1835-1880), `find_later_rq` (l. 2138-2223) over
+//! - global EDF: `select_task_rq_dl` (l. 1833-1880), `find_later_rq` (l. 2138-2223) over
 //!   `cpudl_find` (cpudeadline.c l. 116-161: the free CPUs, else the CPU whose earliest
 //!   deadline is the latest), `find_lock_later_rq`, `push_dl_task` / `push_dl_tasks`
 //!   (l. 2329-2412), `pull_dl_task` (l. 2414-2508), `task_woken_dl` (l. 2510-2520),
@@ -30,9 +30,10 @@
 //!   (`update_dl_migration`: two queued deadline tasks, one of them migratory);
 //! - `switched_from_dl` / `switched_to_dl` / `prio_changed_dl` (l. 2621-2741);
 //! - admission: `sched_dl_overflow` (l. 2870-2934) and `__dl_overflow`; the affinity rule
-//!   of `__sched_setscheduler` (core.c l. 7655-7670: a task whose affinity is smaller than
-//!   its root domain cannot become SCHED_DEADLINE, EPERM) and of `dl_task_check_affinity`
-//!   (`sched_setaffinity` of such a task, EBUSY);
+//!   of `__sched_setscheduler` (core.c l. 7655-7669: while the deadline bandwidth is
+//!   enforced, a task whose affinity is smaller than its root domain, or any task when
+//!   the limit is 0, cannot become SCHED_DEADLINE, EPERM) and of `dl_task_check_affinity`
+//!   (core.c l. 8200-8212: `sched_setaffinity` of a deadline task to a smaller mask, EBUSY);
 //! - HRTICK_DL (`start_hrtick_dl`, `hrtick_start`'s 10 µs floor in core.c), off by default
 //!   (`SCHED_FEAT(HRTICK_DL, false)`, features.h l. 41).
 //!
@@ -977,37 +978,48 @@ impl Scheduler for LinuxDl {
     /// deadline tasks.
     fn admit(&self, nr_cpus: usize, requests: &[AdmissionRequest]) -> Result<(), String> {
         let machine = CpuMask::first_n(nr_cpus);
+        // dl_bandwidth_enabled(): sched_rt_runtime_us is not -1.
+        let enforced = self.global.bw.is_some();
+        let spans = |m: &CpuMask| !enforced || m.and(&machine) == machine;
         let mut total = self.kernel.fair_server_bw() * nr_cpus as u64;
         let mut i = 0;
         while i < requests.len() {
             let task = requests[i].task;
             let mut largest: Option<(u64, &AdmissionRequest)> = None;
-            let mut is_dl = false;
+            let mut prev: Option<SchedAttrs> = None;
             while i < requests.len() && requests[i].task == task {
                 let r = &requests[i];
                 i += 1;
-                if r.attrs.policy == Policy::Deadline {
-                    is_dl = true;
-                    let Some(p) = r.attrs.dl else { continue };
-                    if r.affinity.and(&machine) != machine {
-                        return Err(format!(
-                            "{}: a SCHED_DEADLINE task must be allowed on every CPU of its \
-                             root domain (the machine's {nr_cpus}): sched_setattr() refuses a \
-                             smaller affinity with EPERM",
-                            r.path
-                        ));
-                    }
-                    let period = if p.period_ns == 0 { p.deadline_ns } else { p.period_ns };
-                    let bw = super::dl_bandwidth::to_ratio(period, p.runtime_ns);
-                    if largest.is_none_or(|(b, _)| bw > b) {
-                        largest = Some((bw, r));
-                    }
-                } else if is_dl && r.affinity.and(&machine) != machine {
+                let only_cpus = prev == Some(r.attrs);
+                prev = Some(r.attrs);
+                if r.attrs.policy != Policy::Deadline {
+                    continue;
+                }
+                let Some(p) = r.attrs.dl else { continue };
+                if self.global.bw == Some(0) {
                     return Err(format!(
-                        "{}: a SCHED_DEADLINE task must be allowed on every CPU of its root \
-                         domain: sched_setaffinity() refuses a smaller mask with EBUSY",
+                        "{}: sched_setattr() refuses SCHED_DEADLINE with EPERM when no \
+                         deadline bandwidth is available (sched_rt_runtime_us = 0)",
                         r.path
                     ));
+                }
+                if !spans(&r.affinity) {
+                    let (call, err) = if only_cpus {
+                        ("sched_setaffinity", "EBUSY")
+                    } else {
+                        ("sched_setattr", "EPERM")
+                    };
+                    return Err(format!(
+                        "{}: a SCHED_DEADLINE task must be allowed on every CPU of its root \
+                         domain (the machine's {nr_cpus}): {call}() refuses a smaller affinity \
+                         with {err}",
+                        r.path
+                    ));
+                }
+                let period = if p.period_ns == 0 { p.deadline_ns } else { p.period_ns };
+                let bw = super::dl_bandwidth::to_ratio(period, p.runtime_ns);
+                if largest.is_none_or(|(b, _)| bw > b) {
+                    largest = Some((bw, r));
                 }
             }
             let Some((bw, r)) = largest else { continue };
