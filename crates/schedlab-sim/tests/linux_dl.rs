@@ -198,7 +198,7 @@ fn periodic(c: u64, t: u64, jobs: u64, name: &str) -> Value {
 /// hog does not disturb them.
 #[test]
 fn admitted_sets_on_one_cpu_meet_every_deadline() {
-    let mut seed = 0x5eed_d1u64;
+    let mut seed = 0x005e_edd1_u64;
     let mut next = |n: u64| {
         seed ^= seed << 13;
         seed ^= seed >> 7;
@@ -495,7 +495,7 @@ fn runs_are_deterministic() {
 /// HRTICK_DL on or off — run with the engine's invariants checked after every event.
 #[test]
 fn random_mixes_keep_the_engine_invariants() {
-    let mut seed = 0xd1_5eedu64;
+    let mut seed = 0x00d1_5eed_u64;
     let mut next = |n: u64| {
         seed ^= seed << 13;
         seed ^= seed >> 7;
