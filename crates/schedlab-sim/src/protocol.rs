@@ -951,6 +951,9 @@ pub mod testing {
                 s.balance_callback(ctx, cpu, classes)
             })
         }
+        fn dl_throttles(&self, t: TaskId) -> Option<u64> {
+            self.inner.dl_throttles(t)
+        }
         fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
             self.inner.dynamic_prio(t)
         }

@@ -354,6 +354,14 @@ pub trait Scheduler {
     /// The policy's notion of a task's dynamic priority, traced as a counter
     /// (`C|pid|<name>|<value>`) at every switch: prio for O(1)-style policies, vruntime for
     /// CFS, virtual deadline for EEVDF/BFS. `None` = nothing to report.
+    /// How often the deadline class throttled `t` with its runtime exhausted (the CBS
+    /// of SCHED_DEADLINE: the result's `dl_throttles`); `None` for a task that was never
+    /// SCHED_DEADLINE or a policy without a deadline class.
+    fn dl_throttles(&self, t: TaskId) -> Option<u64> {
+        let _ = t;
+        None
+    }
+
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
         let _ = t;
         None

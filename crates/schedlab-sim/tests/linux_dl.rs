@@ -179,6 +179,10 @@ fn greedy_task_is_held_to_its_bandwidth_over_every_window_of_whole_periods() {
                 total + periods * slack >= periods * q,
                 "{sched}: only {total} ns"
             );
+            // Its runtime ran out once in every period; the result counts those throttles
+            // for deadline tasks only.
+            assert_eq!(task(&out, "greedy")["dl_throttles"].as_u64(), Some(periods));
+            assert!(task(&out, "fair").get("dl_throttles").is_none());
         }
     }
 }

@@ -167,7 +167,9 @@ struct DlSe {
     running_bw_cpu: Option<CpuId>,
     dl_timer: Option<TimerId>,
     inactive_timer: Option<TimerId>,
-    /// Runtime exhaustions (throttles with runtime ≤ 0) and yields.
+    /// Was SCHED_DEADLINE at some point (its throttles are reported).
+    ever_dl: bool,
+    /// Runtime exhaustions (throttles with runtime ≤ 0; a yield is not counted).
     throttles: u64,
 }
 
@@ -298,19 +300,6 @@ impl LinuxDl {
         ctx.task(t).affinity.count() > 1
     }
 
-    /// The runtime consumed by `t`'s CBS so far in this instance, for tests.
-    pub fn runtime_left(&self, t: TaskId) -> Option<(i64, u64)> {
-        self.se
-            .get(t.idx())
-            .filter(|s| s.has_params)
-            .map(|s| (s.runtime, s.deadline))
-    }
-
-    /// How often `t` was throttled (runtime exhausted or yielded).
-    pub fn throttles(&self, t: TaskId) -> u64 {
-        self.se.get(t.idx()).map_or(0, |s| s.throttles)
-    }
-
     // ------------------------------------------------------------ parameters, bandwidth
 
     /// `__setparam_dl` from the task's attributes; `sched_dl_overflow`'s `__dl_add` /
@@ -339,6 +328,7 @@ impl LinuxDl {
         se.dl_bw = bw;
         se.dl_density = super::dl_bandwidth::to_ratio(p.deadline_ns, p.runtime_ns);
         se.has_params = true;
+        se.ever_dl = true;
         // dl_change_utilization (a task not queued) / the SAVE-RESTORE pair (queued): the
         // CPU's shares follow the new bandwidth.
         if let Some(c) = se.rq_bw_cpu {
@@ -642,7 +632,7 @@ impl LinuxDl {
         }
         let se = &mut self.se[t.idx()];
         se.dl_throttled = true;
-        se.throttles += 1;
+        se.throttles += u64::from(se.runtime <= 0);
         self.tree_remove(ctx, t);
         if !self.start_dl_timer(ctx, t) {
             self.replenish(ctx, t);
@@ -1323,6 +1313,13 @@ impl Scheduler for LinuxDl {
                 }
             }
         }
+    }
+
+    fn dl_throttles(&self, t: TaskId) -> Option<u64> {
+        self.se
+            .get(t.idx())
+            .filter(|s| s.ever_dl)
+            .map(|s| s.throttles)
     }
 
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {

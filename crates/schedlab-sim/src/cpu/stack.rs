@@ -383,6 +383,11 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
         }
     }
 
+    /// Either class may have throttled it (it may have left the class since).
+    fn dl_throttles(&self, t: TaskId) -> Option<u64> {
+        self.hi.dl_throttles(t).or_else(|| self.lo.dl_throttles(t))
+    }
+
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
         match self.holder.get(t.idx()).copied().unwrap_or(NONE) {
             HI => self.hi.dynamic_prio(t),
