@@ -555,3 +555,38 @@ fn random_mixes_keep_the_engine_invariants() {
         }
     }
 }
+
+/// The CBS wake-up rule (`update_dl_entity` / `dl_entity_overflow`): X (5 ms every 10 ms)
+/// runs 4 ms, sleeps, and wakes with 1 ms of runtime left before its deadline at 10 ms,
+/// while Y (9 ms every 15 ms, deadline 15 ms) runs. Woken at 5 ms, 1 ms in the 5 ms left is
+/// within X's bandwidth (0.2 ≤ 0.5): it keeps its deadline and preempts Y at once. Woken at
+/// 9.5 ms, 1 ms in 0.5 ms is not: it gets a new period (deadline 19.5 ms) and waits for Y
+/// to exhaust its runtime at 13 ms.
+#[test]
+fn cbs_wakeup_rule_keeps_or_renews_the_deadline() {
+    for (sleep_us, latency_ns) in [(1_000, 0), (5_500, 3_500_000)] {
+        let spec = machine(
+            1,
+            30_000,
+            json!({
+                "x": dl(5_000, 10_000, json!({"loop": 1, "phases": {
+                    "p1": {"run": 4_000, "sleep": sleep_us},
+                    "p2": {"run": 4_000},
+                }})),
+                "y": dl(9_000, 15_000, json!({"loop": 1, "run": 100_000})),
+            }),
+        );
+        for sched in STACKS {
+            // 0.5 + 0.6 is over the default admission limit: lifted.
+            let params = [("hrtick_dl", "1"), ("sched_rt_runtime_us", "-1")];
+            let out = run(&spec, sched, &params).json();
+            let x = &task(&out, "x")["wakeup_latency_ns"];
+            assert_eq!(x["count"], 1, "{sched}: the wake-up after the sleep");
+            assert_eq!(
+                x["max"].as_u64(),
+                Some(latency_ns),
+                "{sched} sleep {sleep_us} µs"
+            );
+        }
+    }
+}
