@@ -590,3 +590,33 @@ fn cbs_wakeup_rule_keeps_or_renews_the_deadline() {
         }
     }
 }
+
+/// `yield_task_dl`: a deadline task that yields gives up the rest of its runtime and is not
+/// run again before its next period, even with the CPU otherwise given to a fair hog.
+#[test]
+fn yield_waits_for_the_next_period() {
+    let spec = machine(
+        1,
+        100_000,
+        json!({
+            "d": dl(5_000, 10_000, json!({"loop": 10, "run": 1_000, "yield": ""})),
+            "fair": {"policy": "SCHED_OTHER", "run": 1_000_000},
+        }),
+    );
+    for sched in STACKS {
+        let (out, recs) = run_traced(&spec, sched, &[], "yield");
+        let end = out["run"]["sim_ns"].as_u64().unwrap();
+        let starts: Vec<u64> = running(&recs, tid(&out, "d"), end)
+            .iter()
+            .map(|&(s, _, _)| s)
+            .filter(|&s| s < end)
+            .collect();
+        let want: Vec<u64> = (0..10).map(|k| k * 10 * MS).collect();
+        assert_eq!(starts, want, "{sched}");
+        assert_eq!(
+            task(&out, "d")["dl_throttles"].as_u64(),
+            Some(0),
+            "yields only"
+        );
+    }
+}

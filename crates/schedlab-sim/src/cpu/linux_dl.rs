@@ -43,8 +43,10 @@
 //!   freed. rt-app's threads set their attributes when they start, at the beginning of the
 //!   run, and it exits when `sched_setattr` fails, so an over-subscribed set is refused
 //!   outright; a spec that would only overflow late (a phase switching to SCHED_DEADLINE
-//!   after another deadline task exited) is refused too. The root domain is the whole
-//!   machine (no exclusive cpusets);
+//!   after another deadline task exited) is refused too. Instances created by `fork`
+//!   events are not counted (how many there will be is known only as the run goes; in the
+//!   kernel a SCHED_DEADLINE thread cannot fork at all, `sched_fork` fails with EAGAIN).
+//!   The root domain is the whole machine (no exclusive cpusets);
 //! - runtime overruns are seen at the next tick (or, with `hrtick_dl=1`, at the hrtick);
 //!   the CPU capacity and frequency are the maximum, so runtime is consumed 1:1 without
 //!   GRUB;
