@@ -620,3 +620,36 @@ fn yield_waits_for_the_next_period() {
         );
     }
 }
+
+/// RT push and placement skip a CPU running a deadline task (cpupri's CPUPRI_HIGHER, set
+/// by `inc_dl_deadline`): with CPU 0 running a deadline task, CPU 1 a fair hog and CPU 2 an
+/// RT hog, a waking lower-priority RT task goes to CPU 1 and runs at once, rather than
+/// wait behind the deadline task on CPU 0.
+#[test]
+fn rt_tasks_are_not_sent_to_a_cpu_running_a_deadline_task() {
+    let spec = machine(
+        3,
+        200_000,
+        json!({
+            "d": dl(8_000, 10_000, json!({"loop": 1, "run": 1_000_000})),
+            "fair": {"policy": "SCHED_OTHER", "cpus": [1], "loop": 1, "run": 1_000_000},
+            "rt": {"policy": "SCHED_FIFO", "priority": 50, "cpus": [2], "loop": 1, "run": 1_000_000},
+            "r2": {"policy": "SCHED_FIFO", "priority": 40, "loop": 15, "sleep": 3_000, "run": 500},
+        }),
+    );
+    for sched in STACKS {
+        let (out, recs) = run_traced(&spec, sched, &[], "cpupri");
+        let end = out["run"]["sim_ns"].as_u64().unwrap();
+        assert_eq!(
+            runs_at(&running(&recs, tid(&out, "d"), end), MS),
+            Some(0),
+            "{sched}"
+        );
+        let r2 = task(&out, "r2");
+        assert_eq!(
+            r2["wakeup_latency_ns"]["max"].as_u64(),
+            Some(0),
+            "{sched}: {r2}"
+        );
+    }
+}
