@@ -1389,3 +1389,111 @@ impl SchedClass for LinuxDl {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::linux_cfs::{linux_cfs, LinuxCfsStack};
+    use crate::protocol::testing::strategies::{ops, tasks};
+    use crate::protocol::testing::{Driver, Op};
+    use crate::types::{fair, rt, DlParams};
+    use proptest::prelude::*;
+
+    /// Deadline (runtime 1..5 ms every 10..40 ms), FIFO and fair attributes.
+    fn attrs() -> impl Strategy<Value = SchedAttrs> + Clone {
+        (0u8..3, 1u64..5, 1u64..5, 0i32..99).prop_map(|(k, r, p, v)| match k {
+            0 => SchedAttrs {
+                policy: Policy::Deadline,
+                rt_priority: 0,
+                nice: 0,
+                dl: Some(DlParams {
+                    runtime_ns: r * 1_000_000,
+                    deadline_ns: p * 10_000_000,
+                    period_ns: p * 10_000_000,
+                }),
+                slice_ns: None,
+            },
+            1 => rt(Policy::Fifo, v + 1),
+            _ => fair(Policy::Other, v % 40 - 20),
+        })
+    }
+
+    /// What every policy keeps (`Driver::check`), but a throttled deadline task may wait
+    /// on an idle CPU for its replenishment; and the class's own bookkeeping: each CPU's
+    /// tree count, and the bandwidth sums of the CPUs and of the root domain.
+    fn check(d: &Driver<LinuxCfsStack>) {
+        let ctx = &d.core.ctx;
+        let dl = &d.core.policy.hi;
+        let mut seen = vec![0u32; ctx.nr_tasks()];
+        d.core.policy.for_each_queued(&mut |cpu, t| {
+            seen[t.idx()] += 1;
+            let v = ctx.task(t);
+            assert!(v.on_rq && v.cpu == cpu && v.affinity.contains(cpu), "{t:?}");
+        });
+        for (i, &times) in seen.iter().enumerate() {
+            let t = TaskId(i as u32);
+            let v = ctx.task(t);
+            if v.running {
+                assert!(times <= 1 && ctx.curr(v.cpu) == Some(t), "{t:?}");
+            } else {
+                assert_eq!(times, u32::from(v.on_rq), "{t:?}");
+                let throttled = dl.se.get(i).is_some_and(|s| s.dl_throttled);
+                if v.on_rq && !throttled {
+                    assert!(ctx.curr(v.cpu).is_some(), "{t:?} waits on an idle CPU");
+                }
+            }
+        }
+        for (c, rq) in dl.rqs.iter().enumerate() {
+            assert_eq!(rq.nr_running as usize, dl.tree.iter(c).count(), "cpu {c}");
+            let fs = dl.kernel.fair_server_bw();
+            let this: u64 = dl
+                .se
+                .iter()
+                .filter(|s| s.rq_bw_cpu == Some(CpuId(c as u32)))
+                .map(|s| s.dl_bw)
+                .sum::<u64>();
+            assert_eq!(rq.this_bw, fs + this, "this_bw of cpu {c}");
+            let running: u64 = dl
+                .se
+                .iter()
+                .filter(|s| s.running_bw_cpu == Some(CpuId(c as u32)))
+                .map(|s| s.dl_bw)
+                .sum();
+            assert_eq!(rq.running_bw, running, "running_bw of cpu {c}");
+        }
+        let admitted: u64 = dl.se.iter().filter(|s| s.admitted).map(|s| s.dl_bw).sum();
+        let servers = dl.kernel.fair_server_bw() * dl.rqs.len() as u64;
+        assert_eq!(dl.total_bw, servers + admitted, "total_bw");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+
+        /// Random operations through the scheduler core, with time passing through ticks
+        /// and the class's timers (replenishment, inactive, hrtick), tasks changing class
+        /// and parameters, yields and bounces.
+        #[test]
+        fn random_operations_keep_the_invariants(
+            cpus in 1usize..4,
+            reclaim in any::<bool>(),
+            hrtick in any::<bool>(),
+            specs in tasks(attrs()),
+            ops in proptest::collection::vec(ops(30_000_000, attrs()), 1..200),
+        ) {
+            let mut policy = linux_cfs(cpus);
+            policy.set_param("dl_reclaim", if reclaim { "1" } else { "0" }).unwrap();
+            policy.set_param("hrtick_dl", if hrtick { "1" } else { "0" }).unwrap();
+            let mut d = Driver::new(policy, cpus, 250, &specs);
+            for op in ops {
+                match op {
+                    Op::Advance(dt) => {
+                        let to = d.core.ctx.now() + dt;
+                        d.core.run_until(to);
+                    }
+                    op => d.apply(op),
+                }
+                check(&d);
+            }
+        }
+    }
+}
