@@ -1258,6 +1258,12 @@ impl Scheduler for LinuxDl {
                 ctx.resched(cpu);
             }
         } else {
+            // switched_to_dl: a task joining the class may overload its CPU; push (after a
+            // change of parameters the kernel leaves that to the CPU's next pick).
+            if Self::migratory(ctx, t) && self.rqs[cpu.idx()].overloaded() {
+                self.rqs[cpu.idx()].push_due = true;
+                ctx.queue_balance_callback(cpu);
+            }
             match Self::dl_curr(ctx, cpu) {
                 Some(curr) => self.check_preempt(ctx, cpu, t, curr),
                 None => ctx.resched(cpu),
