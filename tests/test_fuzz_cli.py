@@ -326,7 +326,8 @@ def test_mutated_specs_keep_the_bad_input_contract(workdir: Path,
 
 def test_the_seeds_are_valid_specs() -> None:
     """The fuzzer starts from specs that parse (a mutation is then the only fault); a few are
-    refused at the run stage by every scheduler (SCHED_DEADLINE), which is what they test."""
+    refused at the run stage (SCHED_DEADLINE by the schedulers without a deadline class),
+    which is what they test."""
     from schedlab import SimError, api
 
     for _name, text in seed_texts():

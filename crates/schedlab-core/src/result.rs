@@ -147,6 +147,10 @@ pub struct TaskResult {
     pub migrations: u64,
     pub activations: u64,
     pub deadline_misses: u64,
+    /// SCHED_DEADLINE tasks only: how often the CBS throttled the task with its runtime
+    /// exhausted (until its next period).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dl_throttles: Option<u64>,
     pub wakeup_latency_ns: Summary,
     pub response_ns: Summary,
 }

@@ -594,6 +594,44 @@ fn loops_forever(
     ))
 }
 
+/// The scheduling requests of every task, in spec order: its own attributes and CPUs at
+/// its start, then those of each phase that sets attributes or CPUs (a phase keeps what
+/// it does not set, as rt-app does), each affinity within the task's cgroup's CPUs.
+fn admission_requests(spec: &Spec, cpus: usize) -> Vec<sched::AdmissionRequest> {
+    let machine = types::CpuMask::first_n(cpus);
+    let mut out = Vec::new();
+    for (i, t) in spec.tasks.iter().enumerate() {
+        let group = schedlab_spec::model::group_cpus(&spec.cgroups, t.group)
+            .map_or(machine, |c| program::mask_of(c).and(&machine));
+        let mask = |c: &Option<Vec<u32>>| c.as_ref().map(|c| program::mask_of(c).and(&group));
+        let mut attrs = engine::attrs_of(&t.attr);
+        let mut affinity = mask(&t.cpus).unwrap_or(group);
+        let mut push = |path: String, attrs: types::SchedAttrs, affinity: types::CpuMask| {
+            out.push(sched::AdmissionRequest {
+                task: i,
+                path,
+                attrs,
+                affinity,
+                instances: t.instances,
+            })
+        };
+        push(task_path(t), attrs, affinity);
+        for p in &t.phases {
+            if p.attr.is_none() && p.cpus.is_none() {
+                continue;
+            }
+            if let Some(a) = &p.attr {
+                attrs = engine::attrs_of(a);
+            }
+            if let Some(m) = mask(&p.cpus) {
+                affinity = m;
+            }
+            push(phase_path(t, p), attrs, affinity);
+        }
+    }
+    out
+}
+
 /// A run that is only checked ([`check`]): the policy is built and prepared, never run.
 struct Checked<'a>(Run<'a>);
 
@@ -637,6 +675,9 @@ impl Run<'_> {
                 )));
             }
         }
+        policy
+            .admit(self.cpus, &admission_requests(self.spec, self.cpus))
+            .map_err(SimError::input)?;
         if self.end().is_none() {
             if let Some((t, why)) = self.spec.tasks.iter().find_map(loops_forever) {
                 return Err(SimError::input(format!(

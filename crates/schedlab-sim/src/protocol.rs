@@ -957,6 +957,9 @@ pub mod testing {
         fn cfs_bandwidth(&self, g: GroupId) -> Option<crate::sched::CfsBandwidthStats> {
             self.inner.cfs_bandwidth(g)
         }
+        fn dl_throttles(&self, t: TaskId) -> Option<u64> {
+            self.inner.dl_throttles(t)
+        }
         fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
             self.inner.dynamic_prio(t)
         }

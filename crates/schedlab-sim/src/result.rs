@@ -212,6 +212,7 @@ fn task<S: Scheduler>(e: &Engine<S>, src: &mut Source, i: usize, name: String) -
         migrations: e.core.ctx.counters[i].migrations,
         activations: m.activations,
         deadline_misses: m.deadline_misses,
+        dl_throttles: e.core.policy.dl_throttles(TaskId(i as u32)),
         wakeup_latency_ns: src.task(e, i, Series::Latency),
         response_ns: src.task(e, i, Series::Response),
     }

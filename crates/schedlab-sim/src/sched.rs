@@ -56,7 +56,7 @@
 
 pub use crate::ctx::{Ctx, TaskView};
 pub use crate::timer::{ClassSet, FiredTimer, TimerId};
-use crate::types::{CpuId, GroupId, SchedAttrs, TaskId};
+use crate::types::{CpuId, CpuMask, GroupId, SchedAttrs, TaskId};
 pub use schedlab_core::result::CfsBandwidthStats;
 
 /// Why a task is being enqueued (kernel ENQUEUE_* flags).
@@ -171,6 +171,23 @@ impl Feature {
     }
 }
 
+/// One request a task makes of the kernel's scheduling calls (`sched_setattr`,
+/// `sched_setaffinity`) as the run will make it: at its start, then at each phase that
+/// changes its attributes or CPUs. See [`Scheduler::admit`].
+#[derive(Clone, Debug)]
+pub struct AdmissionRequest {
+    /// Index of the task in the spec (a task's requests come together, in order).
+    pub task: usize,
+    /// The JSON path of what is requested (the task, or the phase).
+    pub path: String,
+    /// The attributes in force after the request.
+    pub attrs: SchedAttrs,
+    /// The CPUs the task may use after the request (its `cpus` within its cgroup's).
+    pub affinity: CpuMask,
+    /// How many copies of the task run (`instances`).
+    pub instances: u32,
+}
+
 /// A tunable a policy exposes (plugsched put these in `/sys/cpusched/<sched>/<param>`).
 #[derive(Clone, Debug)]
 pub struct ParamInfo {
@@ -215,6 +232,16 @@ pub trait Scheduler {
                 self.info().name
             ));
         }
+        Ok(())
+    }
+
+    /// Admission control over the whole run, before it starts: the requests every task
+    /// will make to the kernel (its own attributes and affinity, then each phase's), in
+    /// spec order. `Err` says why one would be refused (e.g. `sched_dl_overflow`'s EBUSY),
+    /// naming the request's JSON path; the run then fails before it starts. The default
+    /// admits everything.
+    fn admit(&self, nr_cpus: usize, requests: &[AdmissionRequest]) -> Result<(), String> {
+        let _ = (nr_cpus, requests);
         Ok(())
     }
 
@@ -339,6 +366,14 @@ pub trait Scheduler {
     /// The policy's notion of a task's dynamic priority, traced as a counter
     /// (`C|pid|<name>|<value>`) at every switch: prio for O(1)-style policies, vruntime for
     /// CFS, virtual deadline for EEVDF/BFS. `None` = nothing to report.
+    /// How often the deadline class throttled `t` with its runtime exhausted (the CBS
+    /// of SCHED_DEADLINE: the result's `dl_throttles`); `None` for a task that was never
+    /// SCHED_DEADLINE or a policy without a deadline class.
+    fn dl_throttles(&self, t: TaskId) -> Option<u64> {
+        let _ = t;
+        None
+    }
+
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
         let _ = t;
         None

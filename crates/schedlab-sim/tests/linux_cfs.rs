@@ -1,4 +1,4 @@
-//! `linux-cfs` (rt > fair class stack): behaviour pinned to kernel/sched/fair.c (v5.4 CFS),
+//! `linux-cfs` (dl > rt > fair class stack): behaviour pinned to kernel/sched/fair.c (v5.4 CFS),
 //! kernel/sched/rt.c and core.c, driven through the scheduler core (`SchedCore`: task
 //! starts, wake-ups, blocks, ticks and `schedule()` in the kernel's hook order, every task
 //! a CPU hog), plus end-to-end runs through `simulate`.
@@ -493,6 +493,21 @@ fn rr_rotates_every_100ms_of_ticks() {
 
 // ------------------------------------------------------------------ the class stack
 
+/// SCHED_DEADLINE with runtime 1 ms every 10 ms.
+fn attrs_dl() -> SchedAttrs {
+    SchedAttrs {
+        policy: Policy::Deadline,
+        rt_priority: 0,
+        nice: 0,
+        dl: Some(schedlab_spec::model::DlParams {
+            runtime_ns: MS,
+            deadline_ns: 10 * MS,
+            period_ns: 10 * MS,
+        }),
+        slice_ns: None,
+    }
+}
+
 #[test]
 fn stack_picks_rt_before_cfs_and_names_the_policy() {
     let mut core = SchedCore::bare(linux_cfs(1), 1, 1000);
@@ -508,8 +523,11 @@ fn stack_picks_rt_before_cfs_and_names_the_policy() {
     );
     assert_eq!(block(&mut core), Some(f));
     let s = &mut core.policy;
-    assert!(s.hi.owns(&rt(Policy::Rr, 3)) && !s.hi.owns(&fair(Policy::Other, 0)));
-    assert!(s.lo.owns(&fair(Policy::Idle, 0)) && s.lo.owns(&fair(Policy::Batch, 0)));
+    // dl > rt > fair.
+    let (dl_class, rt_class, fair_class) = (&s.hi, &s.lo.hi, &s.lo.lo);
+    assert!(dl_class.owns(&attrs_dl()) && !dl_class.owns(&rt(Policy::Rr, 3)));
+    assert!(rt_class.owns(&rt(Policy::Rr, 3)) && !rt_class.owns(&fair(Policy::Other, 0)));
+    assert!(fair_class.owns(&fair(Policy::Idle, 0)) && fair_class.owns(&fair(Policy::Batch, 0)));
     assert_eq!(s.dynamic_prio(f).map(|(n, _)| n), Some("vruntime"));
 
     let info = s.info();
@@ -525,6 +543,8 @@ fn stack_picks_rt_before_cfs_and_names_the_policy() {
         "sched_migration_cost_ns",
         "gentle_fair_sleepers",
         "start_debit",
+        "sched_rt_runtime_us",
+        "dl_reclaim",
     ] {
         assert!(names.contains(&want), "missing tunable {want}");
     }
@@ -534,20 +554,10 @@ fn stack_picks_rt_before_cfs_and_names_the_policy() {
     assert_eq!(dedup.len(), names.len(), "tunable names collide");
     s.set_param("sched_rr_timeslice_ms", "10").unwrap();
     s.set_param("sched_latency_ns", "12000000").unwrap();
-    assert_eq!(s.lo.tunables().latency, 12 * MS);
+    assert_eq!(s.lo.lo.tunables().latency, 12 * MS);
     assert!(s.set_param("bogus", "1").is_err());
 
-    let dl = SchedAttrs {
-        policy: Policy::Deadline,
-        rt_priority: 0,
-        nice: 0,
-        dl: None,
-        slice_ns: None,
-    };
-    assert_eq!(
-        s.accepts(&dl).unwrap_err(),
-        "SCHED_DEADLINE is not modelled by linux-cfs yet"
-    );
+    assert!(s.accepts(&attrs_dl()).is_ok(), "the deadline class runs it");
     assert!(
         s.accepts(&rt(Policy::Fifo, 0)).is_err(),
         "RT priority 0 is invalid"

@@ -1298,14 +1298,14 @@ fn task_with_deadline_phase(first: bool) -> Spec {
 
 /// `simulate` checks `Scheduler::accepts` for every template's own attributes only; the
 /// engine then applies the first phase's attributes at creation
-/// (`apply_phase_attrs_initial`) without asking the policy. So fp and linux-cfs, which
+/// (`apply_phase_attrs_initial`) without asking the policy. So fp and linux-o1, which
 /// both refuse SCHED_DEADLINE, run a SCHED_DEADLINE task: the result reports
-/// `"policy": "SCHED_DEADLINE"` under fp and under linux-cfs ("SCHED_DEADLINE is not
-/// modelled by linux-cfs yet"), and the policy's DL handling is whatever its fallback is.
+/// `"policy": "SCHED_DEADLINE"` under fp and under linux-o1, and the policy's DL handling
+/// is whatever its fallback is.
 #[test]
 fn bug_first_phase_attributes_bypass_accepts() {
     let s = task_with_deadline_phase(true);
-    for sched in ["fp", "linux-cfs"] {
+    for sched in ["fp", "linux-o1"] {
         if !available_schedulers().iter().any(|n| n == sched) {
             continue;
         }
@@ -1327,7 +1327,7 @@ fn bug_first_phase_attributes_bypass_accepts() {
 #[test]
 fn bug_later_phase_refused_attributes_are_not_bad_input() {
     let s = task_with_deadline_phase(false);
-    for sched in ["fp", "linux-cfs"] {
+    for sched in ["fp", "linux-o1"] {
         if !available_schedulers().iter().any(|n| n == sched) {
             continue;
         }

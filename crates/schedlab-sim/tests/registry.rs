@@ -127,7 +127,8 @@ fn every_listed_default_is_accepted_by_its_own_tunable() {
 
 /// No policy runs a SCHED_DEADLINE task as something else: one that does not model the
 /// class refuses it before the run starts (the trait's default refuses it too, so a policy
-/// written from the template cannot ignore a task's runtime, deadline and period).
+/// written from the template cannot ignore a task's runtime, deadline and period); the
+/// Linux stacks with a deadline class run it there.
 #[test]
 fn no_policy_ignores_a_sched_deadline_task() {
     let spec = r#"{"global": {"duration": 1},
@@ -139,6 +140,9 @@ fn no_policy_ignores_a_sched_deadline_task() {
             ..SimConfig::default()
         };
         match schedlab_sim::simulate_text(spec, &cfg) {
+            Ok(out) if ["linux-cfs", "linux-eevdf"].contains(&name) => {
+                assert_eq!(out.json()["tasks"][0]["policy"], "SCHED_DEADLINE", "{name}");
+            }
             Ok(out) => panic!("{name} ran it: {}", out.json()["tasks"][0]["policy"]),
             Err(e) => {
                 let msg = e.to_string();

@@ -21,13 +21,14 @@ fn json_files(d: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Files the engine refuses, and the start of its message: what they need is not
-/// modelled yet. (custom-slice.json's SCHED_OTHER thread with a custom slice is
-/// accepted, by linux-eevdf as Linux 6.12 does and by linux-cfs with a note; its
-/// SCHED_DEADLINE thread is what no policy here models.)
+/// Files the engine refuses, and the start of its message. (custom-slice.json's
+/// SCHED_OTHER thread with a custom slice is accepted, by linux-eevdf as Linux 6.12 does
+/// and by linux-cfs with a note; its SCHED_DEADLINE thread asks for a bandwidth of 1 —
+/// runtime = period = 200 ms — which the one-CPU machine's admission control refuses, as
+/// the kernel's `sched_dl_overflow` does with its default limit of 0.95.)
 const REFUSED: &[(&str, &str)] = &[(
     "custom-slice.json",
-    "$.tasks.thread1: SCHED_DEADLINE is not modelled by ",
+    "$.tasks.thread1: sched_setattr() fails with EBUSY",
 )];
 
 #[test]
@@ -67,8 +68,8 @@ fn every_accepted_example_runs() {
     assert_eq!(ran, 2 * 20, "20 examples ran under both schedulers");
 }
 
-/// custom-slice.json without its SCHED_DEADLINE thread (no policy here has a deadline
-/// class): thread0, SCHED_OTHER with dl-runtime 100 ms, runs under linux-eevdf, which
+/// custom-slice.json without its SCHED_DEADLINE thread (refused on one CPU, above):
+/// thread0, SCHED_OTHER with dl-runtime 100 ms, runs under linux-eevdf, which
 /// takes the runtime as its slice as Linux 6.12 does, and under linux-cfs, whose result
 /// says the custom slice was ignored.
 #[test]

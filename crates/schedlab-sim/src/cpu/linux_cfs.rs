@@ -1326,30 +1326,35 @@ impl FairRq for LinuxCfs {
 
 // ------------------------------------------------------------------------------ policy
 
+use super::dl_bandwidth::DlKernel;
+use super::linux_dl::LinuxDl;
+
 /// The `linux-cfs` policy: the RT class above CFS.
-pub type LinuxCfsStack = Stacked<LinuxRt, LinuxCfs>;
+pub type LinuxCfsStack = Stacked<LinuxDl, Stacked<LinuxRt, LinuxCfs>>;
 
 /// Summary line of the `linux-cfs` policy.
 pub const LINUX_CFS_SUMMARY: &str =
-    "Linux v5.4 CFS with SCHED_FIFO/RR above it (rt > fair class stack), SMP push/pull and \
-     load balancing";
+    "Linux v5.4 CFS with SCHED_FIFO/RR and Linux 6.1's SCHED_DEADLINE above it (dl > rt > \
+     fair class stack), SMP push/pull and load balancing";
 
 /// Source citation of the `linux-cfs` policy.
 pub const LINUX_CFS_SOURCE: &str = "torvalds/linux kernel/sched/fair.c (v5.7-era copy 00061968, \
      CFS core = v5.4: place_entity, check_preempt_tick, pick_next_entity, check_preempt_wakeup, \
-     task_fork_fair, load_balance), kernel/sched/rt.c (v5.10-era copy 00d6a8a7), core.c \
+     task_fork_fair, load_balance), kernel/sched/rt.c (v5.10-era copy 00d6a8a7), \
+     kernel/sched/deadline.c and cpudeadline.c (Linux 6.1), core.c \
      sched_prio_to_weight/wmult and pick_next_task";
 
 /// The `linux-cfs` policy for a machine with `nr_cpus` CPUs.
 pub fn linux_cfs(nr_cpus: usize) -> LinuxCfsStack {
+    let meta = StackMeta {
+        name: "linux-cfs",
+        summary: LINUX_CFS_SUMMARY,
+        source: LINUX_CFS_SOURCE,
+    };
     Stacked::new(
-        LinuxRt::new(nr_cpus),
-        LinuxCfs::new(nr_cpus),
-        StackMeta {
-            name: "linux-cfs",
-            summary: LINUX_CFS_SUMMARY,
-            source: LINUX_CFS_SOURCE,
-        },
+        LinuxDl::new(nr_cpus, DlKernel::V6_1),
+        Stacked::new(LinuxRt::new(nr_cpus), LinuxCfs::new(nr_cpus), meta),
+        meta,
     )
 }
 
@@ -1613,7 +1618,7 @@ mod tests {
     fn check_stack(core: &SchedCore<LinuxCfsStack>, last_min: &mut Vec<i64>) {
         let ctx = &core.ctx;
         let n = ctx.nr_tasks();
-        let cfs = &core.policy.lo;
+        let cfs = &core.policy.lo.lo;
         cfs.h.check(ctx).unwrap();
         last_min.resize(cfs.rqs.len(), i64::MIN);
         for (i, last) in last_min.iter_mut().enumerate() {
@@ -1659,7 +1664,7 @@ mod tests {
                 }
             }
             // RT never leaves a CPU running fair work while it has RT work queued.
-            if core.policy.hi.has_queued(cpu) {
+            if core.policy.lo.hi.has_queued(cpu) {
                 let cur = ctx.curr(cpu).expect("RT work queued on an idle CPU");
                 assert!(
                     ctx.task(cur).attrs.prio() < 100,

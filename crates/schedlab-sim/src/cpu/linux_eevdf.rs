@@ -1538,30 +1538,35 @@ impl FairRq for LinuxEevdf {
 
 // ------------------------------------------------------------------------------ policy
 
+use super::dl_bandwidth::DlKernel;
+use super::linux_dl::LinuxDl;
+
 /// The `linux-eevdf` policy: the RT class above EEVDF.
-pub type LinuxEevdfStack = Stacked<LinuxRt, LinuxEevdf>;
+pub type LinuxEevdfStack = Stacked<LinuxDl, Stacked<LinuxRt, LinuxEevdf>>;
 
 /// Summary line of the `linux-eevdf` policy.
 pub const LINUX_EEVDF_SUMMARY: &str =
-    "Linux 6.6+ EEVDF fair class with SCHED_FIFO/RR above it (rt > fair class stack), SMP \
-     push/pull and load balancing";
+    "Linux 6.6+ EEVDF fair class with SCHED_FIFO/RR and Linux 6.12's SCHED_DEADLINE above it \
+     (dl > rt > fair class stack), SMP push/pull and load balancing";
 
 /// Source citation of the `linux-eevdf` policy.
 pub const LINUX_EEVDF_SOURCE: &str = "torvalds/linux kernel/sched/fair.c (6.6-6.9 tree, \
      reference index file 2155571: avg_vruntime, entity_lag, vruntime_eligible, pick_eevdf, \
-     update_deadline, place_entity, check_preempt_wakeup), kernel/sched/rt.c, core.c \
+     update_deadline, place_entity, check_preempt_wakeup), kernel/sched/rt.c, \
+     kernel/sched/deadline.c and cpudeadline.c (Linux 6.12), core.c \
      sched_prio_to_weight/wmult; Stoica & Abdel-Wahab, EEVDF, TR-95-22 (1995)";
 
 /// The `linux-eevdf` policy for a machine with `nr_cpus` CPUs.
 pub fn linux_eevdf(nr_cpus: usize) -> LinuxEevdfStack {
+    let meta = StackMeta {
+        name: "linux-eevdf",
+        summary: LINUX_EEVDF_SUMMARY,
+        source: LINUX_EEVDF_SOURCE,
+    };
     Stacked::new(
-        LinuxRt::new(nr_cpus),
-        LinuxEevdf::new(nr_cpus),
-        StackMeta {
-            name: "linux-eevdf",
-            summary: LINUX_EEVDF_SUMMARY,
-            source: LINUX_EEVDF_SOURCE,
-        },
+        LinuxDl::new(nr_cpus, DlKernel::V6_12),
+        Stacked::new(LinuxRt::new(nr_cpus), LinuxEevdf::new(nr_cpus), meta),
+        meta,
     )
 }
 

@@ -200,6 +200,7 @@ fn spans_cpus(aff: &CpuMask) -> bool {
 /// cpupri levels: lower = less important work on the CPU.
 const CPUPRI_IDLE: i32 = 0;
 const CPUPRI_NORMAL: i32 = 1;
+const CPUPRI_HIGHER: i32 = 2 + MAX_RT_PRIO;
 
 impl LinuxRt {
     /// An RT class for a machine with `nr_cpus` CPUs.
@@ -280,8 +281,13 @@ impl LinuxRt {
         ctx.curr(cpu).map_or(140, |c| ctx.task(c).attrs.prio())
     }
 
-    /// The cpupri level of `cpu` (`cpupri_set`: IDLE, NORMAL, then RT99..RT0 upwards).
+    /// The cpupri level of `cpu` (`cpupri_set`: IDLE, NORMAL, then RT99..RT0 upwards, and
+    /// CPUPRI_HIGHER above them all for a CPU running a deadline task, which
+    /// `inc_dl_deadline` sets in Linux 6.x so that no RT task is pushed there).
     fn cpupri(&self, ctx: &Ctx, cpu: CpuId) -> i32 {
+        if ctx.curr(cpu).is_some_and(|c| ctx.task(c).attrs.policy == Policy::Deadline) {
+            return CPUPRI_HIGHER;
+        }
         match self.first_prio(cpu) {
             Some(p) => 2 + (MAX_RT_PRIO - 1 - p as i32),
             None if ctx.curr(cpu).is_some() => CPUPRI_NORMAL,

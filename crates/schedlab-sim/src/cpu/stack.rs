@@ -36,7 +36,8 @@
 //!   highest class 0, then down the stack; nested stacks count on), so timers a class arms
 //!   and balance callbacks it queues come back to that class alone: `timer` and
 //!   `balance_callback` are routed by that index (each class has its own timer namespace);
-//! - tunables are the union of both classes' tunables (names must not collide);
+//! - tunables are the union of both classes' tunables; a name both list is one sysctl
+//!   both read, set in both;
 //! - `models` (custom slices, fair group scheduling, CFS bandwidth) and `cfs_bandwidth`
 //!   are answered by the class that runs fair-class tasks.
 //!
@@ -44,8 +45,8 @@
 
 use crate::ctx::Ctx;
 use crate::sched::{
-    BalanceKind, CfsBandwidthStats, ClassSet, DequeueKind, EnqueueKind, Feature, FiredTimer,
-    PolicyInfo, Scheduler, WakeKind,
+    AdmissionRequest, BalanceKind, CfsBandwidthStats, ClassSet, DequeueKind, EnqueueKind,
+    Feature, FiredTimer, PolicyInfo, Scheduler, WakeKind,
 };
 use crate::types::{fair, CpuId, GroupId, Policy, SchedAttrs, TaskId};
 
@@ -174,9 +175,15 @@ impl<Hi: SchedClass, Lo: SchedClass> Stacked<Hi, Lo> {
 }
 
 impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
+    /// A name both classes list is one sysctl they both read (e.g. `sched_rt_runtime_us`,
+    /// the RT class's throttling and the deadline class's admission limit): listed once.
     fn info(&self) -> PolicyInfo {
         let mut params = self.hi.info().params;
-        params.extend(self.lo.info().params);
+        for p in self.lo.info().params {
+            if !params.iter().any(|q| q.name == p.name) {
+                params.push(p);
+            }
+        }
         PolicyInfo {
             name: self.meta.name,
             summary: self.meta.summary,
@@ -185,19 +192,25 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
         }
     }
 
+    /// Set in every class that lists the name (a shared sysctl is set in both).
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
-        if self.hi.info().params.iter().any(|p| p.name == name) {
-            self.hi.set_param(name, value)
-        } else if self.lo.info().params.iter().any(|p| p.name == name) {
-            self.lo.set_param(name, value)
-        } else {
+        let in_hi = self.hi.info().params.iter().any(|p| p.name == name);
+        let in_lo = self.lo.info().params.iter().any(|p| p.name == name);
+        if in_hi {
+            self.hi.set_param(name, value)?;
+        }
+        if in_lo {
+            self.lo.set_param(name, value)?;
+        }
+        if !(in_hi || in_lo) {
             let known = self.info().params;
-            Err(super::tunables::unknown(
+            return Err(super::tunables::unknown(
                 self.meta.name,
                 name,
                 known.iter().map(|p| p.name),
-            ))
+            ));
         }
+        Ok(())
     }
 
     fn accepts(&self, attrs: &SchedAttrs) -> Result<(), String> {
@@ -210,6 +223,12 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
                 self.meta.name
             )),
         }
+    }
+
+    /// Both classes check the requests (each those of its own tasks).
+    fn admit(&self, nr_cpus: usize, requests: &[AdmissionRequest]) -> Result<(), String> {
+        self.hi.admit(nr_cpus, requests)?;
+        self.lo.admit(nr_cpus, requests)
     }
 
     /// Asked of the class that runs fair-class tasks: every feature concerns them.
@@ -370,6 +389,11 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
             LO => self.lo.is_throttled(t),
             _ => false,
         }
+    }
+
+    /// Either class may have throttled it (it may have left the class since).
+    fn dl_throttles(&self, t: TaskId) -> Option<u64> {
+        self.hi.dl_throttles(t).or_else(|| self.lo.dl_throttles(t))
     }
 
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {

@@ -19,8 +19,9 @@
 //!
 //! schedlab is stricter than rt-app where rt-app would fail later or silently do nothing:
 //! priorities are range-checked against the resolved policy (FIFO/RR 1..=99, nice -20..=19,
-//! DEADLINE 0), DEADLINE parameters must satisfy the kernel's
-//! `1024 ns ≤ runtime ≤ deadline ≤ period`, and `dl-*` on a non-DEADLINE policy is an error.
+//! DEADLINE 0), DEADLINE parameters must satisfy the kernel's `__checkparam_dl`
+//! (`1024 ns ≤ runtime ≤ deadline ≤ period`, 100 µs ≤ period ≤ 2^22 µs), and `dl-*` on a
+//! non-DEADLINE policy is an error.
 
 use super::get::{self, Obj};
 use crate::json::Json;
@@ -187,7 +188,16 @@ fn check_priority(policy: Policy, prio: i32, path: &str) -> Result<(), SpecError
     Ok(())
 }
 
-/// DEADLINE parameters from the keys, or an error naming what is missing or inconsistent.
+/// Shortest SCHED_DEADLINE period (or deadline, when the period is 0) the kernel accepts:
+/// `sysctl_sched_dl_period_min` (100 µs) of `__checkparam_dl` (kernel/sched/deadline.c,
+/// Linux 6.1 l. 20-27 and 2970-3015; the same in 6.12).
+pub const DL_PERIOD_MIN_NS: u64 = 100_000;
+/// Longest: `sysctl_sched_dl_period_max` (2^22 µs, about 4 s).
+pub const DL_PERIOD_MAX_NS: u64 = (1 << 22) * 1000;
+
+/// DEADLINE parameters from the keys, or an error naming what is missing or inconsistent
+/// (`__checkparam_dl`: runtime ≥ 2^DL_SCALE ns, runtime ≤ deadline ≤ period, the period
+/// within the sysctl limits).
 fn dl_params(k: &SchedKeys) -> Result<DlParams, SpecError> {
     let (runtime, rpath) = k.runtime.clone().ok_or_else(|| {
         SpecError::new(
@@ -219,6 +229,19 @@ fn dl_params(k: &SchedKeys) -> Result<DlParams, SpecError> {
             format!(
                 "expected dl-period ≥ dl-deadline ({} µs), found {} µs",
                 deadline / 1000,
+                period / 1000
+            ),
+        ));
+    }
+    if !(DL_PERIOD_MIN_NS..=DL_PERIOD_MAX_NS).contains(&period) {
+        return Err(SpecError::new(
+            ppath,
+            format!(
+                "expected dl-period within {} µs ..= {} µs (the kernel's default \
+                 sysctl_sched_dl_period_min_us and sched_dl_period_max_us: sched_setattr() \
+                 refuses other periods with EINVAL), found {} µs",
+                DL_PERIOD_MIN_NS / 1000,
+                DL_PERIOD_MAX_NS / 1000,
                 period / 1000
             ),
         ));
