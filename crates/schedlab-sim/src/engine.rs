@@ -1030,7 +1030,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 return self.effect(cpu, t);
             }
             Op::Run { .. } if self.cfg.kernel.softirqs => match self.softirq_cpu(t) {
-                Some(home) => self.take_softirq_work(home, t),
+                Some(home) => self.take_softirq_work(home),
                 None => self.draw_op_cost(t, op),
             },
             _ => self.draw_op_cost(t, op),
@@ -1241,10 +1241,11 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         self.arm_burst(cpu, left);
     }
 
-    /// An interrupt handler ran on `cpu` for `ns` (the tick; a timer's expiry, which ends
-    /// now): Linux charges its time to the task it interrupted (without
-    /// `IRQ_TIME_ACCOUNTING`), whose work is that much later. On an idle CPU it delays
-    /// nothing the model sees: the expiry's wake-up already comes after it.
+    /// An interrupt handler ran on `cpu` for `ns` (the tick with the softirq work its exit
+    /// runs; a sleep or policy timer's expiry): Linux charges its time to the task it
+    /// interrupted (without `IRQ_TIME_ACCOUNTING`), whose work is that much later, and so
+    /// is the end of softirq work it interrupts. On an idle CPU it delays nothing the model
+    /// sees: the expiry's wake-up, or the reschedule, already comes after it.
     fn charge_interrupt(&mut self, cpu: CpuId, ns: u64) {
         if ns == 0 {
             return;
@@ -1313,10 +1314,10 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     /// The tick on busy `cpu`, whose handler costs `tick`, raises its softirq work
     /// (`kernel.softirq_ns`); returns the part its interrupt exit runs in the interrupted
     /// context, with preemption off (the caller charges it and keeps the CPU from
-    /// rescheduling until it is done). Linux (kernel/softirq.c): `__irq_exit_rcu` → `invoke_softirq` →
-    /// `__do_softirq` runs the pending softirqs with preemption off, restarting while more
-    /// are raised, for at most `MAX_SOFTIRQ_TIME` (2 ms, since 3.8) and
-    /// `MAX_SOFTIRQ_RESTART` (10) rounds, then `wakeup_softirqd` leaves the rest to
+    /// rescheduling until it is done). Linux (kernel/softirq.c): `__irq_exit_rcu` →
+    /// `invoke_softirq` → `__do_softirq` runs the pending softirqs with preemption off,
+    /// restarting while more are raised, for at most `MAX_SOFTIRQ_TIME` (2 ms, since 3.8)
+    /// and `MAX_SOFTIRQ_RESTART` (10) rounds, then `wakeup_softirqd` leaves the rest to
     /// ksoftirqd; 2.6.17 has only the restart limit. Under PREEMPT_RT `invoke_softirq`
     /// only wakes the CPU's softirq thread. The thread wakes when the interrupt is over.
     fn tick_softirq(&mut self, cpu: CpuId, tick: u64) -> u64 {
@@ -1378,13 +1379,14 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         }
     }
 
-    /// The softirq work `cpu`'s thread `t` takes now: all that is pending (`handle_softirqs`
+    /// The softirq work `cpu`'s thread takes now: all that is pending (`handle_softirqs`
     /// run by `run_ksoftirqd`). Without `rt` it runs with bottom halves, and so preemption,
     /// off until done.
-    fn take_softirq_work(&mut self, cpu: CpuId, t: TaskId) -> u64 {
-        let work = std::mem::take(&mut self.softirq.pending[cpu.idx()]);
+    fn take_softirq_work(&mut self, cpu: CpuId) -> u64 {
+        let c = cpu.idx();
+        let work = std::mem::take(&mut self.softirq.pending[c]);
         if work > 0 && !self.cfg.kernel.threaded_softirqs() {
-            let c = self.core.ctx.tasks[t.idx()].cpu.idx();
+            // The thread is pinned: it runs on `cpu`.
             let until = self.core.ctx.now + work;
             self.softirq.busy_until[c] = self.softirq.busy_until[c].max(until);
         }
@@ -1500,7 +1502,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         self.softirq_cpu(t).is_some()
     }
 
-    /// `t` is the softirq thread of this CPU.
+    /// The CPU whose softirq thread `t` is (`None`: `t` is none).
     #[inline]
     fn softirq_cpu(&self, t: TaskId) -> Option<CpuId> {
         self.softirq.cpu_of(t, self.core.ctx.nr_cpus())

@@ -171,7 +171,8 @@ fn zero_softirq_costs_change_nothing() {
     );
     let zero = run(
         &rt_woken_after_a_tick(
-            r#"{"tick_ns": 5000, "softirq_ns": 0, "softirq_limit_ns": 0, "ktimers": true, "ksoftirqd_nice": 19}"#,
+            r#"{"tick_ns": 5000, "softirq_ns": 0, "softirq_limit_ns": 0,
+                "ktimers": true, "ksoftirqd_nice": 19}"#,
         ),
         "linux-cfs",
         true,
@@ -264,4 +265,32 @@ fn a_scheduler_without_the_threads_class_refuses_softirq_work() {
     let rt = spec(r#"{"preempt": "rt", "ktimers": true, "softirq_ns": 1000}"#);
     let out = schedlab_sim::simulate_policy(&rt, &cfg, policy()).expect("ktimers runs");
     assert_eq!(task_json(&out, "ktimers/0")["policy"], "SCHED_FIFO");
+}
+
+/// Without `rt` ksoftirqd runs its work with bottom halves, and so preemption, off; under
+/// `rt` a real-time task preempts it. HZ=100, one CPU: a SCHED_IDLE hog (which ksoftirqd
+/// preempts at once), 3 ms of softirq work at the tick at 10 ms with a 2 ms limit — the
+/// interrupt exit runs [10, 12) ms, ksoftirqd [12, 13) ms — and an RT task that sleeps until
+/// 12.5 ms.
+#[test]
+fn ksoftirqd_is_preemptible_only_under_rt() {
+    let latency = |preempt: &str| {
+        let spec = parse(&format!(
+            r#"{{
+            "tasks": {{
+                "hog": {{"loop": 15, "policy": "SCHED_IDLE", "run": 1000}},
+                "rt": {{"loop": 1, "policy": "SCHED_FIFO", "priority": 50,
+                        "sleep": 12500, "run": 100}}
+            }},
+            "schedlab": {{"machine": {{"cpus": 1, "hz": 100, "kernel":
+                {{"preempt": "{preempt}", "softirq_ns": 3000000}}}}}}
+        }}"#
+        ));
+        let out = run(&spec, "linux-cfs", true);
+        let l = task_json(&out, "rt")["wakeup_latency_ns"].clone();
+        assert_eq!(l["count"], 1, "{preempt}: {l}");
+        l["max"].as_u64().unwrap()
+    };
+    assert_eq!(latency("full"), 500 * US);
+    assert_eq!(latency("rt"), 0);
 }
