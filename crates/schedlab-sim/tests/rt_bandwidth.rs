@@ -463,3 +463,41 @@ mod invariant {
         }
     }
 }
+
+/// The period timers' work is counted (one unit per rt_rq visited: every CPU, each
+/// expiry), so with a cost per unit of scheduler work (`machine.sched_work_ps`) a shorter
+/// period costs the machine more time for the same share.
+#[test]
+fn short_periods_cost_more_scheduler_work() {
+    let spec = |period_us: u64| {
+        format!(
+            r#"{{"global": {{"duration": 2}},
+                "tasks": {{"rt": {{"policy": "SCHED_FIFO", "priority": 50, "loop": 1, "run": -1,
+                                  "taskgroup": "/g"}},
+                          "other": {{"loop": 1, "run": -1}}}},
+                "schedlab": {{"machine": {{"cpus": 2, "sched_work_ps": 100000}},
+                    "cgroups": {{"/g": {{"cpuset.cpus": "0", "cpu.rt_period_us": {period_us},
+                                         "cpu.rt_runtime_us": {}}}}}}}}}"#,
+            period_us / 2
+        )
+    };
+    let overhead = |r: &Value| -> u64 {
+        r["cpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["overhead_ns"].as_u64().unwrap())
+            .sum()
+    };
+    let (short, long) = (run(&spec(2_000)), run(&spec(200_000)));
+    let work = |r: &Value| r["run"]["work_units"].as_u64().unwrap();
+    // 1000 expiries against 10 over two seconds, each visiting both CPUs' rt_rqs (and
+    // the root group's timer, the same in both runs).
+    assert!(
+        work(&short) >= work(&long) + 2 * (1000 - 10),
+        "{} vs {}",
+        work(&short),
+        work(&long)
+    );
+    assert!(overhead(&short) > overhead(&long));
+}
