@@ -351,7 +351,8 @@ fn borrowing_follows_do_balance_runtime() {
     assert!((shares(&r, 3, secs)[0] - 42.5).abs() <= 0.1);
 }
 
-/// Two groups pinned to one CPU of two, 45 % each, with a SCHED_OTHER task beside them.
+/// Two groups pinned to one CPU of two, 45 % each, with a SCHED_OTHER task beside them
+/// (more than the 95 % the root allows cannot be asked for: admission control refuses it).
 /// Without sharing they get their 45 % each and the SCHED_OTHER task the remaining 10 %.
 /// With RT_RUNTIME_SHARE they ask for more than the CPU (each may borrow up to 90 %), and
 /// the kernel gives RT all of it: each group borrows from its idle rt_rq on CPU 1, and
@@ -405,6 +406,15 @@ fn two_groups_asking_for_more_than_a_cpu() {
     assert!(
         throttling(&r, "/").len() <= 1,
         "the root borrowed its way out of throttling"
+    );
+
+    // Runtimes that add up to more than the global limit cannot even be written: the
+    // kernel's admission control (`tg_rt_schedulable`) refuses them.
+    let over = text.replace("450000", "600000");
+    let e = run_with(&over, "linux-cfs", &[]).unwrap_err();
+    assert!(
+        e.contains("cpu.rt_runtime_us") && e.contains("EINVAL"),
+        "{e}"
     );
 }
 
@@ -500,4 +510,37 @@ fn short_periods_cost_more_scheduler_work() {
         work(&long)
     );
     assert!(overhead(&short) > overhead(&long));
+}
+
+/// Limits are hierarchical: time run in a child group counts against its parent too
+/// (`update_curr_rt` charges every level). /p has 40 % and its child /p/c 30 %; a
+/// higher-priority busy task in /p/c gets its 30 %, and a busy task in /p itself only the
+/// 10 % of /p's runtime that /p/c left.
+#[test]
+fn limits_are_hierarchical() {
+    let secs = 10;
+    let text = format!(
+        r#"{{"global": {{"duration": {secs}}},
+            "tasks": {{
+                "child": {{"policy": "SCHED_FIFO", "priority": 60, "loop": 1, "run": -1, "taskgroup": "/p/c"}},
+                "parent": {{"policy": "SCHED_FIFO", "priority": 50, "loop": 1, "run": -1, "taskgroup": "/p"}}}},
+            "schedlab": {{"machine": {{"cpus": 1}},
+                "cgroups": {{"/p": {{"cpu.rt_runtime_us": 400000}},
+                             "/p/c": {{"cpu.rt_runtime_us": 300000}}}}}}}}"#
+    );
+    let r = run(&text);
+    let total = (secs * 1000 * MS) as f64;
+    let pct = |t: &str| 100.0 * cpu_ns(&r, t) as f64 / total;
+    assert!(
+        (pct("child") - 30.0).abs() <= 0.1,
+        "child {:.3} %",
+        pct("child")
+    );
+    assert!(
+        (pct("parent") - 10.0).abs() <= 0.1,
+        "parent {:.3} %",
+        pct("parent")
+    );
+    assert_eq!(throttling(&r, "/p").len(), 1);
+    assert_eq!(throttling(&r, "/p/c").len(), 1);
 }
