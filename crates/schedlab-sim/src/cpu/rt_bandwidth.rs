@@ -370,6 +370,12 @@ impl RtBandwidth {
         idle
     }
 
+    /// Is any rt_rq throttled now?
+    #[cfg(test)]
+    pub fn any_throttled(&self) -> bool {
+        self.rqs.iter().any(|rq| rq.throttled)
+    }
+
     /// Every group's throttling per CPU (those ever throttled), with the time still
     /// throttled at `now` counted.
     pub fn stats(&self, now: Time) -> Vec<Throttling> {
