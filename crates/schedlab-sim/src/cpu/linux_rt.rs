@@ -410,8 +410,6 @@ pub struct LinuxRt {
     stale: Option<(GroupId, CpuId)>,
     /// The period timer's rt_rqs to queue again (kept to reuse its allocation).
     unthrottled: Vec<Unthrottled>,
-    /// The cgroups have been read.
-    configured: bool,
 }
 
 /// The RT class's tunables.
@@ -486,7 +484,6 @@ impl LinuxRt {
             groups: None,
             stale: None,
             unthrottled: Vec::new(),
-            configured: false,
         }
     }
 
@@ -526,7 +523,6 @@ impl LinuxRt {
     /// requeued in their groups.
     #[cold]
     fn read_groups(&mut self, ctx: &mut Ctx) {
-        self.configured = true;
         self.bw.configure(ctx);
         self.bw.share = self.params.rt_runtime_share;
         self.stale = None;
@@ -1126,6 +1122,7 @@ impl Scheduler for LinuxRt {
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
         tunables::set(&tunables(), &mut self.params, "linux-rt", name, value)?;
         self.active.set_kind(self.params.readyq);
+        self.bw.share = self.params.rt_runtime_share;
         Ok(())
     }
 
@@ -1296,7 +1293,7 @@ impl Scheduler for LinuxRt {
     /// (taken off its parent) and the CPU reschedules, as it does while any of them stays
     /// throttled.
     fn update_curr(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, delta_ns: u64) {
-        if delta_ns == 0 || !self.configured {
+        if delta_ns == 0 || self.bw.nr_groups() == 0 {
             return;
         }
         // The group it is queued in (`rt_rq_of_se`), which a group change updates only
