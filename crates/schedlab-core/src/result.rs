@@ -168,6 +168,17 @@ pub struct CpuResult {
     pub overhead_ns: u64,
 }
 
+/// How often and how long one cgroup's RT tasks were throttled on one CPU (its rt_rq
+/// there; the root group's is the global limit).
+#[derive(Clone, Debug, Serialize)]
+pub struct RtThrottleResult {
+    pub cpu: usize,
+    /// Times it was throttled (its RT time passed its runtime).
+    pub throttles: u64,
+    /// Time it spent throttled, up to the end of the run.
+    pub throttled_ns: u64,
+}
+
 /// Per-device I/O totals.
 #[derive(Clone, Debug, Serialize)]
 pub struct DeviceResult {
@@ -192,6 +203,9 @@ pub struct GroupResult {
     /// CFS bandwidth control, as the group's `cpu.stat` shows it; `None` when the group
     /// has no quota or the policy does not model CFS bandwidth.
     pub cfs_bandwidth: Option<CfsBandwidthStats>,
+    /// RT throttling: the group's rt_rq on each CPU where it was ever throttled, in CPU
+    /// order (empty when it never was, or the policy has no RT bandwidth).
+    pub rt_throttling: Vec<RtThrottleResult>,
 }
 
 /// The CFS bandwidth counters of a group's `cpu.stat` (`struct cfs_bandwidth`).

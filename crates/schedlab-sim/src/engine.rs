@@ -1258,13 +1258,15 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         let busy_until = &mut self.softirq.busy_until[c];
         if *busy_until > self.core.ctx.now {
             // An interrupt inside softirq work: that work ends later.
-            *busy_until += ns;
+            *busy_until = busy_until.saturating_add(ns);
         }
         if self.core.ctx.cpus[c].overhead_left > 0 {
             // Interrupting the context switch: the switch ends later.
             self.core.ctx.cpus[c].overhead_left += ns;
         } else if self.rt[t.idx()].stage == Stage::Burst {
-            self.rt[t.idx()].burst_end += ns;
+            // A never-ending burst (`run: -1`) ends at u64::MAX and stays there.
+            let end = &mut self.rt[t.idx()].burst_end;
+            *end = end.saturating_add(ns);
         } else {
             // `runtime` (wall-clock) work, or between ops: nothing ends later.
             return;

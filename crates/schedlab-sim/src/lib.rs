@@ -330,28 +330,6 @@ fn sample_mode(out: &SampleOutput) -> Result<(metrics::SampleMode, Option<String
     })
 }
 
-/// What the spec asks for that this engine does not simulate: running it anyway would
-/// give an answer unlike the kernel's without a word, so the run is refused.
-fn unsimulated(spec: &Spec) -> Option<String> {
-    use schedlab_spec::model::CpuCgroup;
-    let g = spec.cgroups.iter().find(|g| {
-        let bandwidth = CpuCgroup {
-            shares: None,
-            uclamp_min: None,
-            uclamp_max: None,
-            cfs_period_us: None,
-            cfs_quota_us: None,
-            cfs_burst_us: None,
-            ..g.cpu.clone()
-        };
-        bandwidth != CpuCgroup::default()
-    })?;
-    Some(format!(
-        "{}: RT bandwidth (cpu.rt_*) is",
-        cgroup_path(&g.path)
-    ))
-}
-
 /// The JSON paths of the cgroups with a CFS quota (`cpu.cfs_quota_us` or `cpu.max` other
 /// than unlimited).
 fn cfs_limited_groups(spec: &Spec) -> Vec<String> {
@@ -360,6 +338,29 @@ fn cfs_limited_groups(spec: &Spec) -> Vec<String> {
         .filter(|g| g.cpu.cfs_quota_us.is_some_and(|q| q >= 0))
         .map(|g| cgroup_path(&g.path))
         .collect()
+}
+
+/// The first cgroup setting of RT bandwidth in the spec, as a JSON path
+/// (`$.schedlab.cgroups./g.cpu.rt_runtime_us`). A group whose runtime is -1
+/// (`RUNTIME_INF`, e.g. the root with the global limit lifted) limits nothing, so every
+/// policy honours it.
+fn rt_bandwidth_setting(spec: &Spec) -> Option<String> {
+    spec.cgroups.iter().find_map(|g| {
+        if g.rt_runtime_us() < 0 {
+            return None;
+        }
+        let key = if g.cpu.rt_runtime_us.is_some() {
+            "cpu.rt_runtime_us"
+        } else if g.cpu.rt_period_us.is_some() {
+            "cpu.rt_period_us"
+        } else {
+            return None;
+        };
+        Some(schedlab_spec::error::path_with_key(
+            &cgroup_path(&g.path),
+            key,
+        ))
+    })
 }
 
 /// The JSON path of the cgroup at `path` in `schedlab.cgroups`.
@@ -517,11 +518,6 @@ impl<'a> Run<'a> {
     ) -> Result<Self, SimError> {
         let (cpus, hz) = machine_of(spec, cfg)?;
         let topology = topology_of(spec, cpus)?;
-        if let Some(what) = unsimulated(spec) {
-            return Err(SimError::input(format!(
-                "{what} not simulated by this engine yet"
-            )));
-        }
         for g in &spec.cgroups {
             let set = g.cpuset_cpus.iter().flatten();
             if let Some(c) = set.into_iter().find(|&&c| c as usize >= cpus) {
@@ -679,6 +675,15 @@ impl Run<'_> {
             .admit(self.cpus, &admission_requests(self.spec, self.cpus))
             .map_err(SimError::input)?;
         self.accepts_softirq_threads(policy)?;
+        // RT bandwidth changes what RT tasks get: a policy that would ignore it refuses it.
+        if let Some(at) = rt_bandwidth_setting(self.spec) {
+            if let Err(why) = policy.models(sched::Feature::RtBandwidth) {
+                return Err(SimError::input(format!(
+                    "{at}: {why}, so it cannot honour this setting; run the spec under \
+                     linux-cfs or linux-eevdf, or remove the RT bandwidth settings"
+                )));
+            }
+        }
         if self.end().is_none() {
             if let Some((t, why)) = self.spec.tasks.iter().find_map(loops_forever) {
                 return Err(SimError::input(format!(

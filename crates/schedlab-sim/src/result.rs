@@ -2,8 +2,8 @@
 //! from a finished engine.
 
 use schedlab_core::result::{
-    CpuResult, DeviceResult, EngineKind, GroupResult, Headline as HeadlineOut, KernelInfo, RunInfo,
-    RunResult, RunSummary, SampleInfo, TaskResult, Totals, SCHEMA,
+    CpuResult, DeviceResult, EngineKind, GroupResult, Headline as HeadlineOut, KernelInfo,
+    RtThrottleResult, RunInfo, RunResult, RunSummary, SampleInfo, TaskResult, Totals, SCHEMA,
 };
 use schedlab_core::stats::{Histogram, Summary};
 use schedlab_spec::model::{Headline, Spec};
@@ -174,16 +174,29 @@ pub(crate) fn build<S: Scheduler>(e: &mut Engine<S>, spec: &Spec, meta: RunMeta<
     }
 }
 
-/// The cgroups whose policy state has statistics to report (their CFS bandwidth).
+/// The cgroups whose policy state has statistics to report (CFS bandwidth, RT throttling).
 fn group_results<S: Scheduler>(e: &Engine<S>, spec: &Spec) -> Vec<GroupResult> {
+    let mut throttling = e.core.policy.rt_throttling(e.core.ctx.now);
+    throttling.sort_by_key(|t| (t.group, t.cpu));
     spec.cgroups
         .iter()
         .enumerate()
         .filter_map(|(g, c)| {
-            let cfs_bandwidth = e.core.policy.cfs_bandwidth(g as crate::types::GroupId)?;
-            Some(GroupResult {
+            let g = g as crate::types::GroupId;
+            let cfs_bandwidth = e.core.policy.cfs_bandwidth(g);
+            let rt_throttling: Vec<RtThrottleResult> = throttling
+                .iter()
+                .filter(|t| t.group == g)
+                .map(|t| RtThrottleResult {
+                    cpu: t.cpu.idx(),
+                    throttles: t.throttles,
+                    throttled_ns: t.throttled_ns,
+                })
+                .collect();
+            (cfs_bandwidth.is_some() || !rt_throttling.is_empty()).then(|| GroupResult {
                 path: c.path.clone(),
-                cfs_bandwidth: Some(cfs_bandwidth),
+                cfs_bandwidth,
+                rt_throttling,
             })
         })
         .collect()

@@ -56,7 +56,7 @@
 
 pub use crate::ctx::{Ctx, TaskView};
 pub use crate::timer::{ClassSet, FiredTimer, TimerId};
-use crate::types::{CpuId, CpuMask, GroupId, SchedAttrs, TaskId};
+use crate::types::{CpuId, CpuMask, GroupId, SchedAttrs, TaskId, Time};
 pub use schedlab_core::result::CfsBandwidthStats;
 
 /// Why a task is being enqueued (kernel ENQUEUE_* flags).
@@ -135,6 +135,10 @@ pub enum Feature {
     /// (`cpu.cfs_quota_us`, `cpu.cfs_period_us`, `cpu.cfs_burst_us`, `cpu.max`,
     /// `cpu.max.burst`) limits the CPU time of its fair-class tasks.
     CfsBandwidth,
+    /// RT bandwidth (`cpu.rt_runtime_us` / `cpu.rt_period_us` of a cgroup, the root's
+    /// being the global `sched_rt_runtime_us` / `sched_rt_period_us`): RT throttling and
+    /// RT group scheduling (CONFIG_RT_GROUP_SCHED).
+    RtBandwidth,
 }
 
 impl Feature {
@@ -149,6 +153,10 @@ impl Feature {
             Feature::CfsBandwidth => {
                 "the CFS bandwidth limits (cpu.cfs_quota_us, cpu.max and their period and \
                  burst)"
+            }
+            Feature::RtBandwidth => {
+                "the cgroups' RT bandwidth (cpu.rt_runtime_us, cpu.rt_period_us) and RT \
+                 group scheduling"
             }
         }
     }
@@ -167,6 +175,10 @@ impl Feature {
             Feature::CfsBandwidth => {
                 format!("{policy} has no CFS bandwidth control (CONFIG_CFS_BANDWIDTH)")
             }
+            Feature::RtBandwidth => format!(
+                "{policy} has no RT throttling or RT group scheduling (only linux-cfs and \
+                 linux-eevdf, whose RT class models kernel/sched/rt.c's, do)"
+            ),
         }
     }
 }
@@ -186,6 +198,18 @@ pub struct AdmissionRequest {
     pub affinity: CpuMask,
     /// How many copies of the task run (`instances`).
     pub instances: u32,
+}
+
+/// How often and how long one group's RT tasks were throttled on one CPU (RT
+/// bandwidth), as [`Scheduler::rt_throttling`] reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Throttling {
+    pub group: GroupId,
+    pub cpu: CpuId,
+    /// Times the group's rt_rq on this CPU was throttled.
+    pub throttles: u64,
+    /// Time it spent throttled, up to `now`.
+    pub throttled_ns: u64,
 }
 
 /// A tunable a policy exposes (plugsched put these in `/sys/cpusched/<sched>/<param>`).
@@ -405,6 +429,13 @@ pub trait Scheduler {
     fn cfs_bandwidth(&self, g: GroupId) -> Option<CfsBandwidthStats> {
         let _ = g;
         None
+    }
+
+    /// RT throttling so far, at `now`: every group's rt_rq on every CPU that was ever
+    /// throttled (`nr_throttled`, time throttled). Empty for a policy without RT bandwidth.
+    fn rt_throttling(&self, now: Time) -> Vec<Throttling> {
+        let _ = now;
+        Vec::new()
     }
 
     /// Every task the policy holds in its run queues, with the CPU queue it sits on; used by

@@ -42,19 +42,6 @@ fn a_task_asking_for_cpus_outside_its_cpuset_gets_the_cpuset() {
     assert!(e.contains("cpus"), "{e}");
 }
 
-#[test]
-fn rt_bandwidth_settings_are_refused() {
-    let e = run(r#"{
-        "tasks": {"t": {"loop": 1, "run": 1000, "taskgroup": "/a"}},
-        "schedlab": {"machine": {"cpus": 1}, "cgroups": {"/a": {"cpu.rt_runtime_us": 0}}}
-    }"#)
-    .unwrap_err();
-    assert_eq!(
-        e,
-        "$.schedlab.cgroups[\"/a\"]: RT bandwidth (cpu.rt_*) is not simulated by this engine yet"
-    );
-}
-
 /// With every fair task in one group the group's entity is alone on the root run queue,
 /// whatever its shares, so the tasks share the CPU among themselves as without groups and
 /// each gets the same CPU time (the extra level only moves the fixed-point roundings of

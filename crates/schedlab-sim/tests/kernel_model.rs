@@ -16,7 +16,9 @@ fn parse(text: &str) -> schedlab_spec::model::Spec {
     schedlab_spec::parse_spec(text).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
-/// The span workload with `kernel` as `machine.kernel`.
+/// The span workload with `kernel` as `machine.kernel`. It lifts the global RT limit
+/// (`sched_rt_runtime_us` = -1, the root's `cpu.rt_runtime_us`): the limit's period timer
+/// would be one more hrtimer expiry, charged `timer_irq_ns` like the sleep timer under test.
 fn span_workload(kernel: &str) -> schedlab_spec::model::Spec {
     parse(&format!(
         r#"{{
@@ -29,7 +31,8 @@ fn span_workload(kernel: &str) -> schedlab_spec::model::Spec {
         }},
         "schedlab": {{
             "machine": {{"cpus": 1, "hz": 1000, "kernel": {kernel}}},
-            "pipes": {{"p": {{"capacity": 1048576, "op_cost_ns": 1000000, "byte_cost_ps": 0}}}}
+            "pipes": {{"p": {{"capacity": 1048576, "op_cost_ns": 1000000, "byte_cost_ps": 0}}}},
+            "cgroups": {{"/": {{"cpu.rt_runtime_us": -1}}}}
         }}
     }}"#
     ))

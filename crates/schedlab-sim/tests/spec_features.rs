@@ -7,13 +7,6 @@ fn run(text: &str) -> Result<schedlab_sim::SimOutput, RunError> {
     simulate_text(text, &SimConfig::default())
 }
 
-fn sim_error(text: &str) -> String {
-    match run(text) {
-        Err(RunError::Sim(e)) => e.message,
-        other => panic!("expected a run error, got {other:?}"),
-    }
-}
-
 #[test]
 fn run_for_ever_is_cut_by_the_duration() {
     let out = run(r#"{"global": {"duration": 1}, "tasks": {"t": {"loop": 1, "run": -1}}}"#)
@@ -22,18 +15,6 @@ fn run_for_ever_is_cut_by_the_duration() {
     assert_eq!(out.json()["run"]["sim_ns"], 1_000_000_000u64);
     assert_eq!(out.json()["tasks"][0]["cpu_ns"], 1_000_000_000u64);
     assert!(out.json()["summary"]["makespan_ns"].is_null());
-}
-
-#[test]
-fn cgroup_bandwidth_is_refused() {
-    let m = sim_error(
-        r#"{"tasks": {"t": {"loop": 1, "run": 10}},
-            "schedlab": {"cgroups": {"/": {"cpu.rt_runtime_us": 900000}}}}"#,
-    );
-    assert!(
-        m.starts_with("$.schedlab.cgroups[\"/\"]: RT bandwidth (cpu.rt_*) is not simulated"),
-        "{m}"
-    );
 }
 
 /// A custom slice (dl-runtime on a SCHED_OTHER task) runs under the default linux-cfs,

@@ -145,14 +145,14 @@ fn a_refused_phase_attribute_names_the_phase() {
 }
 
 #[test]
-fn cgroup_bandwidth_is_refused_by_validate_too() {
+fn rt_bandwidth_under_a_policy_without_it_is_refused_by_validate_too() {
     let m = refusal(
-        r#"{"tasks": {"t": {"loop": 1, "run": 10, "taskgroup": "/a"}},
+        r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "priority": 10, "loop": 1, "run": 10}},
             "schedlab": {"cgroups": {"/": {"cpu.rt_runtime_us": 900000}}}}"#,
-        Some("linux-cfs"),
+        Some("fp"),
     );
     assert!(
-        m.starts_with("$.schedlab.cgroups[\"/\"]: RT bandwidth"),
+        m.starts_with("$.schedlab.cgroups[\"/\"][\"cpu.rt_runtime_us\"]: fp has no RT throttling"),
         "{m}"
     );
 }

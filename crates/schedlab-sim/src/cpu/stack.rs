@@ -38,17 +38,18 @@
 //!   `balance_callback` are routed by that index (each class has its own timer namespace);
 //! - tunables are the union of both classes' tunables; a name both list is one sysctl
 //!   both read, set in both;
-//! - `models` (custom slices, fair group scheduling, CFS bandwidth) and `cfs_bandwidth`
-//!   are answered by the class that runs fair-class tasks.
+//! - `models` is answered by the class that runs the tasks concerned: fair-class tasks
+//!   for custom slices, fair group scheduling and CFS bandwidth (whose statistics,
+//!   `cfs_bandwidth`, come from that class too), SCHED_FIFO tasks for RT bandwidth.
 //!
 //! Cost: routing is O(1) per hook (one byte per task records the class holding it).
 
 use crate::ctx::Ctx;
 use crate::sched::{
     AdmissionRequest, BalanceKind, CfsBandwidthStats, ClassSet, DequeueKind, EnqueueKind,
-    Feature, FiredTimer, PolicyInfo, Scheduler, WakeKind,
+    Feature, FiredTimer, PolicyInfo, Scheduler, Throttling, WakeKind,
 };
-use crate::types::{fair, CpuId, GroupId, Policy, SchedAttrs, TaskId};
+use crate::types::{fair, rt, CpuId, GroupId, Policy, SchedAttrs, TaskId, Time};
 
 /// A scheduling class that can sit in a [`Stacked`] (the kernel's `struct sched_class`
 /// seen as one layer of the class list).
@@ -231,9 +232,17 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
         self.lo.admit(nr_cpus, requests)
     }
 
-    /// Asked of the class that runs fair-class tasks: every feature concerns them.
+    /// Asked of the class that runs the tasks the feature concerns: fair-class tasks for
+    /// custom slices, fair group scheduling and CFS bandwidth, SCHED_FIFO tasks for RT
+    /// bandwidth.
     fn models(&self, feature: Feature) -> Result<(), String> {
-        match self.owner(&fair(Policy::Other, 0)) {
+        let concerned = match feature {
+            Feature::RtBandwidth => rt(Policy::Fifo, 1),
+            Feature::CustomSlice | Feature::FairGroupSched | Feature::CfsBandwidth => {
+                fair(Policy::Other, 0)
+            }
+        };
+        match self.owner(&concerned) {
             HI => self.hi.models(feature),
             LO => self.lo.models(feature),
             _ => Err(feature.not_modelled_by(self.meta.name)),
@@ -421,6 +430,12 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
             LO => self.lo.cfs_bandwidth(g),
             _ => None,
         }
+    }
+
+    fn rt_throttling(&self, now: Time) -> Vec<Throttling> {
+        let mut all = self.hi.rt_throttling(now);
+        all.extend(self.lo.rt_throttling(now));
+        all
     }
 
     fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
