@@ -71,7 +71,8 @@ pub(crate) struct CpuState {
     pub overhead_ns: u64,
     pub switches: u64,
     /// Scheduler work counted on this CPU and not yet charged as overhead (cost model:
-    /// `machine.sched_work_ps`; charged at the CPU's next context switch).
+    /// `machine.sched_work_ps`; charged at the CPU's next context switch — a policy timer's
+    /// callback's work is not kept here: its interrupt pays it at once).
     pub pending_work: u64,
     /// Sub-nanosecond remainder (ps) of the work already charged, carried to the next
     /// charge so that rounding never loses or invents time.
@@ -352,7 +353,8 @@ impl Ctx {
 
     /// Count `units` of scheduler work (list steps, tree levels, bitmap words) for the
     /// scheduler-cost metric. The work is also owed by the CPU the current hook runs on,
-    /// which pays for it at its next context switch when the cost model is on.
+    /// which pays for it at its next context switch when the cost model is on (in a
+    /// policy timer's callback, at once, in the timer's interrupt).
     #[inline]
     pub fn count_work(&mut self, units: u64) {
         self.work_units += units;

@@ -199,6 +199,9 @@ pub(crate) struct Engine<'a, S: Scheduler> {
     pub events: u64,
     /// Per-CPU: a completion event for the current burst is pending.
     burst_armed: Vec<bool>,
+    /// Per-CPU: policy timers expired there whose cost was drawn (the index of the next
+    /// draw, when `timer_irq_ns` varies).
+    policy_timer_draws: Vec<u64>,
     /// CPUs with a deferred reschedule (`Ctx::deferred_resched`; 0 lets the hot loop
     /// skip every check).
     deferred_count: u32,
@@ -276,6 +279,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             cfg,
             events: 0,
             burst_armed: vec![false; nr_cpus],
+            policy_timer_draws: vec![0; nr_cpus],
             deferred_count: 0,
             channel_span: r
                 .channels
@@ -623,9 +627,8 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 self.charge_interrupt(cpu, tick);
                 self.core.handle_event(kind);
             }
-            EventKind::PolicyTimer { .. } => {
-                self.core.handle_event(kind);
-            }
+            EventKind::PolicyTimer { slot, gen } => self.policy_timer(slot, gen),
+            EventKind::IrqExit { cpu } => self.core.ctx.resched(cpu),
             EventKind::Device { dev, data } => {
                 if let Some(t) = self.blk.event(&mut self.core.ctx, dev, data) {
                     if self.rt[t.idx()].state == TState::Blocked(Block::Io) {
@@ -1168,6 +1171,41 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         if self.burst_armed[c] {
             self.rearm(cpu, t);
         }
+    }
+
+    /// A policy timer (a scheduler hrtimer: a bandwidth period, a deadline
+    /// replenishment, a slice expiry) expires on the CPU that armed it. Every hrtimer
+    /// expiry is an interrupt (Linux `hrtimer_interrupt` → `__run_hrtimer` → the
+    /// callback, kernel/time/hrtimer.c): it costs `kernel.timer_irq_ns`, as a sleep
+    /// timer's expiry does, plus the scheduler work the callback counts, paid in the
+    /// interrupt on that CPU — not at its next switch, which a CPU running one task may
+    /// never reach. The callback's changes are made at once; the reschedule it asks of its
+    /// own CPU waits for the interrupt's end (`irq_exit`), as a sleeper's wake-up does.
+    fn policy_timer(&mut self, slot: u32, gen: u64) {
+        let Some((cpu, work_ns)) = self.core.fire_timer(slot, gen) else {
+            return;
+        };
+        let irq = self.policy_timer_irq(cpu).saturating_add(work_ns);
+        if irq == 0 {
+            return;
+        }
+        self.charge_interrupt(cpu, irq);
+        if self.core.ctx.resched_mask.contains(cpu) {
+            self.core.ctx.resched_mask.clear(cpu);
+            let at = self.core.ctx.now.saturating_add(irq);
+            self.core.ctx.push(at, EventKind::IrqExit { cpu });
+        }
+    }
+
+    /// The expiry cost of the next policy timer to fire on `cpu`.
+    fn policy_timer_irq(&mut self, cpu: CpuId) -> u64 {
+        let model = &self.cfg.kernel;
+        if !model.irq_varies() {
+            return model.k.timer_irq_ns;
+        }
+        let index = &mut self.policy_timer_draws[cpu.idx()];
+        *index += 1;
+        model.policy_timer_irq_cost(cpu, *index - 1)
     }
 
     /// Move to the next op (or exit / change phase).

@@ -33,6 +33,9 @@ pub(crate) enum EventKind {
     /// task's CPU (a machine whose expiry costs CPU time); the `Wake` follows when the
     /// handler is done. Stale as `Wake` is.
     TimerIrq { task: TaskId, gen: u64 },
+    /// The interrupt in which a policy timer expired returns on `cpu`: the reschedule its
+    /// callback asked of that CPU takes effect now (`irq_exit` → preemption).
+    IrqExit { cpu: CpuId },
 }
 
 /// Bits of a packed payload: 4 tag bits, then the kind's fields.
@@ -63,6 +66,7 @@ impl EventKind {
                 (5, dev as u64, data)
             }
             EventKind::TimerIrq { task, gen } => (6, task.0 as u64, gen),
+            EventKind::IrqExit { cpu } => (7, cpu.0 as u64, 0),
         };
         // Ids are bounded where they are made (task creation, the timer and device tables).
         debug_assert!(
@@ -88,6 +92,7 @@ impl EventKind {
             3 => EventKind::Start { task: TaskId(id) },
             4 => EventKind::PolicyTimer { slot: id, gen },
             5 => EventKind::Device { dev: id, data: gen },
+            7 => EventKind::IrqExit { cpu: CpuId(id) },
             _ => EventKind::TimerIrq {
                 task: TaskId(id),
                 gen,
@@ -412,6 +417,7 @@ mod tests {
                 task: TaskId(77),
                 gen: 9,
             },
+            EventKind::IrqExit { cpu: CpuId(5) },
         ] {
             assert_eq!(EventKind::unpack(k.pack()), k);
         }

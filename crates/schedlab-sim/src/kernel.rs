@@ -24,6 +24,15 @@
 //! - `rt`: as `full`, but `spinlock_t` sleeps (an rt_mutex), so only the raw-spinlock part
 //!   of a section defers.
 //!
+//! Every hrtimer expiry is an interrupt (`hrtimer_interrupt` → `__hrtimer_run_queues` →
+//! `__run_hrtimer` → the timer's callback, kernel/time/hrtimer.c, Linux 2.6.21 and later):
+//! a sleep timer's (`hrtimer_wakeup`) and the scheduler's own (the policy timers of
+//! `Ctx::arm_timer`: a slice expiry, `sched_rt_period_timer`, the deadline class's
+//! replenishment timer). Each costs `timer_irq_ns` on the CPU where it fires, charged to the
+//! task running there; the scheduler work a policy timer's callback counts is paid in the
+//! same interrupt, and the reschedule it asks of its CPU takes effect at `irq_exit`, when the
+//! interrupt is over.
+//!
 //! Interrupt costs may vary (`schedlab_spec::cost`): the tick on CPU c in jiffy j draws
 //! occurrence j of stream c, so the tick handler an idle CPU runs and the one a busy CPU
 //! is charged are the same draw, whoever asks.
@@ -37,6 +46,10 @@ use schedlab_spec::cost::{draw, CostKey, Spread, Spreads};
 use schedlab_spec::kernel::{Kernel, Preempt, SpanShape, TickMode, TimerRes};
 
 use crate::types::{CpuId, TaskId, Time};
+
+/// The draw streams of policy timers' expiry costs, one per CPU, above every task's
+/// (task ids fit in 24 bits).
+const POLICY_TIMER_STREAMS: u64 = 1 << 32;
 
 /// Where, in a kernel span, a reschedule asked for now can take effect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,6 +140,16 @@ impl KernelModel {
             task.idx() as u64,
             index,
         )
+    }
+
+    /// CPU time of the `index`-th expiry of a policy timer (the scheduler's own hrtimer)
+    /// on `cpu`: the same setting as a sleep timer's, drawn from a stream of the CPU's
+    /// that no task's stream can be.
+    #[inline]
+    pub fn policy_timer_irq_cost(&self, cpu: CpuId, index: u64) -> u64 {
+        let (min, s) = (self.k.timer_irq_ns, self.irq_spread);
+        let stream = POLICY_TIMER_STREAMS | cpu.idx() as u64;
+        draw(min, s, self.seed, CostKey::TimerIrq, stream, index)
     }
 
     /// Where a reschedule asked for at `done` ns into a span of `len` ns of shape `shape`

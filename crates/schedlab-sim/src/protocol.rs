@@ -543,19 +543,31 @@ impl<S: Scheduler> SchedCore<S> {
         self.ctx.push(next, EventKind::Tick { cpu });
     }
 
-    /// A policy timer's event popped: call the policy if the timer is still armed.
-    pub(crate) fn fire_timer(&mut self, slot: u32, gen: u64) {
-        if let Some(fired) = self.ctx.timers.expire(slot, gen) {
-            self.ctx.charge_cpu = fired.cpu.idx();
-            self.policy.timer(&mut self.ctx, fired);
-        }
+    /// A policy timer's event popped: call the policy if the timer is still armed. The
+    /// callback runs in the hrtimer interrupt of the CPU that armed it, so the scheduler
+    /// work it counts is not owed to that CPU's next switch: it is returned, as CPU time
+    /// (the cost model's `sched_work_ps`, remainder carried), with that CPU, for the
+    /// caller to charge as part of the interrupt (`None`: the timer was stale).
+    pub(crate) fn fire_timer(&mut self, slot: u32, gen: u64) -> Option<(CpuId, u64)> {
+        let fired = self.ctx.timers.expire(slot, gen)?;
+        let (cpu, c) = (fired.cpu, fired.cpu.idx());
+        self.ctx.charge_cpu = c;
+        let owed_before = self.ctx.cpus[c].pending_work;
+        self.policy.timer(&mut self.ctx, fired);
+        let units = self.ctx.cpus[c].pending_work - owed_before;
+        self.ctx.cpus[c].pending_work = owed_before;
+        Some((cpu, self.work_ns(c, units)))
     }
 
     /// Handle an event the core owns (ticks and policy timers); false for any other.
+    /// Without an engine there is no task program for an interrupt to delay, so a timer
+    /// callback's work costs nothing here.
     pub(crate) fn handle_event(&mut self, kind: EventKind) -> bool {
         match kind {
             EventKind::Tick { cpu } => self.tick(cpu),
-            EventKind::PolicyTimer { slot, gen } => self.fire_timer(slot, gen),
+            EventKind::PolicyTimer { slot, gen } => {
+                self.fire_timer(slot, gen);
+            }
             _ => return false,
         }
         true
@@ -681,6 +693,13 @@ impl<S: Scheduler> SchedCore<S> {
             return 0;
         }
         let units = std::mem::take(&mut cs.pending_work);
+        self.work_ns(c, units)
+    }
+
+    /// The CPU time of `units` of scheduler work done on CPU `c` under the cost model,
+    /// carrying the sub-nanosecond remainder to the CPU's next charge.
+    fn work_ns(&mut self, c: usize, units: u64) -> u64 {
+        let cs = &mut self.ctx.cpus[c];
         let ps = units.saturating_mul(self.costs.sched_work_ps) + cs.work_carry_ps;
         cs.work_carry_ps = ps % 1000;
         ps / 1000
