@@ -31,6 +31,9 @@ pub struct RunResult {
     pub cpus: Vec<CpuResult>,
     /// Block devices, in declaration order (empty when the spec has none).
     pub devices: Vec<DeviceResult>,
+    /// RT throttling: each cgroup's rt_rq on each CPU that was ever throttled (empty when
+    /// none was, or the policy has no RT bandwidth).
+    pub rt_throttling: Vec<RtThrottleResult>,
     pub summary: RunSummary,
 }
 
@@ -156,6 +159,18 @@ pub struct CpuResult {
     pub busy_ns: u64,
     pub idle_ns: u64,
     pub overhead_ns: u64,
+}
+
+/// How often and how long one cgroup's RT tasks were throttled on one CPU.
+#[derive(Clone, Debug, Serialize)]
+pub struct RtThrottleResult {
+    /// The cgroup's path (`/` for the root: the global limit).
+    pub group: String,
+    pub cpu: usize,
+    /// Times it was throttled (its RT time passed its runtime).
+    pub throttles: u64,
+    /// Time it spent throttled, up to the end of the run.
+    pub throttled_ns: u64,
 }
 
 /// Per-device I/O totals.

@@ -339,14 +339,34 @@ fn unsimulated(spec: &Spec) -> Option<String> {
             shares: None,
             uclamp_min: None,
             uclamp_max: None,
+            rt_runtime_us: None,
+            rt_period_us: None,
             ..g.cpu.clone()
         };
         bandwidth != CpuCgroup::default()
     })?;
     Some(format!(
-        "{}: RT or CFS bandwidth (cpu.rt_*, cpu.cfs_*, cpu.max) is",
+        "{}: CFS bandwidth (cpu.cfs_*, cpu.max) is",
         cgroup_path(&g.path)
     ))
+}
+
+/// The first cgroup setting of RT bandwidth in the spec, as a JSON path
+/// (`$.schedlab.cgroups./g.cpu.rt_runtime_us`).
+fn rt_bandwidth_setting(spec: &Spec) -> Option<String> {
+    spec.cgroups.iter().find_map(|g| {
+        let key = if g.cpu.rt_runtime_us.is_some() {
+            "cpu.rt_runtime_us"
+        } else if g.cpu.rt_period_us.is_some() {
+            "cpu.rt_period_us"
+        } else {
+            return None;
+        };
+        Some(schedlab_spec::error::path_with_key(
+            &cgroup_path(&g.path),
+            key,
+        ))
+    })
 }
 
 /// The JSON path of the cgroup at `path` in `schedlab.cgroups`.
@@ -617,6 +637,15 @@ impl Run<'_> {
                 return Err(SimError::input(format!(
                     "{at}.cpus: cpu {c} is outside the machine's {} CPUs",
                     self.cpus
+                )));
+            }
+        }
+        // RT bandwidth changes what RT tasks get: a policy that would ignore it refuses it.
+        if let Some(at) = rt_bandwidth_setting(self.spec) {
+            if let Err(why) = policy.models(sched::Feature::RtBandwidth) {
+                return Err(SimError::input(format!(
+                    "{at}: {why}, so it cannot honour this setting; run the spec under \
+                     linux-cfs or linux-eevdf, or remove the RT bandwidth settings"
                 )));
             }
         }

@@ -2,8 +2,8 @@
 //! from a finished engine.
 
 use schedlab_core::result::{
-    CpuResult, DeviceResult, EngineKind, Headline as HeadlineOut, KernelInfo, RunInfo, RunResult,
-    RunSummary, SampleInfo, TaskResult, Totals, SCHEMA,
+    CpuResult, DeviceResult, EngineKind, Headline as HeadlineOut, KernelInfo, RtThrottleResult,
+    RunInfo, RunResult, RunSummary, SampleInfo, TaskResult, Totals, SCHEMA,
 };
 use schedlab_core::stats::{Histogram, Summary};
 use schedlab_spec::model::{Headline, Spec};
@@ -161,6 +161,19 @@ pub(crate) fn build<S: Scheduler>(e: &mut Engine<S>, spec: &Spec, meta: RunMeta<
             latency_ns: Summary::of_histogram(&q.stats.latency),
         })
         .collect();
+    let ctx = &e.core.ctx;
+    let rt_throttling = e
+        .core
+        .policy
+        .rt_throttling(ctx.now)
+        .into_iter()
+        .map(|t| RtThrottleResult {
+            group: ctx.group(t.group).path.clone(),
+            cpu: t.cpu.idx(),
+            throttles: t.throttles,
+            throttled_ns: t.throttled_ns,
+        })
+        .collect();
     summary.totals = Totals::of(&tasks);
     RunResult {
         schema: SCHEMA,
@@ -168,6 +181,7 @@ pub(crate) fn build<S: Scheduler>(e: &mut Engine<S>, spec: &Spec, meta: RunMeta<
         tasks,
         cpus,
         devices,
+        rt_throttling,
         summary,
     }
 }

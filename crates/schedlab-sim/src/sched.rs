@@ -56,7 +56,7 @@
 
 pub use crate::ctx::{Ctx, TaskView};
 pub use crate::timer::{ClassSet, FiredTimer, TimerId};
-use crate::types::{CpuId, GroupId, SchedAttrs, TaskId};
+use crate::types::{CpuId, GroupId, SchedAttrs, TaskId, Time};
 
 /// Why a task is being enqueued (kernel ENQUEUE_* flags).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,6 +130,10 @@ pub enum Feature {
     /// Fair group scheduling (CONFIG_FAIR_GROUP_SCHED): cgroups' `cpu.shares` divide the
     /// CPU between groups of fair-class tasks.
     FairGroupSched,
+    /// RT bandwidth (`cpu.rt_runtime_us` / `cpu.rt_period_us` of a cgroup, the root's
+    /// being the global `sched_rt_runtime_us` / `sched_rt_period_us`): RT throttling and
+    /// RT group scheduling (CONFIG_RT_GROUP_SCHED).
+    RtBandwidth,
 }
 
 impl Feature {
@@ -140,6 +144,10 @@ impl Feature {
             Feature::FairGroupSched => {
                 "the cgroups' cpu.shares and the division of the CPU between groups of \
                  fair-class tasks"
+            }
+            Feature::RtBandwidth => {
+                "the cgroups' RT bandwidth (cpu.rt_runtime_us, cpu.rt_period_us) and RT \
+                 group scheduling"
             }
         }
     }
@@ -155,8 +163,24 @@ impl Feature {
             Feature::FairGroupSched => {
                 format!("{policy} has no fair group scheduling (CONFIG_FAIR_GROUP_SCHED)")
             }
+            Feature::RtBandwidth => format!(
+                "{policy} has no RT throttling or RT group scheduling (only linux-cfs and \
+                 linux-eevdf, whose RT class models kernel/sched/rt.c's, do)"
+            ),
         }
     }
+}
+
+/// How often and how long one group's RT tasks were throttled on one CPU (RT
+/// bandwidth), as [`Scheduler::rt_throttling`] reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Throttling {
+    pub group: GroupId,
+    pub cpu: CpuId,
+    /// Times the group's rt_rq on this CPU was throttled.
+    pub throttles: u64,
+    /// Time it spent throttled, up to `now`.
+    pub throttled_ns: u64,
 }
 
 /// A tunable a policy exposes (plugsched put these in `/sys/cpusched/<sched>/<param>`).
@@ -341,6 +365,13 @@ pub trait Scheduler {
     fn timeslice_ns(&self, attrs: &SchedAttrs, hz: u32) -> Option<u64> {
         let _ = (attrs, hz);
         None
+    }
+
+    /// RT throttling so far, at `now`: every group's rt_rq on every CPU that was ever
+    /// throttled (`nr_throttled`, time throttled). Empty for a policy without RT bandwidth.
+    fn rt_throttling(&self, now: Time) -> Vec<Throttling> {
+        let _ = now;
+        Vec::new()
     }
 
     /// Every task the policy holds in its run queues, with the CPU queue it sits on; used by

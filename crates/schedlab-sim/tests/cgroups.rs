@@ -51,8 +51,8 @@ fn bandwidth_settings_are_refused() {
     .unwrap_err();
     assert_eq!(
         e,
-        "$.schedlab.cgroups[\"/a\"]: RT or CFS bandwidth (cpu.rt_*, cpu.cfs_*, cpu.max) is not simulated by \
-         this engine yet"
+        "$.schedlab.cgroups[\"/a\"]: CFS bandwidth (cpu.cfs_*, cpu.max) is not simulated by this \
+         engine yet"
     );
 }
 

@@ -25,14 +25,14 @@ fn run_for_ever_is_cut_by_the_duration() {
 }
 
 #[test]
-fn cgroup_bandwidth_is_refused() {
+fn cgroup_cfs_bandwidth_is_refused() {
     let m = sim_error(
-        r#"{"tasks": {"t": {"loop": 1, "run": 10}},
-            "schedlab": {"cgroups": {"/": {"cpu.rt_runtime_us": 900000}}}}"#,
+        r#"{"tasks": {"t": {"loop": 1, "run": 10, "taskgroup": "/a"}},
+            "schedlab": {"cgroups": {"/a": {"cpu.cfs_quota_us": 50000}}}}"#,
     );
     assert!(
         m.starts_with(
-            "$.schedlab.cgroups[\"/\"]: RT or CFS bandwidth (cpu.rt_*, cpu.cfs_*, cpu.max) is not simulated"
+            "$.schedlab.cgroups[\"/a\"]: CFS bandwidth (cpu.cfs_*, cpu.max) is not simulated"
         ),
         "{m}"
     );

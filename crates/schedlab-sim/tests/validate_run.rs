@@ -150,7 +150,7 @@ fn cgroup_bandwidth_is_refused_by_validate_too() {
         Some("linux-cfs"),
     );
     assert!(
-        m.starts_with("$.schedlab.cgroups[\"/a\"]: RT or CFS bandwidth"),
+        m.starts_with("$.schedlab.cgroups[\"/a\"]: CFS bandwidth"),
         "{m}"
     );
 }

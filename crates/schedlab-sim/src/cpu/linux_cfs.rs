@@ -983,6 +983,7 @@ impl Scheduler for LinuxCfs {
                                          ignores sched_runtime for SCHED_OTHER/BATCH/IDLE \
                                          tasks (custom slices came with EEVDF in 6.12)"
                 .into()),
+            Feature::RtBandwidth => Err(feature.not_modelled_by("the fair class")),
         }
     }
 

@@ -10,7 +10,15 @@
 //! `kernel/sched/core.c` `__sched_setscheduler` (ENQUEUE_HEAD when the priority is
 //! lowered, DEQUEUE_MOVE dropped when it is unchanged), `include/linux/sched/rt.h`
 //! (`RR_TIMESLICE = 100 * HZ / 1000`), `kernel/sched/cpupri.c` (`cpupri_find`) and
-//! sched(7). Written from the specification; no kernel code is copied.
+//! sched(7). RT group scheduling and throttling, from the same copy: `enqueue_rt_entity`,
+//! `dequeue_rt_entity`, `dequeue_rt_stack`, `__enqueue_rt_entity` (a throttled or empty
+//! group stays off its parent's list), `move_entity`, `rt_se_prio`,
+//! `sched_rt_rq_enqueue` / `sched_rt_rq_dequeue`, `_pick_next_task_rt`,
+//! `requeue_task_rt`, `task_tick_rt`'s walk over `for_each_sched_rt_entity`,
+//! `update_curr_rt`; Linux 2.6.35's `kernel/sched_rt.c` (the copy in
+//! LeeDroid-/Flyer-2.6.35-HC-MR, ff8b2e40) has the same structure. The reference index
+//! serves these copies by character offset, so functions are named rather than line
+//! ranges. Written from the specification; no kernel code is copied.
 //!
 //! Model:
 //! - Per CPU an `rt_prio_array`: 100 FIFO lists (kernel prio 0..99, 0 best) and a bitmap;
@@ -35,10 +43,32 @@
 //!   pull runs before a pick when the CPU's RT priority dropped (`balance_rt` after an RT
 //!   task blocked, `prio_changed_rt`, `switched_from_rt`) and on newidle balance.
 //!
-//! Simplifications: no RT throttling (`sched_rt_runtime_us`) or RT group scheduling;
-//! no priority inheritance; no RT_PUSH_IPI (pull scans overloaded CPUs directly, the
-//! non-IPI path); push/pull consider CPUs' RT queues and whether they are idle, but cannot
-//! see a SCHED_DEADLINE task (not modelled); `find_lowest_rq` ignores cache topology.
+//! RT throttling and RT group scheduling (CONFIG_RT_GROUP_SCHED; the bandwidth bookkeeping
+//! is `rt_bandwidth.rs`, which cites its sources): with cgroups, each group has an rt_rq
+//! per CPU with its own `rt_prio_array`, and a group's entity is queued in its parent's
+//! rt_rq at the priority of the group's best queued entity (`rt_se_prio`); the root
+//! group's rt_rq is the CPU's. As in `enqueue_rt_entity` / `dequeue_rt_entity`
+//! (`dequeue_rt_stack`, then `__enqueue_rt_entity` level by level), every enqueue and
+//! dequeue of a task takes its group's entity and its ancestors' off their lists and puts
+//! back, at the tail (the head for ENQUEUE_HEAD), those that still have queued entities
+//! and are not throttled; a same-priority attribute change (DEQUEUE_SAVE without
+//! DEQUEUE_MOVE) leaves them in place. A pick descends from the CPU's rt_rq
+//! (`_pick_next_task_rt`); nothing is picked while the root rt_rq is throttled
+//! (`sched_rt_runnable`). RR's tick and `sched_yield` requeue every level
+//! (`requeue_task_rt`). `update_curr` charges the running task's group and each ancestor
+//! (`update_curr_rt`); a throttled group's entity leaves its parent
+//! (`sched_rt_rq_dequeue`) and the period timer puts it back (`sched_rt_rq_enqueue`,
+//! rescheduling the CPU when the group's best task beats what runs). Push, pull and cpupri
+//! see every queued RT task of a CPU (the kernel's `pushable_tasks` and `rt_nr_total`)
+//! and the priority of the CPU's top rt_rq, which leaves out throttled groups.
+//! Without cgroups there is one rt_rq per CPU and only the global throttle.
+//!
+//! Simplifications: no priority inheritance (so no `rt_nr_boosted`); no RT_PUSH_IPI
+//! (pull scans overloaded CPUs directly, the non-IPI path); push/pull consider CPUs' RT
+//! queues and whether they are idle, but cannot see a SCHED_DEADLINE task (not
+//! modelled); `find_lowest_rq` ignores cache topology. When the best pushable task of a
+//! CPU beats its running task but sits in a throttled group, `push_rt_task` does not
+//! reschedule (the kernel would, to pick the same task again).
 //!
 //! Ready queue: each CPU's `rt_prio_array` is a `schedlab-rtq` queue, by default
 //! `bitmap-lists` — the kernel's structure; `--param readyq=` selects another back end
@@ -46,24 +76,29 @@
 //! counted per queue operation (`ctx.count_work`: list nodes walked, bitmap words scanned,
 //! tree nodes visited) does.
 //!
-//! Complexity: enqueue/dequeue/pick O(1) with `bitmap-lists` (two-word bitmap); push/pull
-//! O(CPUs + queued RT tasks on the source CPU).
+//! Complexity: enqueue/dequeue/pick O(1) with `bitmap-lists` (two-word bitmap), times the
+//! depth of the task's group in the cgroup tree with RT group scheduling; push/pull
+//! O(CPUs + queued RT tasks on the source CPU); a period timer O(CPUs).
 
 use crate::ctx::Ctx;
 use crate::sched::{
-    BalanceKind, ClassSet, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind,
+    BalanceKind, ClassSet, DequeueKind, EnqueueKind, Feature, FiredTimer, PolicyInfo, Scheduler,
+    Throttling, WakeKind,
 };
-use crate::types::{CpuId, CpuMask, Policy, SchedAttrs, TaskId, MAX_RT_PRIO};
+use crate::types::{CpuId, CpuMask, GroupId, Policy, SchedAttrs, TaskId, MAX_RT_PRIO};
 
 use schedlab_rtq::{Kind, Prio};
 
 use super::cpu_queues::CpuQueues;
 use super::fp::readyq_row;
+use super::rt_bandwidth::{RtBandwidth, Unthrottled};
 use super::stack::SchedClass;
 use super::tunables::{self, Tunable};
 
 const NIL: u32 = u32::MAX;
 const NR_PRIO: usize = MAX_RT_PRIO as usize;
+/// The root cgroup: its rt_rq on a CPU is the CPU's top rt_rq.
+const ROOT: GroupId = 0;
 
 /// Where an enqueue puts the task in its priority's list.
 #[derive(Clone, Copy)]
@@ -91,6 +126,11 @@ struct RtSe {
     time_slice: u32,
     /// Position saved by a DEQUEUE_SAVE: (prio, predecessor on its list).
     saved: Option<(u8, u32)>,
+    /// The group whose rt_rq the task is queued on (`task_group(p)` at its enqueue).
+    group: GroupId,
+    /// Its predecessor in that rt_rq's list saved by a DEQUEUE_SAVE (an item of
+    /// [`GroupQueues`], `NIL` for none).
+    saved_item: u32,
 }
 
 impl Default for RtSe {
@@ -102,6 +142,8 @@ impl Default for RtSe {
             migratory: false,
             time_slice: 0,
             saved: None,
+            group: ROOT,
+            saved_item: NIL,
         }
     }
 }
@@ -141,6 +183,211 @@ impl RtRq {
     }
 }
 
+/// RT group scheduling's run queues (CONFIG_RT_GROUP_SCHED): for each group and CPU an
+/// rt_rq with its own `rt_prio_array`, holding the group's queued tasks and the entities
+/// of its child groups; a group's entity sits in its parent's rt_rq at the priority of the
+/// group's best queued entity (`rt_se_prio`). The root group's rt_rq on a CPU is the
+/// CPU's top rt_rq.
+struct GroupQueues {
+    ncpus: usize,
+    /// Every group's parent (`None` for the root).
+    parent: Vec<Option<GroupId>>,
+    /// Queue `g * ncpus + c` is group `g`'s `rt_prio_array` on CPU `c`. Its items are
+    /// tasks (`2 t`) and group entities (`2 (g * ncpus + c) + 1` for group `g`'s entity
+    /// on CPU `c`).
+    q: CpuQueues,
+    /// Per rt_rq (`g * ncpus + c`): its group's entity is on its parent's list
+    /// (`rt_se->on_list`).
+    on_list: Vec<bool>,
+}
+
+impl GroupQueues {
+    fn new(kind: Kind, ctx: &Ctx) -> Self {
+        let ncpus = ctx.nr_cpus();
+        let n = ctx.nr_groups() * ncpus;
+        let mut q = CpuQueues::new(kind, NR_PRIO, n);
+        q.ensure_task(TaskId(2 * n as u32 + 1));
+        GroupQueues {
+            ncpus,
+            parent: (0..ctx.nr_groups() as GroupId)
+                .map(|g| ctx.group(g).parent)
+                .collect(),
+            q,
+            on_list: vec![false; n],
+        }
+    }
+
+    /// Room for tasks up to `t`.
+    fn ensure_task(&mut self, t: TaskId) {
+        self.q.ensure_task(TaskId(2 * t.0 + 1));
+    }
+
+    /// The index of group `g`'s rt_rq on `c`.
+    #[inline]
+    fn rq(&self, g: GroupId, c: CpuId) -> usize {
+        g as usize * self.ncpus + c.idx()
+    }
+
+    /// The queue of rt_rq `rq` (a `CpuQueues` queue index).
+    #[inline]
+    fn queue(rq: usize) -> CpuId {
+        CpuId(rq as u32)
+    }
+
+    #[inline]
+    fn task_item(t: TaskId) -> u32 {
+        2 * t.0
+    }
+
+    #[inline]
+    fn entity_item(rq: usize) -> u32 {
+        2 * rq as u32 + 1
+    }
+
+    /// `highest_prio.curr` of group `g`'s rt_rq on `c`.
+    #[inline]
+    fn top(&self, g: GroupId, c: CpuId) -> Option<Prio> {
+        self.q.top_prio(Self::queue(self.rq(g, c)))
+    }
+
+    /// `rt_nr_running` of group `g`'s rt_rq on `c` is not 0.
+    #[inline]
+    fn has_queued(&self, g: GroupId, c: CpuId) -> bool {
+        !self.q.is_empty(Self::queue(self.rq(g, c)))
+    }
+
+    /// The first half of `dequeue_rt_stack`: take the entities of `g` and of its
+    /// ancestors off their parents' lists.
+    fn unstack(&mut self, ctx: &mut Ctx, g: GroupId, c: CpuId) {
+        let mut at = g;
+        while let Some(p) = self.parent[at as usize] {
+            let rq = self.rq(at, c);
+            if self.on_list[rq] {
+                let pq = Self::queue(self.rq(p, c));
+                self.q.remove(pq, Self::entity_item(rq));
+                ctx.count_work(self.q.last_steps(pq) as u64);
+                self.on_list[rq] = false;
+            }
+            at = p;
+        }
+    }
+
+    /// `__enqueue_rt_entity` from `g`'s entity up: each group with queued entities and not
+    /// throttled goes on its parent's list at its best priority (at the head for
+    /// ENQUEUE_HEAD) and starts the parent's period timer (`inc_rt_group`); the others
+    /// leave it. Entities still on their lists (a DEQUEUE_SAVE without DEQUEUE_MOVE) stay
+    /// where they are.
+    fn restack(&mut self, ctx: &mut Ctx, bw: &mut RtBandwidth, g: GroupId, c: CpuId, head: bool) {
+        let mut at = g;
+        while let Some(p) = self.parent[at as usize] {
+            let rq = self.rq(at, c);
+            let pq = Self::queue(self.rq(p, c));
+            let top = if bw.throttled(at, c) {
+                None
+            } else {
+                self.top(at, c)
+            };
+            match top {
+                Some(prio) if !self.on_list[rq] => {
+                    if head {
+                        self.q.push_head(pq, Self::entity_item(rq), prio);
+                    } else {
+                        self.q.push_tail(pq, Self::entity_item(rq), prio);
+                    }
+                    ctx.count_work(self.q.last_steps(pq) as u64);
+                    self.on_list[rq] = true;
+                    bw.start(ctx, p);
+                }
+                None if self.on_list[rq] => {
+                    self.q.remove(pq, Self::entity_item(rq));
+                    ctx.count_work(self.q.last_steps(pq) as u64);
+                    self.on_list[rq] = false;
+                }
+                _ => {}
+            }
+            at = p;
+        }
+    }
+
+    /// `_pick_next_task_rt`: from `c`'s top rt_rq, take the first entity of the best list
+    /// and descend into it while it is a group.
+    fn pick(&self, ctx: &mut Ctx, c: CpuId) -> Option<TaskId> {
+        let mut rq = self.rq(ROOT, c);
+        loop {
+            let (item, steps) = self.q.peek_counted(Self::queue(rq));
+            ctx.count_work(steps as u64);
+            let item = item?;
+            if item % 2 == 0 {
+                return Some(TaskId(item / 2));
+            }
+            rq = (item / 2) as usize;
+        }
+    }
+
+    /// The items of `t`'s chain on `c`, from the task up: (queue, item) for the task and
+    /// for each group entity on its list.
+    fn levels(&self, t: TaskId, g: GroupId, c: CpuId, mut f: impl FnMut(&Self, CpuId, u32)) {
+        f(self, Self::queue(self.rq(g, c)), Self::task_item(t));
+        let mut at = g;
+        while let Some(p) = self.parent[at as usize] {
+            let rq = self.rq(at, c);
+            if self.on_list[rq] {
+                f(self, Self::queue(self.rq(p, c)), Self::entity_item(rq));
+            }
+            at = p;
+        }
+    }
+
+    /// Does any level of `t`'s chain share its list with another entity
+    /// (`run_list.prev != run_list.next`, as `task_tick_rt` asks of each level)?
+    fn has_peers(&self, ctx: &mut Ctx, t: TaskId, g: GroupId, c: CpuId) -> bool {
+        let mut peers = false;
+        let mut work = 0;
+        self.levels(t, g, c, |h, q, item| {
+            if !peers {
+                peers = h.q.prev_in_prio(q, item).is_some() || {
+                    work += h.q.last_steps(q);
+                    h.q.next_in_prio(q, item).is_some()
+                };
+                work += h.q.last_steps(q);
+            }
+        });
+        ctx.count_work(work as u64);
+        peers
+    }
+
+    /// `requeue_task_rt(rq, p, head)`: move `t` and each of its groups' entities on their
+    /// lists to the tail (or head) of its list.
+    fn requeue(&mut self, ctx: &mut Ctx, t: TaskId, g: GroupId, c: CpuId, head: bool) {
+        let own = Self::queue(self.rq(g, c));
+        let mut work = self.requeue_item(own, Self::task_item(t), head);
+        let mut at = g;
+        while let Some(p) = self.parent[at as usize] {
+            let rq = self.rq(at, c);
+            if self.on_list[rq] {
+                let pq = Self::queue(self.rq(p, c));
+                work += self.requeue_item(pq, Self::entity_item(rq), head);
+            }
+            at = p;
+        }
+        ctx.count_work(work);
+    }
+
+    /// Move `item` of queue `q` to the tail (or head) of its list; the steps it took.
+    fn requeue_item(&mut self, q: CpuId, item: u32, head: bool) -> u64 {
+        let prio = self.q.prio_of(q, item).expect("requeue of an unqueued entity");
+        if head {
+            self.q.remove(q, item);
+            let steps = self.q.last_steps(q) as u64;
+            self.q.push_head(q, item, prio);
+            steps + self.q.last_steps(q) as u64
+        } else {
+            self.q.change_priority(q, item, prio);
+            self.q.last_steps(q) as u64
+        }
+    }
+}
+
 /// The RT class (SCHED_FIFO / SCHED_RR).
 pub struct LinuxRt {
     rqs: Vec<RtRq>,
@@ -152,6 +399,17 @@ pub struct LinuxRt {
     /// Tunables (the queues' back end among them).
     params: RtParams,
     se: Vec<RtSe>,
+    /// RT bandwidth: runtime, rt_time and throttling of every group on every CPU.
+    bw: RtBandwidth,
+    /// RT group scheduling's rt_rqs, when the run has cgroups besides the root.
+    groups: Option<GroupQueues>,
+    /// A task's group chain left as it was by a DEQUEUE_SAVE, until its ENQUEUE_RESTORE
+    /// shows whether it moved (group and CPU of the chain).
+    stale: Option<(GroupId, CpuId)>,
+    /// The period timer's rt_rqs to queue again (kept to reuse its allocation).
+    unthrottled: Vec<Unthrottled>,
+    /// The cgroups have been read.
+    configured: bool,
 }
 
 /// The RT class's tunables.
@@ -162,6 +420,8 @@ pub struct RtParams {
     pub rr_timeslice_ms: i64,
     /// Back end of the per-CPU queues.
     pub readyq: Kind,
+    /// RT_RUNTIME_SHARE: a throttling CPU borrows runtime from the others.
+    pub rt_runtime_share: bool,
 }
 
 impl Default for RtParams {
@@ -169,6 +429,7 @@ impl Default for RtParams {
         RtParams {
             rr_timeslice_ms: 100,
             readyq: Kind::BitmapLists,
+            rt_runtime_share: false,
         }
     }
 }
@@ -184,6 +445,14 @@ fn tunables() -> Vec<Tunable<RtParams>> {
             |p| &mut p.rr_timeslice_ms,
         ),
         readyq_row().lift(|p: &mut RtParams| &mut p.readyq),
+        Tunable::flag(
+            "rt_runtime_share",
+            "1 = a CPU whose RT group ran out of runtime borrows from the group's runtime on \
+             the other CPUs (1/n of each one's spare, up to the period): the RT_RUNTIME_SHARE \
+             sched feature, off by default since Linux 5.10; 2.6.35 had no switch and always \
+             borrowed on SMP",
+            |p| &mut p.rt_runtime_share,
+        ),
     ]
 }
 
@@ -211,20 +480,28 @@ impl LinuxRt {
             active: CpuQueues::new(params.readyq, NR_PRIO, nr_cpus.max(1)),
             params,
             se: Vec::new(),
+            bw: RtBandwidth::default(),
+            groups: None,
+            stale: None,
+            unthrottled: Vec::new(),
+            configured: false,
         }
     }
 
     /// Per-task state for `t`, queues for every CPU. Allocates only when a task index or
     /// a CPU is seen for the first time.
     #[inline]
-    fn ensure(&mut self, ctx: &Ctx, t: TaskId) {
-        if t.idx() >= self.se.len() || self.rqs.len() < ctx.nr_cpus() {
+    fn ensure(&mut self, ctx: &mut Ctx, t: TaskId) {
+        if t.idx() >= self.se.len()
+            || self.rqs.len() < ctx.nr_cpus()
+            || self.bw.nr_groups() != ctx.nr_groups()
+        {
             self.grow(ctx, t);
         }
     }
 
     #[cold]
-    fn grow(&mut self, ctx: &Ctx, t: TaskId) {
+    fn grow(&mut self, ctx: &mut Ctx, t: TaskId) {
         if self.se.len() <= t.idx() {
             let n = (t.idx() + 1).max(ctx.nr_tasks());
             self.se.resize(n, RtSe::default());
@@ -233,6 +510,38 @@ impl LinuxRt {
         if self.rqs.len() < ctx.nr_cpus() {
             self.rqs.resize_with(ctx.nr_cpus(), RtRq::new);
             self.active.ensure_cpus(ctx.nr_cpus());
+        }
+        if self.bw.nr_groups() != ctx.nr_groups() {
+            self.read_groups(ctx);
+        }
+        if let Some(h) = self.groups.as_mut() {
+            h.ensure_task(TaskId(self.se.len() as u32 - 1));
+        }
+    }
+
+    /// Read the cgroups: their RT bandwidth, and group run queues when there is more
+    /// than the root. A run reads them before its first task; a test that changes them
+    /// later has the queued tasks requeued in their groups (with fresh bandwidth state).
+    #[cold]
+    fn read_groups(&mut self, ctx: &mut Ctx) {
+        self.configured = true;
+        self.bw.configure(ctx);
+        self.bw.share = self.params.rt_runtime_share;
+        self.stale = None;
+        self.groups = (ctx.nr_groups() > 1).then(|| GroupQueues::new(self.params.readyq, ctx));
+        if let Some(h) = self.groups.as_mut() {
+            h.ensure_task(TaskId(self.se.len().max(1) as u32 - 1));
+        }
+        let mut queued = Vec::new();
+        for c in 0..self.rqs.len() {
+            let cpu = CpuId(c as u32);
+            self.active.for_each(cpu, |t, _| {
+                queued.push((cpu, TaskId(t)));
+                true
+            });
+        }
+        for (cpu, t) in queued {
+            self.group_enqueue(ctx, cpu, t, Pos::Tail, false, NIL);
         }
     }
 
@@ -258,6 +567,9 @@ impl LinuxRt {
     /// `rt_rq->highest_prio.curr`, cached (see `RtRq::highest`): no queue search.
     #[inline]
     fn first_prio(&self, cpu: CpuId) -> Option<usize> {
+        if let Some(h) = &self.groups {
+            return h.top(ROOT, cpu).map(|p| p as usize);
+        }
         let rq = &self.rqs[cpu.idx()];
         debug_assert_eq!(
             rq.highest,
@@ -380,6 +692,187 @@ impl LinuxRt {
         }
     }
 
+    /// Where `enqueue_task_rt` puts `t` in its list, and whether it is an ENQUEUE_RESTORE
+    /// at an unchanged priority on the same CPU (DEQUEUE_SAVE without DEQUEUE_MOVE: the
+    /// old place, after the saved predecessor if it is still there, else the head).
+    /// Otherwise the tail, or the head for a lowered priority (ENQUEUE_HEAD iff oldprio <
+    /// newprio).
+    fn enqueue_position(
+        &self,
+        ctx: &Ctx,
+        cpu: CpuId,
+        t: TaskId,
+        kind: EnqueueKind,
+        saved: Option<(u8, u32)>,
+    ) -> (Pos, bool) {
+        let Some((old, pred)) = saved.filter(|_| kind == EnqueueKind::Restore) else {
+            return (Pos::Tail, false);
+        };
+        let new = Self::prio_of(&ctx.task(t).attrs);
+        if new as u8 == old && self.se[t.idx()].cpu == cpu {
+            let pred_there = pred != NIL && {
+                let ps = self.se[pred as usize];
+                ps.queued && ps.cpu == cpu && ps.prio as usize == new
+            };
+            let pos = if pred_there {
+                Pos::After(pred)
+            } else {
+                Pos::Head
+            };
+            return (pos, true);
+        }
+        if (old as usize) < new {
+            (Pos::Head, false)
+        } else {
+            (Pos::Tail, false)
+        }
+    }
+
+    /// Queue `t` on its group's rt_rq on `cpu` (`enqueue_rt_entity`): the chain of its
+    /// groups' entities is taken off and put back from the task up. `same_place`: an
+    /// ENQUEUE_RESTORE at an unchanged priority, which leaves the task after `pred` (or at
+    /// the head) and the chain where it was, if the task stayed in its group and on its
+    /// CPU. Starts the period timers of the rt_rqs it joins.
+    fn group_enqueue(
+        &mut self,
+        ctx: &mut Ctx,
+        cpu: CpuId,
+        t: TaskId,
+        pos: Pos,
+        same_place: bool,
+        pred: u32,
+    ) {
+        let g = ctx.task(t).group;
+        self.se[t.idx()].group = g;
+        let prio = self.se[t.idx()].prio as Prio;
+        if self.groups.is_none() {
+            self.bw.start(ctx, ROOT);
+            return;
+        }
+        let stayed = self.stale == Some((g, cpu));
+        if !(same_place && stayed) {
+            self.settle(ctx);
+        }
+        let (h, bw) = (self.groups.as_mut().expect("group queues"), &mut self.bw);
+        let q = GroupQueues::queue(h.rq(g, cpu));
+        let item = GroupQueues::task_item(t);
+        if same_place && stayed {
+            self.stale = None;
+            if pred != NIL && h.q.prio_of(q, pred) == Some(prio) {
+                h.q.insert_after(q, item, pred);
+            } else {
+                h.q.push_head(q, item, prio);
+            }
+            ctx.count_work(h.q.last_steps(q) as u64);
+            bw.start(ctx, g);
+            h.restack(ctx, bw, g, cpu, false);
+            return;
+        }
+        h.unstack(ctx, g, cpu);
+        let head = matches!(pos, Pos::Head);
+        if head {
+            h.q.push_head(q, item, prio);
+        } else {
+            h.q.push_tail(q, item, prio);
+        }
+        ctx.count_work(h.q.last_steps(q) as u64);
+        bw.start(ctx, g);
+        h.restack(ctx, bw, g, cpu, head);
+    }
+
+    /// Take `t` off its group's rt_rq on `cpu` (`dequeue_rt_entity`): the chain is taken
+    /// off and the groups that still have queued entities go back to the tail. A
+    /// DEQUEUE_SAVE remembers the task's place and leaves the chain for the
+    /// ENQUEUE_RESTORE (or a class change) to settle.
+    fn group_dequeue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, save: bool) {
+        if self.groups.is_none() {
+            return;
+        }
+        self.settle(ctx);
+        let g = self.se[t.idx()].group;
+        let (h, bw) = (self.groups.as_mut().expect("group queues"), &mut self.bw);
+        let q = GroupQueues::queue(h.rq(g, cpu));
+        let item = GroupQueues::task_item(t);
+        if save {
+            let pred = h.q.prev_in_prio(q, item).unwrap_or(NIL);
+            ctx.count_work(h.q.last_steps(q) as u64);
+            self.se[t.idx()].saved_item = pred;
+            h.q.remove(q, item);
+            ctx.count_work(h.q.last_steps(q) as u64);
+            self.stale = Some((g, cpu));
+            return;
+        }
+        h.unstack(ctx, g, cpu);
+        h.q.remove(q, item);
+        ctx.count_work(h.q.last_steps(q) as u64);
+        h.restack(ctx, bw, g, cpu, false);
+    }
+
+    /// A chain left by a DEQUEUE_SAVE whose task moved (or left the class): take it off
+    /// and put back what still has queued entities, as the moving dequeue would have.
+    fn settle(&mut self, ctx: &mut Ctx) {
+        if let (Some((g, c)), Some(h)) = (self.stale.take(), self.groups.as_mut()) {
+            h.unstack(ctx, g, c);
+            h.restack(ctx, &mut self.bw, g, c, false);
+        }
+    }
+
+    /// Group `g`'s rt_rq on `c` has queued entities (`rt_nr_running`).
+    fn rt_nr_running(&self, g: GroupId, c: CpuId) -> bool {
+        match &self.groups {
+            Some(h) => h.has_queued(g, c),
+            None => g == ROOT && self.rqs[c.idx()].nr_running > 0,
+        }
+    }
+
+    /// `sched_rt_rq_dequeue`: group `g` was throttled on `c`; its entity leaves its
+    /// parent (the root's is simply no longer picked from).
+    fn rt_rq_dequeue(&mut self, ctx: &mut Ctx, g: GroupId, c: CpuId) {
+        if g == ROOT {
+            return;
+        }
+        if let Some(h) = self.groups.as_mut() {
+            if h.on_list[h.rq(g, c)] {
+                h.unstack(ctx, g, c);
+                h.restack(ctx, &mut self.bw, g, c, false);
+            }
+        }
+    }
+
+    /// `sched_rt_rq_enqueue`: group `g`, unthrottled on `c`, is queued again and `c`
+    /// reschedules if the group's best task beats what it runs.
+    fn rt_rq_enqueue(&mut self, ctx: &mut Ctx, g: GroupId, c: CpuId) {
+        if !self.rt_nr_running(g, c) {
+            return;
+        }
+        let best = match self.groups.as_mut() {
+            Some(h) => {
+                if g != ROOT && !h.on_list[h.rq(g, c)] {
+                    h.unstack(ctx, g, c);
+                    h.restack(ctx, &mut self.bw, g, c, false);
+                }
+                h.top(g, c).map_or(MAX_RT_PRIO, |p| p as i32)
+            }
+            None => self.highest_prio(c),
+        };
+        if best < Self::curr_prio(ctx, c) {
+            ctx.resched(c);
+        }
+    }
+
+    /// Is queued `t` where a pick can reach it: no rt_rq on its way up throttled?
+    fn visible(&self, t: TaskId) -> bool {
+        let se = self.se[t.idx()];
+        let mut g = Some(se.group);
+        while let Some(at) = g {
+            if self.bw.throttled(at, se.cpu) {
+                return false;
+            }
+            g = self.bw.parent(at);
+        }
+        true
+    }
+
     /// May `t` run on more than one CPU? Read from its entity while it is queued here (its
     /// affinity cannot change then), from its affinity otherwise.
     #[inline]
@@ -398,6 +891,18 @@ impl LinuxRt {
     /// tick the kernel skips a lone task; `sched_yield` requeues it to the same place.
     /// Returns whether it had peers.
     fn requeue_tail(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) -> bool {
+        if let Some(h) = self.groups.as_mut() {
+            // requeue_task_rt at every level, if any level has peers.
+            let g = self.se[t.idx()].group;
+            if !h.has_peers(ctx, t, g, cpu) {
+                return false;
+            }
+            h.requeue(ctx, t, g, cpu, false);
+            let p = self.active.prio_of(cpu, t.0).expect("queued");
+            self.active.change_priority(cpu, t.0, p);
+            ctx.count_work(self.active.last_steps(cpu) as u64);
+            return true;
+        }
         let arr = &mut self.active;
         let mut alone = arr.prev_in_prio(cpu, t.0).is_none();
         let mut work = arr.last_steps(cpu);
@@ -458,9 +963,11 @@ impl LinuxRt {
     /// Move queued, not running `t` from `src` to the tail of `dst`'s list
     /// (`deactivate_task` + `set_task_cpu` + `activate_task`).
     fn migrate(&mut self, ctx: &mut Ctx, t: TaskId, src: CpuId, dst: CpuId) {
+        self.group_dequeue(ctx, src, t, false);
         self.do_dequeue(ctx, src, t);
         ctx.set_task_cpu(t, dst);
         self.do_enqueue(ctx, dst, t, Pos::Tail);
+        self.group_enqueue(ctx, dst, t, Pos::Tail, false, NIL);
     }
 
     /// `push_rt_tasks`: while `cpu` has a pushable task that a lower-priority CPU could
@@ -474,8 +981,11 @@ impl LinuxRt {
         while let Some(next) = self.best_pushable(ctx, cpu, None) {
             let nprio = self.se[next.idx()].prio as i32;
             if nprio < cprio {
-                // It slipped in ahead of the running task: just reschedule.
-                ctx.resched(cpu);
+                // It slipped in ahead of the running task: just reschedule (unless a
+                // throttled group hides it from the pick, which would pick the same).
+                if self.visible(next) {
+                    ctx.resched(cpu);
+                }
                 return;
             }
             let Some(dst) = self.find_lowest_rq(ctx, next) else {
@@ -607,35 +1117,10 @@ impl Scheduler for LinuxRt {
     fn enqueue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: EnqueueKind) {
         self.ensure(ctx, t);
         let saved = self.se[t.idx()].saved.take();
-        if kind == EnqueueKind::Restore {
-            if let Some((old, pred)) = saved {
-                let new = Self::prio_of(&ctx.task(t).attrs);
-                if new as u8 == old && self.se[t.idx()].cpu == cpu {
-                    // DEQUEUE_SAVE without DEQUEUE_MOVE: keep the old place (after the
-                    // saved predecessor if it is still there, else at the head).
-                    let pred_there = pred != NIL && {
-                        let ps = self.se[pred as usize];
-                        ps.queued && ps.cpu == cpu && ps.prio as usize == new
-                    };
-                    let pos = if pred_there {
-                        Pos::After(pred)
-                    } else {
-                        Pos::Head
-                    };
-                    self.do_enqueue(ctx, cpu, t, pos);
-                    return;
-                }
-                // ENQUEUE_HEAD iff the priority was lowered (oldprio < newprio).
-                let pos = if (old as usize) < new {
-                    Pos::Head
-                } else {
-                    Pos::Tail
-                };
-                self.do_enqueue(ctx, cpu, t, pos);
-                return;
-            }
-        }
-        self.do_enqueue(ctx, cpu, t, Pos::Tail);
+        let saved_item = std::mem::replace(&mut self.se[t.idx()].saved_item, NIL);
+        let (pos, same_place) = self.enqueue_position(ctx, cpu, t, kind, saved);
+        self.do_enqueue(ctx, cpu, t, pos);
+        self.group_enqueue(ctx, cpu, t, pos, same_place, saved_item);
     }
 
     /// `dequeue_task_rt`. A DEQUEUE_SAVE remembers the list position.
@@ -650,6 +1135,7 @@ impl Scheduler for LinuxRt {
             ctx.count_work(self.active.last_steps(cpu) as u64);
             self.se[t.idx()].saved = Some((se.prio, pred));
         }
+        self.group_dequeue(ctx, cpu, t, kind == DequeueKind::Save);
         self.do_dequeue(ctx, cpu, t);
     }
 
@@ -677,6 +1163,10 @@ impl Scheduler for LinuxRt {
                 arr.push_head(cpu, t.0, pr);
                 work += arr.last_steps(cpu);
                 ctx.count_work(work as u64);
+                if let Some(h) = self.groups.as_mut() {
+                    // requeue_task_rt(rq, p, 1): every level to the head.
+                    h.requeue(ctx, t, self.se[t.idx()].group, cpu, true);
+                }
                 ctx.resched(cpu);
                 return;
             }
@@ -715,9 +1205,18 @@ impl Scheduler for LinuxRt {
                 self.pull_rt_task(ctx, cpu);
             }
         }
-        let (head, steps) = self.active.peek_counted(cpu);
-        ctx.count_work(steps as u64);
-        let t = TaskId(head?);
+        if self.bw.throttled(ROOT, cpu) {
+            // The CPU's rt_rq is throttled: nothing is runnable (`sched_rt_runnable`).
+            return None;
+        }
+        let t = match &self.groups {
+            Some(h) => h.pick(ctx, cpu)?,
+            None => {
+                let (head, steps) = self.active.peek_counted(cpu);
+                ctx.count_work(steps as u64);
+                TaskId(head?)
+            }
+        };
         let rq = &mut self.rqs[cpu.idx()];
         rq.curr = Some(t);
         // set_next_task_rt → rt_queue_push_tasks: once the switch is done (the previous
@@ -727,6 +1226,63 @@ impl Scheduler for LinuxRt {
             ctx.queue_balance_callback(cpu);
         }
         Some(t)
+    }
+
+    /// `update_curr_rt`'s bandwidth part: the time `t` ran is charged to its group's
+    /// rt_rq on `cpu` and to each ancestor's; one that runs past its runtime is throttled
+    /// (taken off its parent) and the CPU reschedules, as it does while any of them stays
+    /// throttled.
+    fn update_curr(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, delta_ns: u64) {
+        if delta_ns == 0 || !self.configured {
+            return;
+        }
+        // The group it is queued in (`rt_rq_of_se`), which a group change updates only
+        // once the task is queued again.
+        let mut level = Some(self.se.get(t.idx()).map_or(ctx.task(t).group, |se| se.group));
+        let mut resched = false;
+        while let Some(g) = level {
+            if let Some(newly) = self.bw.account(ctx, g, cpu, delta_ns) {
+                if newly {
+                    self.rt_rq_dequeue(ctx, g, cpu);
+                }
+                resched = true;
+            }
+            level = self.bw.parent(g);
+        }
+        if resched {
+            ctx.resched(cpu);
+        }
+    }
+
+    /// A group's period timer (`sched_rt_period_timer`): replenish its rt_rqs and queue
+    /// again those no longer throttled.
+    fn timer(&mut self, ctx: &mut Ctx, timer: FiredTimer) {
+        let g = timer.token as GroupId;
+        let mut out = std::mem::take(&mut self.unthrottled);
+        out.clear();
+        let (groups, rqs) = (&self.groups, &self.rqs);
+        let nr_running = |c: CpuId| match groups {
+            Some(h) => h.has_queued(g, c),
+            None => g == ROOT && rqs[c.idx()].nr_running > 0,
+        };
+        self.bw.period_timer(ctx, timer.token, nr_running, &mut out);
+        for &(g, c) in &out {
+            self.rt_rq_enqueue(ctx, g, c);
+        }
+        self.unthrottled = out;
+    }
+
+    fn rt_throttling(&self, now: crate::types::Time) -> Vec<Throttling> {
+        self.bw.stats(now)
+    }
+
+    /// RT throttling and RT group scheduling are modelled; fair-class features are not
+    /// the RT class's to answer.
+    fn models(&self, feature: Feature) -> Result<(), String> {
+        match feature {
+            Feature::RtBandwidth => Ok(()),
+            _ => Err(feature.not_modelled_by(self.info().name)),
+        }
     }
 
     /// `task_tick_rt`: SCHED_RR slice accounting; FIFO has no slice.
@@ -817,18 +1373,21 @@ impl SchedClass for LinuxRt {
         matches!(attrs.policy, Policy::Fifo | Policy::Rr)
     }
 
+    /// `sched_rt_runnable`: the CPU's rt_rq has queued entities and is not throttled.
     fn has_queued(&self, cpu: CpuId) -> bool {
-        self.rqs.get(cpu.idx()).is_some_and(|rq| rq.nr_running > 0)
+        cpu.idx() < self.rqs.len() && !self.bw.throttled(ROOT, cpu) && self.rt_nr_running(ROOT, cpu)
     }
 
     /// `switched_from_rt`: if the CPU is left without RT work, pull.
     fn switched_from(&mut self, ctx: &mut Ctx, t: TaskId) {
         self.ensure(ctx, t);
+        self.settle(ctx);
         let cpu = ctx.task(t).cpu;
         if self.rqs[cpu.idx()].curr == Some(t) {
             self.rqs[cpu.idx()].curr = None;
         }
         self.se[t.idx()].saved = None;
+        self.se[t.idx()].saved_item = NIL;
         if ctx.task(t).running && self.rqs[cpu.idx()].nr_running == 0 {
             self.rqs[cpu.idx()].pull_below = Some(MAX_RT_PRIO - 1);
         }

@@ -106,7 +106,7 @@ registry! {
         "no primary source survives: neither the plugsched 6.3 tarballs nor LKML keep its \
          code, so it is not modelled rather than invented";
     }
-    infrastructure { cpu_queues, deadline_queue, fair, linux_rt, partition, stack, tunables }
+    infrastructure { cpu_queues, deadline_queue, fair, linux_rt, partition, rt_bandwidth, stack, tunables }
 }
 
 /// Construct the policy called `name` for `nr_cpus` CPUs and hand it to `v`.

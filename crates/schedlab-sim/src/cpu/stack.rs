@@ -37,17 +37,17 @@
 //!   and balance callbacks it queues come back to that class alone: `timer` and
 //!   `balance_callback` are routed by that index (each class has its own timer namespace);
 //! - tunables are the union of both classes' tunables (names must not collide);
-//! - `models` (custom slices, fair group scheduling) is answered by the class that runs
-//!   fair-class tasks.
+//! - `models` is answered by the class that runs the tasks concerned: fair-class tasks
+//!   for custom slices and fair group scheduling, SCHED_FIFO tasks for RT bandwidth.
 //!
 //! Cost: routing is O(1) per hook (one byte per task records the class holding it).
 
 use crate::ctx::Ctx;
 use crate::sched::{
     BalanceKind, ClassSet, DequeueKind, EnqueueKind, Feature, FiredTimer, PolicyInfo, Scheduler,
-    WakeKind,
+    Throttling, WakeKind,
 };
-use crate::types::{fair, CpuId, GroupId, Policy, SchedAttrs, TaskId};
+use crate::types::{fair, rt, CpuId, GroupId, Policy, SchedAttrs, TaskId, Time};
 
 /// A scheduling class that can sit in a [`Stacked`] (the kernel's `struct sched_class`
 /// seen as one layer of the class list).
@@ -212,9 +212,14 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
         }
     }
 
-    /// Asked of the class that runs fair-class tasks: both features concern them.
+    /// Asked of the class that runs the tasks the feature concerns: fair-class tasks for
+    /// custom slices and fair group scheduling, SCHED_FIFO tasks for RT bandwidth.
     fn models(&self, feature: Feature) -> Result<(), String> {
-        match self.owner(&fair(Policy::Other, 0)) {
+        let concerned = match feature {
+            Feature::RtBandwidth => rt(Policy::Fifo, 1),
+            Feature::CustomSlice | Feature::FairGroupSched => fair(Policy::Other, 0),
+        };
+        match self.owner(&concerned) {
             HI => self.hi.models(feature),
             LO => self.lo.models(feature),
             _ => Err(feature.not_modelled_by(self.meta.name)),
@@ -380,6 +385,12 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
             LO => self.lo.timeslice_ns(attrs, hz),
             _ => None,
         }
+    }
+
+    fn rt_throttling(&self, now: Time) -> Vec<Throttling> {
+        let mut all = self.hi.rt_throttling(now);
+        all.extend(self.lo.rt_throttling(now));
+        all
     }
 
     fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {

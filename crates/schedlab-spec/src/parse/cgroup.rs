@@ -26,8 +26,9 @@
 //!   `sched_group_set_rt_runtime()`, `tg_rt_schedulable()`): period > 0; runtime -1
 //!   (`RUNTIME_INF`) or at most `max_rt_runtime` = 2^44 − 1 ns; runtime ≤ period; the root
 //!   may not have runtime 0; every group's ratio `to_ratio(period, runtime)` = runtime·2^20
-//!   / period is at most the global one (sysctl_sched_rt_runtime / sysctl_sched_rt_period =
-//!   950000 / 1000000 µs), and the ratios of a group's children add up to at most its own.
+//!   / period is at most the global one (sysctl_sched_rt_runtime / sysctl_sched_rt_period,
+//!   950000 / 1000000 µs by default: the root group's settings here, which may be -1 for no
+//!   limit), and the ratios of a group's children add up to at most its own.
 //!   A child group starts with runtime 0, and the kernel refuses an RT task in a group with
 //!   runtime 0 (`sched_rt_can_attach()`, and EPERM from `__sched_setscheduler()`).
 //! - CFS bandwidth (`tg_set_bandwidth()` in kernel/sched/core.c, Linux 6.17): not on the
@@ -61,9 +62,6 @@ const MAX_SHARES: i128 = 1 << 18;
 const BW_SHIFT: u32 = 20;
 /// `MAX_BW` = 2^(64 − BW_SHIFT) − 1: the largest RT runtime in ns and CFS quota in µs.
 const MAX_BW: u64 = (1 << (64 - BW_SHIFT)) - 1;
-/// The global RT limit (`sysctl_sched_rt_runtime` / `sysctl_sched_rt_period`, µs).
-const GLOBAL_RT_RUNTIME_US: u64 = 950_000;
-const GLOBAL_RT_PERIOD_US: u64 = 1_000_000;
 /// `min_bw_quota_period_us` and `max_bw_quota_period_us`.
 const MIN_BW_US: u64 = 1_000;
 const MAX_BW_PERIOD_US: u64 = 1_000_000;
@@ -570,21 +568,25 @@ fn check_rt(t: &Tree, g: GroupId) -> Result<(), SpecError> {
             ));
         }
     }
-    let global = to_ratio(
-        GLOBAL_RT_PERIOD_US * 1000,
-        Some(GLOBAL_RT_RUNTIME_US * 1000),
-    );
+    if g == ROOT_GROUP {
+        // The root's settings are the global ones (sched_rt_runtime_us /
+        // sched_rt_period_us), which may be -1: no limit.
+        return Ok(());
+    }
+    let global = rt_ratio(t, ROOT_GROUP);
     let own = rt_ratio(t, g);
     if own > global {
         return err(format!(
             "cpu.rt_runtime_us/cpu.rt_period_us = {}/{period} is more than the global RT limit \
-             {GLOBAL_RT_RUNTIME_US}/{GLOBAL_RT_PERIOD_US} (sched_rt_runtime_us / \
-             sched_rt_period_us; EINVAL)",
+             {}/{} (sched_rt_runtime_us / sched_rt_period_us, the root group's settings; \
+             EINVAL)",
             if runtime < 0 {
                 "-1 (unlimited)".to_string()
             } else {
                 runtime.to_string()
-            }
+            },
+            t.rt_runtime_us(ROOT_GROUP),
+            t.rt_period_us(ROOT_GROUP)
         ));
     }
     Ok(())
