@@ -144,20 +144,18 @@ def test_refitting_gives_the_built_in_profile_exactly() -> None:
 
 
 def test_the_fit_follows_the_simulation_not_a_constant() -> None:
-    # A machine on which every run's CoreMark takes twice as long past the reference's
-    # needs half the cost.
+    # A machine whose expiries take twice as long as the profile says needs half the cost.
     def doubled(text: str, policy: str, params: Any) -> dict[str, int]:
-        marks = board._simulate(text, policy, params)
-        if "loop_cg0" not in text:
-            return marks
-        ref = board.FIT_SIZES.iterations * m.ITERATION_US * 1000
-        span = marks[m.DONE_MARK] - marks[m.START_MARK]
-        return {m.START_MARK: marks[m.START_MARK],
-                m.DONE_MARK: marks[m.START_MARK] + ref + 2 * (span - ref)}
+        def twice(spec: dict[str, Any]) -> None:
+            k = spec["schedlab"]["machine"]["profile"]["machine"]["kernel"]
+            k["timer_irq_ns"] *= 2
 
-    real, _, _ = board.fit()
-    half, _, _ = board.fit(doubled)
-    assert abs(half - real / 2) <= 0.02 * real
+        return board._simulate(schedlab.api.edit_spec(text, twice), policy, params)
+
+    real, half = board.fit(), board.fit(doubled)
+    assert real.at_zero == half.at_zero
+    assert abs(half.cost - real.cost / 2) <= 0.01 * real.cost
+    assert abs(half.simulated - board.target()) < 0.05
 
 
 # --- the section, quick, on the real simulator -------------------------------------------
