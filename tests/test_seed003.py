@@ -185,7 +185,7 @@ def test_the_section_runs_every_quick_setting_without_errors(quick_section: tupl
     c_rows = {int(r[0]): r for r in tables["seed003-c"]}
     assert c_rows[board.FIT_SETTING][5] == "fitted"
     assert {r[5] for n, r in c_rows.items() if n != board.FIT_SETTING} == {"predicted"}
-    assert "Quick mode" in html and "are not run" in html
+    assert "Quick mode" in html and "CoreMark runs 3 s" in html
 
 
 def test_saved_specs_rerun_to_the_same_numbers(quick_section: tuple[Path, str]) -> None:
@@ -238,3 +238,13 @@ def test_a_failed_run_is_shown_not_raised(tmp_path: Path) -> None:
     html = str(seed003.section(ctx).html)
     assert "Runs failed" in html and "boom" in html
     assert ctx.manifest and all(r["status"] == "error" for r in ctx.manifest)
+
+
+def test_t_lies_within_the_per_period_shares(quick_section: tuple[Path, str]) -> None:
+    _, html = quick_section
+    rows = parse_tables(html)["seed003-periods"]
+    assert [int(r[0]) for r in rows] == [1, 2, 3, 4]
+    for row in rows:
+        lo, hi, t = (parse_number(x) for x in row[1:4])
+        assert lo is not None and hi is not None and t is not None
+        assert lo - 0.5 <= t <= hi + 0.5, row

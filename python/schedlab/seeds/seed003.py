@@ -11,8 +11,9 @@ is computed from the runs; the seed's figures come from the data file.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from schedlab import api, plots
@@ -65,12 +66,26 @@ def _params(borrowing: str) -> tuple[tuple[str, str], ...]:
     return ((m.SHARE_PARAM, m.BORROWING[borrowing]),)
 
 
-def requests(size: m.Sizes) -> tuple[RunRequest, dict[Key, dict[str, Any]]]:
-    """The reference run, and per key its C run and its T runs (one per top refresh)."""
+#: Settings whose period is this long get their last T run traced: their per-period shares
+#: and the timeline are read from those traces (a few KB each).
+TRACED_PERIOD_US = 1_000_000
+
+TracePath = Callable[[str], Path]
+
+
+def traced(no: int) -> bool:
+    return m.SETTINGS[no].period_us == TRACED_PERIOD_US
+
+
+def requests(size: m.Sizes, trace_path: TracePath | None = None
+             ) -> tuple[RunRequest, dict[Key, dict[str, Any]]]:
+    """The reference run, and per key its C run and its T runs (one per top refresh; the
+    last one traced for the settings with 1-second periods when ``trace_path`` is given)."""
     ref = RunRequest(REFERENCE_SPEC, m.reference_spec(size), m.POLICY,
                      params=m.REFERENCE_PARAMS, samples=False,
                      label="seed003 CoreMark alone")
     plan: dict[Key, dict[str, Any]] = {}
+    cuts = m.top_cuts_ns(size)
     for no in size.settings:
         setting = m.SETTINGS[no]
         for arr in size.priorities:
@@ -80,13 +95,18 @@ def requests(size: m.Sizes) -> tuple[RunRequest, dict[Key, dict[str, Any]]]:
             for b in m.BORROWING:
                 key = Key(no, arr, b)
                 label = f"seed003 No. {no}, {arr}, borrowing {b}"
+                t_runs = []
+                for i, cut in enumerate(cuts):
+                    trace = (trace_path(f"seed003-no{no}-{_slug(arr)}-{b}")
+                             if trace_path is not None and traced(no) and i == len(cuts) - 1
+                             else None)
+                    t_runs.append(RunRequest(spec_name(no, arr, "T"), t_text, m.POLICY,
+                                             params=_params(b), samples=False, duration_ns=cut,
+                                             trace=trace, label=f"{label}: T to {cut / 1e9:g} s"))
                 plan[key] = {
                     "C": RunRequest(spec_name(no, arr, "C"), c_text, m.POLICY,
                                     params=_params(b), samples=False, label=f"{label}: C"),
-                    "T": [RunRequest(spec_name(no, arr, "T"), t_text, m.POLICY,
-                                     params=_params(b), samples=False, duration_ns=cut,
-                                     label=f"{label}: T to {cut / 1e9:g} s")
-                          for cut in m.top_cuts_ns(size)],
+                    "T": t_runs,
                 }
     return ref, plan
 
@@ -214,7 +234,8 @@ def t_table(results: Mapping[Key, Measured], size: m.Sizes, arrangement: str) ->
         cols += [Column(f"{g} ({'2.6.35' if b == 'on' else '5.10+'})", "num") for g in m.GROUPS]
     return Table(
         id="seed003-t", columns=cols, rows=rows,
-        caption=f"Table 2, T: %CPU of each group's loop as top reads it ({arrangement})",
+        caption=f"Table 2, T: %CPU of each group's loop as top reads it (priorities: "
+                f"{arrangement})",
         groups=[("", 1, ""), ("seed (top)", 3, "pub"),
                 ("simulated, borrowing on (2.6.35)", 3, ""),
                 ("simulated, borrowing off (5.10+)", 3, "")])
@@ -232,7 +253,7 @@ def c_table(results: Mapping[Key, Measured], size: m.Sizes, arrangement: str) ->
     return Table(
         id="seed003-c",
         caption=f"Table 2, C: CoreMark's iterations per second in cgA, % of CoreMark alone "
-                f"({arrangement})",
+                f"(priorities: {arrangement})",
         columns=[Column("No.", "int"), Column("period µs", "int"),
                  Column("seed C %", "num", cls="pub"), Column("C %, borrowing on (2.6.35)", "num"),
                  Column("C %, borrowing off (5.10+)", "num"), Column("this number is")],
@@ -296,31 +317,66 @@ def timeline_bins(trace: Any, cpu: int, start_ns: int, length_ns: int, bin_ns: i
     return bins
 
 
-def _timeline_requests(ctx: Context, size: m.Sizes, arrangement: str
-                       ) -> dict[str, RunRequest]:
-    setting = m.SETTINGS[TIMELINE_SETTING]
-    text = m.spec(setting, "T", m.PRIORITIES[arrangement], size)
-    until = round((size.warmup_s * 1e9) + 2 * setting.period_us * 1_000)
-    out = {}
-    for b in m.BORROWING:
-        stem = f"seed003-no{TIMELINE_SETTING}-{_slug(arrangement)}-{b}"
-        out[b] = RunRequest(spec_name(TIMELINE_SETTING, arrangement, "T"), text, m.POLICY,
-                            params=_params(b), samples=False, duration_ns=until,
-                            trace=ctx.trace_path(stem),
-                            label=f"seed003 No. {TIMELINE_SETTING} timeline, borrowing {b}")
-    return out
-
-
-def timeline(run: RunOutcome, size: m.Sizes) -> list[dict[str, int]] | None:
-    """Core 1 over one period of the timeline setting, from the warm-up's end."""
+def core1_bins(run: RunOutcome, start_ns: int, length_ns: int, bin_ns: int
+               ) -> list[dict[str, int]] | None:
+    """Who ran on core 1 (by group) in bins over [start, start + length) of a traced run."""
     if not run.ok or run.request.trace is None or run.result is None:
         return None
     names = {int(t["tid"]): t["name"].removeprefix("loop_") for t in run.result.json["tasks"]}
     trace = api.parse_trace(run.request.trace)
+    return timeline_bins(trace, m.GROUP_CPU["cgA"], start_ns, length_ns, bin_ns, names)
+
+
+def traced_run(plan: Mapping[Key, Mapping[str, Any]], outcomes: Mapping[str, RunOutcome],
+               key: Key) -> RunOutcome | None:
+    reqs = plan.get(key)
+    return outcomes[reqs["T"][-1].label] if reqs is not None else None
+
+
+def timeline(run: RunOutcome | None, size: m.Sizes) -> list[dict[str, int]] | None:
+    """Core 1 over the first period of the timeline setting after the warm-up."""
+    if run is None:
+        return None
     setting = m.SETTINGS[TIMELINE_SETTING]
+    return core1_bins(run, round(size.warmup_s * 1e9), setting.period_us * 1_000,
+                      BIN_MS * 1_000_000)
+
+
+def period_shares(run: RunOutcome | None, size: m.Sizes, no: int) -> list[float] | None:
+    """cgA's share of core 1 (%) in each whole period of the measured window."""
+    if run is None:
+        return None
+    period_ns = m.SETTINGS[no].period_us * 1_000
     start = round(size.warmup_s * 1e9)
-    return timeline_bins(trace, m.GROUP_CPU["cgA"], start, setting.period_us * 1_000,
-                         BIN_MS * 1_000_000, names)
+    length = size.windows * round(m.TOP_DELAY_S * 1e9) // period_ns * period_ns
+    bins = core1_bins(run, start, length, period_ns)
+    return None if bins is None else [100.0 * b.get("cgA", 0) / period_ns for b in bins]
+
+
+def period_table(shares: Mapping[int, list[float] | None], results: Mapping[Key, Measured],
+                 arrangement: str) -> Table:
+    rows: list[list[Any]] = []
+    for no, sh in shares.items():
+        pub = m.PUBLISHED[no]
+        lo, hi = (min(sh), max(sh)) if sh else (None, None)
+        inside = (lo is not None and hi is not None
+                  and all(lo - 0.05 <= v <= hi + 0.05 for v in (pub.c, pub.t["cgA"])))
+        meas = results[Key(no, arrangement, "on")]
+        rows.append([no, lo, hi, meas.t.get("cgA"), meas.c,
+                     Cell(pub.t["cgA"], kind="int", cls="pub"),
+                     Cell(pub.c, kind="num", decimals=1, cls="pub"),
+                     "yes" if inside else "no"])
+    return Table(
+        id="seed003-periods",
+        caption=f"cgA's share of core 1 period by period, borrowing on (priorities: "
+                f"{arrangement}), "
+                "against the seed's T and C",
+        columns=[Column("No.", "int"), Column("lowest period %", "num"),
+                 Column("highest period %", "num"), Column("simulated T", "num"),
+                 Column("simulated C", "num"), Column("seed T", "int", cls="pub"),
+                 Column("seed C", "num", cls="pub"),
+                 Column("seed's T and C within the periods' range")],
+        rows=rows)
 
 
 def timeline_table(bins: Mapping[str, list[dict[str, int]] | None]) -> Table:
@@ -385,15 +441,16 @@ def section(ctx: Context) -> SectionOutput:
     from schedlab.report.context import SectionOutput
 
     size = m.sizes(ctx.quick)
-    ref, plan = requests(size)
+    ref, plan = requests(size, ctx.trace_path)
     flat = [ref] + [r for reqs in plan.values() for r in [reqs["C"], *reqs["T"]]]
     runs = ctx.run(flat, "seed 003: RT bandwidth")
     by_label = {r.request.label: r for r in runs}
     results = measure(size, runs[0], plan, by_label)
     best = best_arrangement(results, size)
-    tl_runs = ctx.run(list(_timeline_requests(ctx, size, best).values()),
-                      "seed 003: core-1 timeline")
-    bins = {b: timeline(r, size) for b, r in zip(m.BORROWING, tl_runs, strict=True)}
+    bins = {b: timeline(traced_run(plan, by_label, Key(TIMELINE_SETTING, best, b)), size)
+            for b in m.BORROWING}
+    shares = {no: period_shares(traced_run(plan, by_label, Key(no, best, "on")), size, no)
+              for no in size.settings if traced(no)}
     figs: list[Figure] = []
     if all(bins.values()):
         figs.append(ctx.save_figure(timeline_figure(bins), "seed003-timeline",
@@ -410,9 +467,15 @@ def section(ctx: Context) -> SectionOutput:
         rule=borrowing_rule_table(results, size, best),
         timeline=timeline_table(bins) if all(bins.values()) else None, figs=figs,
         errors=errors, facts=m.DATA["facts"], findings=m.DATA["findings"],
+        periods=period_table(shares, results, best) if shares else None,
+        fit_size=f"CoreMark for {board.FIT_SIZES.iterations * m.ITERATION_US / 1e6:g} s after "
+                 f"{board.FIT_SIZES.warmup_s:g} s",
+        seed_ct_gap=max(abs(p.c - p.t["cgA"]) for p in m.PUBLISHED.values()),
+        above_bound=above_bound(results),
+        other=_other_arrangement_no3(results, size, best),
         explain=explanations(results, size, best),
         reference=_reference_text(ref_s, size),
-        runs=runs_table([*runs, *tl_runs]))
+        runs=runs_table(runs))
     return SectionOutput(SECTION_ID, TITLE, html, ctx.figure_files(*figs))
 
 
@@ -422,6 +485,29 @@ def _reference_text(ref_s: float | None, size: m.Sizes) -> str:
         return "CoreMark alone did not finish: C cannot be computed."
     return (f"CoreMark alone ({size.iterations:,} iterations of {m.ITERATION_US} µs) took "
             f"{ref_s:.6f} s ({ideal:g} s of work)")
+
+
+def above_bound(results: Mapping[Key, Measured]) -> list[str]:
+    """Every simulated T more than half a point above its group's 式① bound."""
+    out = []
+    for key, meas in results.items():
+        for g in m.GROUPS:
+            t = meas.t.get(g)
+            if t is not None and t > m.borrowing_cap(m.SETTINGS[key.no], g) + 0.5:
+                out.append(f"No. {key.no} {g} ({key.arrangement}, borrowing {key.borrowing}): "
+                           f"{t:.1f}")
+    return out
+
+
+def _other_arrangement_no3(results: Mapping[Key, Measured], size: m.Sizes, best: str
+                           ) -> str:
+    """What the first other arrangement gives cg1 in No. 3 with borrowing on."""
+    for arr in size.priorities:
+        key = Key(3, arr, "on")
+        if arr != best and key in results and results[key].t.get("cg1") is not None:
+            return (f"With “{arr}” instead, No. 3 gives cg1 {results[key].t['cg1']:.1f} % "
+                    f"against the seed's {m.PUBLISHED[3].t['cg1']} %.")
+    return ""
 
 
 def explanations(results: Mapping[Key, Measured], size: m.Sizes, best: str) -> list[str]:
