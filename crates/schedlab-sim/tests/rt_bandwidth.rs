@@ -544,3 +544,40 @@ fn limits_are_hierarchical() {
     assert_eq!(throttling(&r, "/p").len(), 1);
     assert_eq!(throttling(&r, "/p/c").len(), 1);
 }
+
+/// The period timer stops once its group has neither RT time left nor queued tasks
+/// (`do_sched_rt_period_timer` returns idle): after the group's only task exits, a longer
+/// run counts no more scheduler work than a shorter one.
+#[test]
+fn the_period_timer_stops_when_the_group_is_idle() {
+    let spec = r#"{"tasks": {
+            "rt": {"policy": "SCHED_FIFO", "priority": 50, "loop": 1, "run": 50000, "taskgroup": "/g"},
+            "other": {"loop": 1, "run": -1}},
+        "schedlab": {"machine": {"cpus": 1},
+                     "cgroups": {"/g": {"cpu.rt_period_us": 10000, "cpu.rt_runtime_us": 5000}}}}"#;
+    let work = |secs: u64| {
+        let r = run_for(spec, "linux-cfs", &[], Some(secs * 1000 * MS)).unwrap();
+        assert_eq!(cpu_ns(&r, "rt"), 50 * MS);
+        (r["run"]["work_units"].as_u64().unwrap(), r)
+    };
+    let (short, r) = work(1);
+    let (long, _) = work(3);
+    // Throttled every period until its 50 ms were done (about 100 ms in).
+    assert_eq!(throttling(&r, "/g")[0].1, 9, "{:?}", throttling(&r, "/g"));
+    // Two more seconds of a fair busy loop add work of their own (ticks, picks), but
+    // not the 100 timer expiries per second the group's timer would count if it ran on.
+    let fair_only = {
+        let r = run_for(
+            r#"{"tasks": {"other": {"loop": 1, "run": -1}}, "schedlab": {"machine": {"cpus": 1}}}"#,
+            "linux-cfs",
+            &[],
+            Some(2000 * MS),
+        )
+        .unwrap();
+        r["run"]["work_units"].as_u64().unwrap()
+    };
+    assert!(
+        long - short <= fair_only + 2,
+        "the timer kept firing: {short} → {long} (a fair loop alone: {fair_only})"
+    );
+}

@@ -156,6 +156,19 @@ fn cgroup_bandwidth_is_refused_by_validate_too() {
 }
 
 #[test]
+fn rt_bandwidth_under_a_policy_without_it_is_refused_by_validate_too() {
+    let m = refusal(
+        r#"{"tasks": {"t": {"policy": "SCHED_FIFO", "priority": 10, "loop": 1, "run": 10}},
+            "schedlab": {"cgroups": {"/": {"cpu.rt_runtime_us": 900000}}}}"#,
+        Some("fp"),
+    );
+    assert!(
+        m.starts_with("$.schedlab.cgroups[\"/\"][\"cpu.rt_runtime_us\"]: fp has no RT throttling"),
+        "{m}"
+    );
+}
+
+#[test]
 fn the_spec_tunables_apply_to_its_own_scheduler_only() {
     let text = r#"{"tasks": {"t": {"loop": 1, "run": 10}},
         "schedlab": {"scheduler": {"name": "linux-eevdf", "params": {"sched_base_slice_ns": 3000000}}}}"#;

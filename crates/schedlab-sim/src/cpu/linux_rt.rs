@@ -61,7 +61,8 @@
 //! rescheduling the CPU when the group's best task beats what runs). Push, pull and cpupri
 //! see every queued RT task of a CPU (the kernel's `pushable_tasks` and `rt_nr_total`)
 //! and the priority of the CPU's top rt_rq, which leaves out throttled groups.
-//! Without cgroups there is one rt_rq per CPU and only the global throttle.
+//! Until an RT task is queued in a group other than the root there is one rt_rq per CPU
+//! (the root group's) and only the global throttle.
 //!
 //! Simplifications: no priority inheritance (so no `rt_nr_boosted`); no RT_PUSH_IPI
 //! (pull scans overloaded CPUs directly, the non-IPI path); push/pull consider CPUs' RT
@@ -401,15 +402,14 @@ pub struct LinuxRt {
     se: Vec<RtSe>,
     /// RT bandwidth: runtime, rt_time and throttling of every group on every CPU.
     bw: RtBandwidth,
-    /// RT group scheduling's rt_rqs, when the run has cgroups besides the root.
+    /// RT group scheduling's rt_rqs, from the first RT task queued in a cgroup other
+    /// than the root.
     groups: Option<GroupQueues>,
     /// A task's group chain left as it was by a DEQUEUE_SAVE, until its ENQUEUE_RESTORE
     /// shows whether it moved (group and CPU of the chain).
     stale: Option<(GroupId, CpuId)>,
     /// The period timer's rt_rqs to queue again (kept to reuse its allocation).
     unthrottled: Vec<Unthrottled>,
-    /// The cgroups have been read.
-    configured: bool,
 }
 
 /// The RT class's tunables.
@@ -484,7 +484,6 @@ impl LinuxRt {
             groups: None,
             stale: None,
             unthrottled: Vec::new(),
-            configured: false,
         }
     }
 
@@ -519,19 +518,33 @@ impl LinuxRt {
         }
     }
 
-    /// Read the cgroups: their RT bandwidth, and group run queues when there is more
-    /// than the root. A run reads them before its first task; a test that changes them
-    /// later has the queued tasks requeued in their groups (with fresh bandwidth state).
+    /// Read the cgroups' RT bandwidth. A run reads them before its first task; a test
+    /// that changes them later gets fresh bandwidth state, and its queued tasks are
+    /// requeued in their groups.
     #[cold]
     fn read_groups(&mut self, ctx: &mut Ctx) {
-        self.configured = true;
         self.bw.configure(ctx);
         self.bw.share = self.params.rt_runtime_share;
         self.stale = None;
-        self.groups = (ctx.nr_groups() > 1).then(|| GroupQueues::new(self.params.readyq, ctx));
-        if let Some(h) = self.groups.as_mut() {
-            h.ensure_task(TaskId(self.se.len().max(1) as u32 - 1));
+        self.groups = None;
+        let grouped = self
+            .se
+            .iter()
+            .any(|se| se.queued && se.group != ROOT && (se.group as usize) < ctx.nr_groups());
+        if grouped {
+            self.build_group_queues(ctx);
         }
+    }
+
+    /// RT group scheduling's rt_rqs, built when the first RT task is queued in a group
+    /// other than the root (until then every RT task is in the root group, whose rt_rq
+    /// on a CPU is the CPU's queue): every queued task is requeued in its group, in its
+    /// CPU's queue order.
+    #[cold]
+    fn build_group_queues(&mut self, ctx: &mut Ctx) {
+        let mut h = GroupQueues::new(self.params.readyq, ctx);
+        h.ensure_task(TaskId(self.se.len().max(1) as u32 - 1));
+        self.groups = Some(h);
         let mut queued = Vec::new();
         for c in 0..self.rqs.len() {
             let cpu = CpuId(c as u32);
@@ -746,7 +759,13 @@ impl LinuxRt {
         self.se[t.idx()].group = g;
         let prio = self.se[t.idx()].prio as Prio;
         if self.groups.is_none() {
-            self.bw.start(ctx, ROOT);
+            if g == ROOT {
+                self.bw.start(ctx, ROOT);
+            } else {
+                // The first RT task in a group: `t` is in its CPU's queue already and is
+                // requeued with the others.
+                self.build_group_queues(ctx);
+            }
             return;
         }
         let stayed = self.stale == Some((g, cpu));
@@ -871,6 +890,46 @@ impl LinuxRt {
             g = self.bw.parent(at);
         }
         true
+    }
+
+    /// RT group scheduling's structure is consistent: every queued task sits in its
+    /// group's rt_rq on its CPU, and a group's entity is on its parent's list, at its best
+    /// priority, exactly when the group has queued entities and is not throttled.
+    ///
+    /// A runnable task may wait on an idle CPU only while a throttled rt_rq hides it.
+    #[cfg(test)]
+    fn check_groups(&self, ctx: &Ctx) {
+        for (i, se) in self.se.iter().enumerate() {
+            let t = TaskId(i as u32);
+            if se.queued && !ctx.task(t).running && ctx.curr(se.cpu).is_none() {
+                assert!(!self.visible(t), "{t:?} waits on idle {:?} unthrottled", se.cpu);
+            }
+        }
+        let Some(h) = &self.groups else {
+            return;
+        };
+        for (i, se) in self.se.iter().enumerate() {
+            let q = GroupQueues::queue(h.rq(se.group, se.cpu));
+            let item = GroupQueues::task_item(TaskId(i as u32));
+            assert_eq!(
+                h.q.prio_of(q, item).is_some(),
+                se.queued,
+                "task {i} in group {} on {:?}",
+                se.group,
+                se.cpu
+            );
+        }
+        for g in 1..ctx.nr_groups() as GroupId {
+            let p = h.parent[g as usize].expect("a child group");
+            for c in (0..h.ncpus as u32).map(CpuId) {
+                let rq = h.rq(g, c);
+                let want = (!self.bw.throttled(g, c)).then(|| h.top(g, c)).flatten();
+                let pq = GroupQueues::queue(h.rq(p, c));
+                let got = h.q.prio_of(pq, GroupQueues::entity_item(rq));
+                assert_eq!(got, want, "entity of group {g} on {c:?}");
+                assert_eq!(h.on_list[rq], got.is_some());
+            }
+        }
     }
 
     /// May `t` run on more than one CPU? Read from its entity while it is queued here (its
@@ -1063,6 +1122,7 @@ impl Scheduler for LinuxRt {
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
         tunables::set(&tunables(), &mut self.params, "linux-rt", name, value)?;
         self.active.set_kind(self.params.readyq);
+        self.bw.share = self.params.rt_runtime_share;
         Ok(())
     }
 
@@ -1233,7 +1293,7 @@ impl Scheduler for LinuxRt {
     /// (taken off its parent) and the CPU reschedules, as it does while any of them stays
     /// throttled.
     fn update_curr(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, delta_ns: u64) {
-        if delta_ns == 0 || !self.configured {
+        if delta_ns == 0 || self.bw.nr_groups() == 0 {
             return;
         }
         // The group it is queued in (`rt_rq_of_se`), which a group change updates only
@@ -1564,6 +1624,28 @@ mod tests {
 
     const POLICIES: &[Policy] = &[Policy::Fifo, Policy::Rr];
 
+    /// The cgroups of the group property test: /a (3 of every 10 ms) with /a/b (1 of 10)
+    /// inside, and /c (4 of 10 ms); group ids 1..=3.
+    fn rt_tree() -> Vec<schedlab_spec::model::Cgroup> {
+        use schedlab_spec::model::{Cgroup, CpuCgroup};
+        let group = |path: &str, parent, runtime| Cgroup {
+            path: path.into(),
+            parent: Some(parent),
+            cpu: CpuCgroup {
+                rt_period_us: Some(10_000),
+                rt_runtime_us: Some(runtime),
+                ..CpuCgroup::default()
+            },
+            cpuset_cpus: None,
+        };
+        vec![
+            Cgroup::root(),
+            group("/a", 0, 3_000),
+            group("/a/b", 1, 1_000),
+            group("/c", 0, 4_000),
+        ]
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -1580,6 +1662,37 @@ mod tests {
             policy.set_param("readyq", Kind::ALL[readyq].name()).unwrap();
             let mut d = Driver::new(policy, cpus, 1000, &specs);
             d.apply_checked(ops);
+        }
+
+        /// The same with the tasks spread over nested RT groups with bandwidth (and
+        /// sharing on or off): after every operation and every period timer due, the
+        /// group run queues are consistent with the queued tasks and the throttling.
+        #[test]
+        fn random_operations_in_rt_groups_keep_the_group_queues_consistent(
+            cpus in 1usize..4,
+            share in any::<bool>(),
+            specs in tasks(attrs_among(POLICIES)),
+            groups in proptest::collection::vec(0u32..4, 12),
+            ops in proptest::collection::vec(ops(5_000_000, attrs_among(POLICIES)), 1..200),
+        ) {
+            let mut policy = LinuxRt::new(cpus);
+            policy.set_param("rt_runtime_share", if share { "1" } else { "0" }).unwrap();
+            let mut d = Driver::new(policy, cpus, 1000, &specs);
+            d.core.ctx.set_groups(&rt_tree());
+            for i in 0..specs.len() {
+                d.core.move_group(TaskId(i as u32), groups[i % groups.len()]);
+            }
+            for op in ops {
+                d.apply(op);
+                let now = d.core.ctx.now();
+                d.core.run_until(now);
+                // Every policy's invariants hold while nothing is throttled (a throttled
+                // group's tasks may wait on an idle CPU: check_groups checks that case).
+                if !d.core.policy.bw.any_throttled() {
+                    d.check();
+                }
+                d.core.policy.check_groups(&d.core.ctx);
+            }
         }
     }
 }

@@ -12,7 +12,8 @@
 //!   `update_curr_rt` (the walk over `for_each_sched_rt_entity`), `inc_rt_group` (the
 //!   timer starts when an entity is queued on a group's rt_rq); `kernel/sched/sched.h`
 //!   (`RUNTIME_INF`, `rt_bandwidth_enabled`); `kernel/sched/features.h`
-//!   (`SCHED_FEAT(RT_RUNTIME_SHARE, false)` from Linux 5.10 on); `kernel/sched/core.c`
+//!   (`SCHED_FEAT(RT_RUNTIME_SHARE, false)`: commit 2586af1ac187, "sched/rt: Disable
+//!   RT_RUNTIME_SHARE by default", Linux 5.10; true before); `kernel/sched/core.c`
 //!   (`sched_rt_handler`, `tg_set_rt_bandwidth`: the settings themselves, checked when a
 //!   spec is parsed, in schedlab-spec's cgroup parser).
 //! - Linux 2.6.35 `kernel/sched_rt.c` (the copy kept in LeeDroid-/Flyer-2.6.35-HC-MR,
@@ -368,6 +369,12 @@ impl RtBandwidth {
             return true;
         }
         idle
+    }
+
+    /// Is any rt_rq throttled now?
+    #[cfg(test)]
+    pub fn any_throttled(&self) -> bool {
+        self.rqs.iter().any(|rq| rq.throttled)
     }
 
     /// Every group's throttling per CPU (those ever throttled), with the time still
