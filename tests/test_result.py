@@ -154,3 +154,20 @@ def test_generate_round_trip() -> None:
     schedlab.validate(spec)
     with pytest.raises(schedlab.SpecError):
         schedlab.generate(g["name"], no_such_option=1)
+
+
+def test_kernel_threads_are_marked_in_the_tasks_frame(tmp_path: Path) -> None:
+    """A run whose ticks raise softirq work lists one softirq thread per CPU after the
+    spec's tasks, marked ``kernel_thread``; the spec's tasks have no such key (null in the
+    frame), and the Parquet round trip keeps the column."""
+    spec = {"tasks": {"hog": {"loop": 20, "run": 1000}},
+            "schedlab": {"machine": {"cpus": 2, "hz": 1000,
+                                     "kernel": {"preempt": "rt", "softirq_ns": 5000}}}}
+    r = schedlab.simulate(spec, scheduler="linux-cfs")
+    tasks = r.tasks
+    assert tasks["name"].to_list() == ["hog", "ksoftirqd/0", "ksoftirqd/1"]
+    assert tasks["kernel_thread"].to_list() == [None, True, True]
+    assert "kernel_thread" not in r.json["tasks"][0]
+    r.to_parquet(tmp_path)
+    again = pl.read_parquet(tmp_path / "tasks.parquet")
+    assert again["kernel_thread"].to_list() == [None, True, True]

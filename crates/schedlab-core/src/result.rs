@@ -150,6 +150,10 @@ pub struct TaskResult {
     pub deadline_misses: u64,
     pub wakeup_latency_ns: Summary,
     pub response_ns: Summary,
+    /// A kernel thread the simulator added (a CPU's softirq thread), not a task of the
+    /// spec: written only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub kernel_thread: bool,
 }
 
 /// Per-CPU time.

@@ -137,6 +137,48 @@ pub(crate) struct TaskRt<'a> {
     pub involuntary: u64,
 }
 
+/// Softirq work (`kernel.softirq_ns`), per CPU: what is pending, the thread that runs what
+/// interrupt exits leave, and until when the CPU runs softirq work no reschedule may
+/// interrupt.
+#[derive(Clone, Debug)]
+pub(crate) struct Softirqs {
+    /// Work raised and not yet run (ns).
+    pub pending: Vec<u64>,
+    /// The softirq thread of CPU 0 (the others follow it in CPU order); `None` without
+    /// softirq work.
+    pub first_thread: Option<TaskId>,
+    /// The CPU runs softirq work with preemption off until then (on interrupt exit, or in
+    /// ksoftirqd without `rt`): a reschedule asked for before waits for it.
+    pub busy_until: Vec<Time>,
+    /// An `IrqExit` event is pending for a reschedule that waits for `busy_until`.
+    pub exit_armed: Vec<bool>,
+}
+
+impl Softirqs {
+    fn new(nr_cpus: usize) -> Self {
+        Softirqs {
+            pending: vec![0; nr_cpus],
+            first_thread: None,
+            busy_until: vec![0; nr_cpus],
+            exit_armed: vec![false; nr_cpus],
+        }
+    }
+
+    /// The softirq thread of `cpu`.
+    #[inline]
+    fn thread_of(&self, cpu: CpuId) -> Option<TaskId> {
+        self.first_thread.map(|t| TaskId(t.0 + cpu.0))
+    }
+
+    /// The CPU whose softirq thread `t` is, if it is one.
+    #[inline]
+    pub fn cpu_of(&self, t: TaskId, nr_cpus: usize) -> Option<CpuId> {
+        let first = self.first_thread?;
+        let i = t.0.checked_sub(first.0)?;
+        ((i as usize) < nr_cpus).then_some(CpuId(i))
+    }
+}
+
 /// Run configuration after the spec and command line are merged.
 #[derive(Clone, Debug)]
 pub(crate) struct RunCfg {
@@ -202,6 +244,8 @@ pub(crate) struct Engine<'a, S: Scheduler> {
     /// Per-CPU: policy timers expired there whose cost was drawn (the index of the next
     /// draw, when `timer_irq_ns` varies).
     policy_timer_draws: Vec<u64>,
+    /// Softirq work and the per-CPU threads that run what interrupt exits leave.
+    softirq: Softirqs,
     /// CPUs with a deferred reschedule (`Ctx::deferred_resched`; 0 lets the hot loop
     /// skip every check).
     deferred_count: u32,
@@ -280,6 +324,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             events: 0,
             burst_armed: vec![false; nr_cpus],
             policy_timer_draws: vec![0; nr_cpus],
+            softirq: Softirqs::new(nr_cpus),
             deferred_count: 0,
             channel_span: r
                 .channels
@@ -308,6 +353,36 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         self.rt.reserve_exact(n);
         self.metrics.reserve_tasks(n);
         self.core.reserve_tasks(n);
+        self.start_tasks(spec);
+        if self.cfg.kernel.softirqs && !self.halted() {
+            self.create_softirq_threads(spec);
+        }
+    }
+
+    /// Create the softirq threads, one per CPU, from the templates at the end of `spec`
+    /// (`kernel::with_softirq_threads`): asleep until work is left for them, and not
+    /// counted among the workload's live tasks.
+    fn create_softirq_threads(&mut self, spec: &Spec) {
+        let nr_cpus = self.core.ctx.nr_cpus();
+        let first_tmpl = spec.tasks.len() - nr_cpus;
+        for c in 0..nr_cpus {
+            if !self.room_for_task() {
+                return;
+            }
+            let tmpl = (first_tmpl + c) as u32;
+            let attrs = attrs_of(&spec.tasks[tmpl as usize].attr);
+            let mut cpu = CpuMask::empty();
+            cpu.set(CpuId(c as u32));
+            let id = self.create_task(tmpl, attrs, cpu, None);
+            self.live_tasks -= 1;
+            if c == 0 {
+                self.softirq.first_thread = Some(id);
+            }
+        }
+    }
+
+    /// Create the start-up instances of the spec's tasks.
+    fn start_tasks(&mut self, spec: &Spec) {
         for (ti, t) in spec.tasks.iter().enumerate() {
             for _ in 0..t.instances {
                 if !self.room_for_task() {
@@ -624,11 +699,24 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             EventKind::Start { task } => self.wake_new(task, None),
             EventKind::Tick { cpu } => {
                 let tick = self.cfg.kernel.tick_cost(cpu, self.core.ctx.now);
-                self.charge_interrupt(cpu, tick);
+                let softirq = match self.cfg.kernel.softirqs {
+                    true => self.tick_softirq(cpu, tick),
+                    false => 0,
+                };
+                self.charge_interrupt(cpu, tick + softirq);
+                if softirq > 0 {
+                    let until = self.core.ctx.now + tick + softirq;
+                    let busy_until = &mut self.softirq.busy_until[cpu.idx()];
+                    *busy_until = (*busy_until).max(until);
+                }
                 self.core.handle_event(kind);
             }
             EventKind::PolicyTimer { slot, gen } => self.policy_timer(slot, gen),
-            EventKind::IrqExit { cpu } => self.core.ctx.resched(cpu),
+            EventKind::IrqExit { cpu } => {
+                self.softirq.exit_armed[cpu.idx()] = false;
+                self.core.ctx.resched(cpu);
+            }
+            EventKind::SoftirqWake { cpu } => self.wake_softirq_thread(cpu),
             EventKind::Device { dev, data } => {
                 if let Some(t) = self.blk.event(&mut self.core.ctx, dev, data) {
                     if self.rt[t.idx()].state == TState::Blocked(Block::Io) {
@@ -681,6 +769,9 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     /// next task's program is stepped.
     fn schedule(&mut self, cpu: CpuId) {
         let c = cpu.idx();
+        if self.cfg.kernel.softirqs && self.in_softirq(cpu) {
+            return;
+        }
         if let Some(p) = self.core.ctx.cpus[c].curr {
             self.core.account_time(cpu);
             self.finish_due_burst(cpu, p);
@@ -938,6 +1029,10 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             Op::Read { .. } | Op::Write { .. } if self.rt[t.idx()].stage == Stage::Transfer => {
                 return self.effect(cpu, t);
             }
+            Op::Run { .. } if self.cfg.kernel.softirqs => match self.softirq_cpu(t) {
+                Some(home) => self.take_softirq_work(home),
+                None => self.draw_op_cost(t, op),
+            },
             _ => self.draw_op_cost(t, op),
         };
         self.begin_burst(cpu, t, cost);
@@ -1146,10 +1241,11 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         self.arm_burst(cpu, left);
     }
 
-    /// An interrupt handler ran on `cpu` for `ns` (the tick; a timer's expiry, which ends
-    /// now): Linux charges its time to the task it interrupted (without
-    /// `IRQ_TIME_ACCOUNTING`), whose work is that much later. On an idle CPU it delays
-    /// nothing the model sees: the expiry's wake-up already comes after it.
+    /// An interrupt handler ran on `cpu` for `ns` (the tick with the softirq work its exit
+    /// runs; a sleep or policy timer's expiry): Linux charges its time to the task it
+    /// interrupted (without `IRQ_TIME_ACCOUNTING`), whose work is that much later, and so
+    /// is the end of softirq work it interrupts. On an idle CPU it delays nothing the model
+    /// sees: the expiry's wake-up, or the reschedule, already comes after it.
     fn charge_interrupt(&mut self, cpu: CpuId, ns: u64) {
         if ns == 0 {
             return;
@@ -1159,6 +1255,11 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             return;
         };
         self.core.account_time(cpu);
+        let busy_until = &mut self.softirq.busy_until[c];
+        if *busy_until > self.core.ctx.now {
+            // An interrupt inside softirq work: that work ends later.
+            *busy_until += ns;
+        }
         if self.core.ctx.cpus[c].overhead_left > 0 {
             // Interrupting the context switch: the switch ends later.
             self.core.ctx.cpus[c].overhead_left += ns;
@@ -1206,6 +1307,90 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         let index = &mut self.policy_timer_draws[cpu.idx()];
         *index += 1;
         model.policy_timer_irq_cost(cpu, *index - 1)
+    }
+
+    // ------------------------------------------------------------------ softirqs
+
+    /// The tick on busy `cpu`, whose handler costs `tick`, raises its softirq work
+    /// (`kernel.softirq_ns`); returns the part its interrupt exit runs in the interrupted
+    /// context, with preemption off (the caller charges it and keeps the CPU from
+    /// rescheduling until it is done). Linux (kernel/softirq.c): `__irq_exit_rcu` →
+    /// `invoke_softirq` → `__do_softirq` runs the pending softirqs with preemption off,
+    /// restarting while more are raised, for at most `MAX_SOFTIRQ_TIME` (2 ms, since 3.8)
+    /// and `MAX_SOFTIRQ_RESTART` (10) rounds, then `wakeup_softirqd` leaves the rest to
+    /// ksoftirqd; 2.6.17 has only the restart limit. Under PREEMPT_RT `invoke_softirq`
+    /// only wakes the CPU's softirq thread. The thread wakes when the interrupt is over.
+    fn tick_softirq(&mut self, cpu: CpuId, tick: u64) -> u64 {
+        let c = cpu.idx();
+        let now = self.core.ctx.now;
+        if self.core.ctx.cpus[c].curr.is_none() {
+            return 0;
+        }
+        let raised = self.cfg.kernel.softirq_cost(cpu, now);
+        self.softirq.pending[c] += raised;
+        let run = self.cfg.kernel.softirq_on_exit(self.softirq.pending[c]);
+        self.softirq.pending[c] -= run;
+        if self.softirq.pending[c] > 0 {
+            match tick + run {
+                0 => self.wake_softirq_thread(cpu),
+                end => self
+                    .core
+                    .ctx
+                    .push(now + end, EventKind::SoftirqWake { cpu }),
+            }
+        }
+        run
+    }
+
+    /// A reschedule of `cpu` asked for while it runs softirq work with preemption off
+    /// waits for that work's end (an `IrqExit` then); true if it waits. A task that
+    /// blocked or exited meanwhile is switched out at once.
+    fn in_softirq(&mut self, cpu: CpuId) -> bool {
+        let c = cpu.idx();
+        let now = self.core.ctx.now;
+        let until = self.softirq.busy_until[c];
+        let Some(t) = self.core.ctx.cpus[c].curr else {
+            return false;
+        };
+        if now >= until || self.rt[t.idx()].state != TState::Running {
+            return false;
+        }
+        if !self.softirq.exit_armed[c] {
+            self.softirq.exit_armed[c] = true;
+            self.core.ctx.push(until, EventKind::IrqExit { cpu });
+        }
+        true
+    }
+
+    /// Wake `cpu`'s softirq thread if work is left for it and it sleeps (its first wake-up
+    /// is its `wake_up_new_task`: it was created asleep). From interrupt context: no
+    /// waker CPU, and no activation of the workload's is opened.
+    fn wake_softirq_thread(&mut self, cpu: CpuId) {
+        let Some(t) = self.softirq.thread_of(cpu) else {
+            return;
+        };
+        if self.softirq.pending[cpu.idx()] == 0 {
+            return;
+        }
+        match self.rt[t.idx()].state {
+            TState::Blocked(Block::NotStarted) => self.wake_new(t, None),
+            TState::Blocked(Block::Suspend) => self.make_runnable(t, None, false),
+            _ => {}
+        }
+    }
+
+    /// The softirq work `cpu`'s thread takes now: all that is pending (`handle_softirqs`
+    /// run by `run_ksoftirqd`). Without `rt` it runs with bottom halves, and so preemption,
+    /// off until done.
+    fn take_softirq_work(&mut self, cpu: CpuId) -> u64 {
+        let c = cpu.idx();
+        let work = std::mem::take(&mut self.softirq.pending[c]);
+        if work > 0 && !self.cfg.kernel.threaded_softirqs() {
+            // The thread is pinned: it runs on `cpu`.
+            let until = self.core.ctx.now + work;
+            self.softirq.busy_until[c] = self.softirq.busy_until[c].max(until);
+        }
+        work
     }
 
     /// Move to the next op (or exit / change phase).
@@ -1283,7 +1468,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             }
             Op::Suspend => {
                 self.next_op(cpu, t);
-                if self.rt[t.idx()].state == TState::Running {
+                if self.rt[t.idx()].state == TState::Running && !self.softirq_work_left(t) {
                     self.block(cpu, t, Block::Suspend);
                 }
             }
@@ -1310,6 +1495,25 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 self.block(cpu, t, Block::Io);
             }
         }
+    }
+
+    /// `t` is a kernel thread the engine added (a CPU's softirq thread), not a spec task.
+    pub(crate) fn is_kernel_thread(&self, t: TaskId) -> bool {
+        self.softirq_cpu(t).is_some()
+    }
+
+    /// The CPU whose softirq thread `t` is (`None`: `t` is none).
+    #[inline]
+    fn softirq_cpu(&self, t: TaskId) -> Option<CpuId> {
+        self.softirq.cpu_of(t, self.core.ctx.nr_cpus())
+    }
+
+    /// `t` is a softirq thread with work pending (it loops instead of sleeping).
+    fn softirq_work_left(&self, t: TaskId) -> bool {
+        self.cfg.kernel.softirqs
+            && self
+                .softirq_cpu(t)
+                .is_some_and(|c| self.softirq.pending[c.idx()] > 0)
     }
 
     /// Sleep until `at`: the task wakes when the kernel's timer fires and its handler

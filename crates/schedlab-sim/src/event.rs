@@ -36,6 +36,8 @@ pub(crate) enum EventKind {
     /// The interrupt in which a policy timer expired returns on `cpu`: the reschedule its
     /// callback asked of that CPU takes effect now (`irq_exit` → preemption).
     IrqExit { cpu: CpuId },
+    /// The interrupt that left softirq work on `cpu` is over: its softirq thread wakes.
+    SoftirqWake { cpu: CpuId },
 }
 
 /// Bits of a packed payload: 4 tag bits, then the kind's fields.
@@ -67,6 +69,7 @@ impl EventKind {
             }
             EventKind::TimerIrq { task, gen } => (6, task.0 as u64, gen),
             EventKind::IrqExit { cpu } => (7, cpu.0 as u64, 0),
+            EventKind::SoftirqWake { cpu } => (8, cpu.0 as u64, 0),
         };
         // Ids are bounded where they are made (task creation, the timer and device tables).
         debug_assert!(
@@ -93,6 +96,7 @@ impl EventKind {
             4 => EventKind::PolicyTimer { slot: id, gen },
             5 => EventKind::Device { dev: id, data: gen },
             7 => EventKind::IrqExit { cpu: CpuId(id) },
+            8 => EventKind::SoftirqWake { cpu: CpuId(id) },
             _ => EventKind::TimerIrq {
                 task: TaskId(id),
                 gen,
@@ -418,6 +422,7 @@ mod tests {
                 gen: 9,
             },
             EventKind::IrqExit { cpu: CpuId(5) },
+            EventKind::SoftirqWake { cpu: CpuId(6) },
         ] {
             assert_eq!(EventKind::unpack(k.pack()), k);
         }

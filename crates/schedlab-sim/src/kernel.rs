@@ -37,15 +37,50 @@
 //! occurrence j of stream c, so the tick handler an idle CPU runs and the one a busy CPU
 //! is charged are the same draw, whoever asks.
 //!
+//! Softirqs (`softirq_ns`: the work a tick raises — `run_timer_softirq`, `rcu_core`,
+//! `sched_balance_softirq`). Linux 6.x kernel/softirq.c: `__irq_exit_rcu` calls
+//! `invoke_softirq` when softirqs are pending; without PREEMPT_RT that runs
+//! `__do_softirq` → `handle_softirqs` in the interrupted context, bottom halves (and so
+//! preemption) off, restarting while more are raised for at most `MAX_SOFTIRQ_TIME`
+//! (`msecs_to_jiffies(2)`; since Linux 3.8, "softirq: reduce latencies") and
+//! `MAX_SOFTIRQ_RESTART` (10) rounds, and then `wakeup_softirqd` wakes the CPU's
+//! ksoftirqd (`run_ksoftirqd` runs the rest, bottom halves off again). With PREEMPT_RT,
+//! `invoke_softirq` only wakes the thread (`should_wake_ksoftirqd`), and the timer
+//! softirqs go to the `ktimers/<cpu>` thread (`raise_timer_softirq` → `wake_timersd`;
+//! SCHED_FIFO 1 by `timersd_setup` → `sched_set_fifo_low`; mainline since 6.13): threads the
+//! scheduler runs like any task, which a real-time task preempts. Linux 2.6.17's
+//! `__do_softirq` has only the restart limit (10), and its `ksoftirqd()` runs at nice 19
+//! (`set_user_nice(current, 19)`). Here: each tick on a busy CPU adds its work to the CPU's
+//! pending softirq work; without `rt` the interrupt exit runs up to `softirq_limit_ns` of
+//! it as interrupt time of the interrupted task, during which no reschedule of the CPU
+//! takes effect, and wakes the CPU's ksoftirqd for the rest; under `rt` it wakes the CPU's
+//! thread for all of it. A thread takes all the pending work when it runs.
+//!
+//! Under PREEMPT_RT, hrtimers not marked `HRTIMER_MODE_HARD` expire in softirq context
+//! (kernel/time/hrtimer.c `__hrtimer_init`: `softtimer = true` when `CONFIG_PREEMPT_RT` and
+//! the mode lacks `HRTIMER_MODE_HARD`), except sleepers of real-time and deadline tasks
+//! (`__hrtimer_init_sleeper`, Linux 6.11 hrtimer.c line 1976, later renamed
+//! `__hrtimer_setup_sleeper`: `rt_or_dl_task_policy(current)` adds HARD); the
+//! scheduler's own timers (`sched_rt_period_timer`, the deadline timer, the CFS bandwidth
+//! timers) are armed HARD. Here every timer expires in hard interrupt context (see the
+//! simplifications).
+//!
 //! Simplifications, said once: the non-preemptible section is one piece at the end of a
-//! span; interrupt handlers and softirqs run in the interrupted context under every model
-//! (`rt` threads them in the kernel; here they still cost the interrupted task); several
-//! timers expiring at one tick are not serialised.
+//! span; hard interrupt handlers (the tick's, a timer expiry's) run in the interrupted
+//! context and delay no reschedule by themselves; under `rt` a SCHED_OTHER task's sleep
+//! timer, which PREEMPT_RT expires in softirq context, still wakes it from the interrupt;
+//! softirq work is raised by ticks only, is divisible (cut at exactly the limit, where the
+//! kernel finishes its round), and does not stop early for `need_resched`; an interrupt
+//! exit runs pending work even while ksoftirqd has some (`ksoftirqd_running`, Linux 4.9 to
+//! 6.5, is not modelled); device completions raise no softirq and cost nothing (`device/`
+//! models only service times), so there is no interrupt to thread; several timers expiring
+//! at one tick are not serialised.
 
 use schedlab_spec::cost::{draw, CostKey, Spread, Spreads};
 use schedlab_spec::kernel::{Kernel, Preempt, SpanShape, TickMode, TimerRes};
+use schedlab_spec::model::{Event, Phase, SchedAttr, Spec, TaskSpec, Uclamp, ROOT_GROUP};
 
-use crate::types::{CpuId, TaskId, Time};
+use crate::types::{CpuId, Policy, TaskId, Time};
 
 /// The draw streams of policy timers' expiry costs, one per CPU, above every task's
 /// (task ids fit in 24 bits).
@@ -77,9 +112,13 @@ pub(crate) struct KernelModel {
     pub idle_ticks: bool,
     /// A sleep ends exactly at its expiry: high-resolution timers, no slack, no expiry cost.
     pub exact_timers: bool,
+    /// Ticks raise softirq work (`softirq_ns`): the engine keeps its per-CPU softirq
+    /// threads and pending work.
+    pub softirqs: bool,
     /// How the tick's and a timer expiry's costs spread above `k.tick_ns`, `k.timer_irq_ns`.
     tick_spread: Option<Spread>,
     irq_spread: Option<Spread>,
+    softirq_spread: Option<Spread>,
     /// The run's seed, which the varying costs draw from.
     seed: u64,
 }
@@ -90,7 +129,9 @@ impl KernelModel {
     pub fn new(k: Kernel, tick_ns: u64, spreads: &Spreads, seed: u64) -> KernelModel {
         let tick_spread = spreads.get(CostKey::Tick);
         let irq_spread = spreads.get(CostKey::TimerIrq);
-        let tick_costs = k.tick_ns > 0 || tick_spread.is_some();
+        let softirq_spread = spreads.get(CostKey::Softirq);
+        let softirqs = k.softirq_ns > 0 || softirq_spread.is_some();
+        let tick_costs = k.tick_ns > 0 || tick_spread.is_some() || softirqs;
         let defers = match k.preempt {
             Preempt::None | Preempt::Voluntary => true,
             Preempt::Full => k.spans.iter().any(|s| s.nonpreempt_ns > 0),
@@ -108,8 +149,10 @@ impl KernelModel {
                 && k.timer_irq_ns == 0
                 && irq_spread.is_none(),
             k,
+            softirqs,
             tick_spread,
             irq_spread,
+            softirq_spread,
             seed,
         }
     }
@@ -120,6 +163,44 @@ impl KernelModel {
         let jiffy = at / self.tick_ns_period;
         let (min, s) = (self.k.tick_ns, self.tick_spread);
         draw(min, s, self.seed, CostKey::Tick, cpu.idx() as u64, jiffy)
+    }
+
+    /// CPU time of the softirq work the tick `cpu` takes in the jiffy that contains `at`
+    /// raises (drawn as the tick's own cost is).
+    #[inline]
+    pub fn softirq_cost(&self, cpu: CpuId, at: Time) -> u64 {
+        let jiffy = at / self.tick_ns_period;
+        let (min, s) = (self.k.softirq_ns, self.softirq_spread);
+        draw(min, s, self.seed, CostKey::Softirq, cpu.idx() as u64, jiffy)
+    }
+
+    /// Softirqs run in per-CPU threads, never on interrupt exit (`PREEMPT_RT`).
+    #[inline]
+    pub fn threaded_softirqs(&self) -> bool {
+        self.k.preempt == Preempt::Rt
+    }
+
+    /// How much of `pending` softirq work an interrupt exit runs in the interrupted
+    /// context (the rest is left to ksoftirqd): none under `rt`, else up to the limit.
+    pub fn softirq_on_exit(&self, pending: u64) -> u64 {
+        match (self.threaded_softirqs(), self.k.softirq_limit_ns) {
+            (true, _) => 0,
+            (false, 0) => pending,
+            (false, limit) => pending.min(limit),
+        }
+    }
+
+    /// The per-CPU thread that runs deferred softirq work: its name prefix, policy and
+    /// priority (nice for SCHED_OTHER). ksoftirqd is SCHED_OTHER at `ksoftirqd_nice` (0 in
+    /// current kernels, whose smpboot threads start at nice 0; 19 in 2.6.17, whose
+    /// `ksoftirqd()` calls `set_user_nice(current, 19)`); `ktimers` (PREEMPT_RT, Linux 6.13
+    /// `kernel/softirq.c`) is SCHED_FIFO 1 (`timersd_setup` → `sched_set_fifo_low`).
+    pub fn softirq_thread(&self) -> (&'static str, Policy, i32) {
+        if self.threaded_softirqs() && self.k.ktimers {
+            ("ktimers", Policy::Fifo, 1)
+        } else {
+            ("ksoftirqd", Policy::Other, self.k.ksoftirqd_nice)
+        }
     }
 
     /// A timer expiry's cost varies (each sleep draws its own).
@@ -200,8 +281,55 @@ impl KernelModel {
             return 0;
         }
         let into = now % self.tick_ns_period;
-        self.tick_cost(cpu, now).saturating_sub(into)
+        // Under `rt` the tick's softirq work goes to a thread a woken task can preempt.
+        let softirq = match self.softirqs && !self.threaded_softirqs() {
+            true => self.softirq_on_exit(self.softirq_cost(cpu, now)),
+            false => 0,
+        };
+        (self.tick_cost(cpu, now) + softirq).saturating_sub(into)
     }
+}
+
+/// `spec` with one softirq thread per CPU appended to its tasks (`None` when ticks raise
+/// no softirq work): `ksoftirqd/<cpu>` or `ktimers/<cpu>`, pinned to its CPU, with no
+/// start-up instance. Its program — run the CPU's pending softirq work (`run`, whose length
+/// the engine sets when it starts), then sleep until woken (`suspend`), for ever — is the
+/// thread function of `smpboot_thread_fn` (kernel/smpboot.c) around `run_ksoftirqd`; the
+/// engine wakes it when work is left for it and keeps it out of the workload's counts.
+pub(crate) fn with_softirq_threads(spec: &Spec, model: &KernelModel, cpus: usize) -> Option<Spec> {
+    if !model.softirqs {
+        return None;
+    }
+    let (name, policy, priority) = model.softirq_thread();
+    let mut with = spec.clone();
+    for c in 0..cpus as u32 {
+        let attr = SchedAttr {
+            policy,
+            priority,
+            dl: None,
+            slice_ns: None,
+            uclamp: Uclamp::default(),
+        };
+        with.tasks.push(TaskSpec {
+            name: format!("{name}/{c}"),
+            instances: 0,
+            loop_count: -1,
+            delay_ns: 0,
+            attr,
+            cpus: Some(vec![c]),
+            phases: vec![Phase {
+                name: "softirq".into(),
+                loop_count: 1,
+                events: vec![Event::Run { ns: 0 }, Event::Suspend],
+                attr: None,
+                cpus: None,
+                group: None,
+            }],
+            process: None,
+            group: ROOT_GROUP,
+        });
+    }
+    Some(with)
 }
 
 /// Preemptible anywhere before `open` ns into the span, then only at its end.

@@ -649,6 +649,7 @@ impl Run<'_> {
                 )));
             }
         }
+        self.accepts_softirq_threads(policy)?;
         if self.end().is_none() {
             if let Some((t, why)) = self.spec.tasks.iter().find_map(loops_forever) {
                 return Err(SimError::input(format!(
@@ -658,6 +659,27 @@ impl Run<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The policy runs the kernel's softirq threads, when ticks raise softirq work.
+    fn accepts_softirq_threads<S: Scheduler>(&self, policy: &S) -> Result<(), SimError> {
+        let m = &self.spec.machine;
+        let model = kernel::KernelModel::new(m.kernel, 1, &m.spreads, 0);
+        if !model.softirqs {
+            return Ok(());
+        }
+        let (name, policy_of_thread, priority) = model.softirq_thread();
+        let attrs = match policy_of_thread {
+            types::Policy::Fifo | types::Policy::Rr => types::rt(policy_of_thread, priority),
+            _ => types::fair(policy_of_thread, priority),
+        };
+        policy.accepts(&attrs).map_err(|e| {
+            SimError::input(format!(
+                "$.schedlab.machine.kernel.softirq_ns: softirq work runs in per-CPU {name} \
+                 threads ({}), which this scheduler does not run: {e}",
+                policy_of_thread.as_str()
+            ))
+        })
     }
 
     /// When the run stops: the caller's duration, else the spec's.
@@ -705,8 +727,10 @@ impl cpu::PolicyVisitor for Run<'_> {
         };
         let blk = io::BlockLayer::new(&self.spec.resources.devices).map_err(SimError::input)?;
         let (mode, sample_path) = sample_mode(&self.cfg.samples)?;
-        let mut e = engine::Engine::new(self.spec, ctx, policy, rcfg, mode, blk);
-        e.start(self.spec);
+        let with_threads = kernel::with_softirq_threads(self.spec, &rcfg.kernel, self.cpus);
+        let spec = with_threads.as_ref().unwrap_or(self.spec);
+        let mut e = engine::Engine::new(spec, ctx, policy, rcfg, mode, blk);
+        e.start(spec);
         e.run();
         if let Some(err) = e.error.take() {
             return Err(SimError {
@@ -756,7 +780,7 @@ impl cpu::PolicyVisitor for Run<'_> {
                 .chain(unmodelled_notes(self.spec, &e.core.policy))
                 .collect(),
         };
-        let mut result = result::build(&mut e, self.spec, meta);
+        let mut result = result::build(&mut e, spec, meta);
         let samples = e.metrics.take_samples();
         // Freeing a large run's state takes a while: it belongs to the run's time.
         drop(e);

@@ -211,6 +211,7 @@ fn task<S: Scheduler>(e: &Engine<S>, src: &mut Source, i: usize, name: String) -
         deadline_misses: m.deadline_misses,
         wakeup_latency_ns: src.task(e, i, Series::Latency),
         response_ns: src.task(e, i, Series::Response),
+        kernel_thread: e.is_kernel_thread(TaskId(i as u32)),
     }
 }
 
@@ -224,10 +225,11 @@ fn summary<S: Scheduler>(e: &Engine<S>, src: &mut Source, spec: &Spec) -> RunSum
         .zip(e.metrics.marks.iter())
         .filter_map(|(name, t)| t.map(|t| (name.clone(), t)))
         .collect();
-    let blocked_at_end =
-        e.rt.iter()
-            .filter(|r| matches!(r.state, TState::Blocked(_)))
-            .count();
+    // A kernel thread asleep is idle, not stuck.
+    let blocked_at_end = (0..e.rt.len())
+        .filter(|&t| matches!(e.rt[t].state, TState::Blocked(_)))
+        .filter(|&t| !e.is_kernel_thread(TaskId(t as u32)))
+        .count();
     RunSummary {
         makespan_ns: makespan,
         wakeup_latency_ns: src.pooled(e, Series::Latency, |_| true),

@@ -334,7 +334,10 @@ pub trait Scheduler {
     }
 
     /// A timer this class armed with `Ctx::arm_timer` expired (the hrtimer's callback:
-    /// `hrtick`, `sched_rt_period_timer`, …). Runs as the timer's CPU (`timer.cpu`).
+    /// `hrtick`, `sched_rt_period_timer`, …). Runs as the timer's CPU (`timer.cpu`), in
+    /// its hrtimer interrupt: the engine charges `kernel.timer_irq_ns` and the work counted
+    /// here (`count_work`, at `sched_work_ps`) to the task running on that CPU at once, and
+    /// a `resched` of that CPU takes effect when the interrupt ends.
     fn timer(&mut self, ctx: &mut Ctx, timer: FiredTimer) {
         let _ = (ctx, timer);
     }

@@ -176,7 +176,8 @@ fn a_callbacks_counted_work_is_paid_in_its_interrupt() {
 /// Varying expiry costs: the run is deterministic and each expiry costs at least the minimum.
 #[test]
 fn varying_expiry_costs_are_drawn_once_per_expiry_and_deterministic() {
-    let machine = r#", "kernel": {"timer_irq_ns": {"min_ns": 10000, "dist": "exponential", "mean_ns": 30000}}"#;
+    let machine = r#", "kernel": {"timer_irq_ns":
+        {"min_ns": 10000, "dist": "exponential", "mean_ns": 30000}}"#;
     let (a, _) = busy_task(10 * MS, machine, true);
     let (b, _) = busy_task(10 * MS, machine, true);
     assert_eq!(makespan(&a), makespan(&b));

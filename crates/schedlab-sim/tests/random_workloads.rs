@@ -798,9 +798,12 @@ fn lower(bp: &Blueprint) -> Spec {
 
 /// The kernel model of a blueprint, from bits of its seed (as `sched_work_ps` is, so that
 /// the blueprint strategy and the cases the fixed proptest seed explores stay as they
-/// were): every preemption model, span shapes, jiffy or slack timers, tick and expiry costs.
+/// were): every preemption model, span shapes, jiffy or slack timers, tick and expiry costs,
+/// softirq work with or without a time limit.
 fn kernel_of(seed: u64) -> schedlab_spec::kernel::Kernel {
-    use schedlab_spec::kernel::{Kernel, Preempt, SpanShape, TickMode, TimerRes};
+    use schedlab_spec::kernel::{
+        Kernel, Preempt, SpanShape, TickMode, TimerRes, MAX_SOFTIRQ_TIME_NS,
+    };
     let bits = seed >> 20;
     if bits.is_multiple_of(3) {
         return Kernel::default();
@@ -819,6 +822,10 @@ fn kernel_of(seed: u64) -> schedlab_spec::kernel::Kernel {
         tick: TickMode::ALL[(bits >> 22) as usize % 3],
         tick_ns: [0, 3_000][(bits >> 24) as usize % 2],
         timer_irq_ns: [0, 1_500][(bits >> 25) as usize % 2],
+        softirq_ns: [0, 0, 4_000][(bits >> 26) as usize % 3],
+        softirq_limit_ns: [MAX_SOFTIRQ_TIME_NS, 0, 2_500][(bits >> 28) as usize % 3],
+        ktimers: (bits >> 30) % 2 == 1,
+        ksoftirqd_nice: 0,
         spans: [shape; 6],
     }
 }

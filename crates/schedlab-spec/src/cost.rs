@@ -65,10 +65,12 @@ pub enum CostKey {
     TimerIrq,
     /// A pipe or socket call (the channel's `op_cost_ns`).
     ChannelOp,
+    /// The softirq work a tick raises.
+    Softirq,
 }
 
 impl CostKey {
-    pub const COUNT: usize = 8;
+    pub const COUNT: usize = 9;
     pub const ALL: [CostKey; CostKey::COUNT] = [
         CostKey::ContextSwitch,
         CostKey::Fork,
@@ -78,6 +80,7 @@ impl CostKey {
         CostKey::Tick,
         CostKey::TimerIrq,
         CostKey::ChannelOp,
+        CostKey::Softirq,
     ];
 
     /// The key's name in `schedlab.machine` (a channel's own is `<channel>.op_cost_ns`).
@@ -92,6 +95,7 @@ impl CostKey {
             CostKey::TimerIrq => "kernel.timer_irq_ns",
             // Channels carry their own spreads; results name them per channel.
             CostKey::ChannelOp => "op_cost_ns",
+            CostKey::Softirq => "kernel.softirq_ns",
         }
     }
 

@@ -1,6 +1,6 @@
 //! The kernel's own execution, as a machine setting (`"schedlab": {"machine": {"kernel": …}}`):
-//! the preemption model, the tick and its cost, the resolution of sleep timers, and the
-//! shape of the kernel spans a task's system calls run as.
+//! the preemption model, the tick and its cost, the softirq work it raises, the resolution of
+//! sleep timers, and the shape of the kernel spans a task's system calls run as.
 //!
 //! These are descriptions only; the simulator gives them their meaning
 //! (`schedlab-sim/src/kernel.rs`). Every default reproduces a kernel whose own work costs
@@ -183,8 +183,12 @@ pub struct SpanShape {
     pub cond_resched_ns: u64,
 }
 
+/// Linux's `MAX_SOFTIRQ_TIME` (kernel/softirq.c, since 3.8): how long one `__do_softirq`
+/// on interrupt exit may run before it leaves the rest to ksoftirqd.
+pub const MAX_SOFTIRQ_TIME_NS: u64 = 2_000_000;
+
 /// The kernel's own execution (see the module comment).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Kernel {
     pub preempt: Preempt,
     pub timers: TimerRes,
@@ -194,12 +198,44 @@ pub struct Kernel {
     pub tick: TickMode,
     /// CPU time of one tick interrupt (with its softirq), charged to the task it interrupts.
     pub tick_ns: u64,
-    /// CPU time of expiring one sleep timer and waking its task (the hrtimer interrupt, or
-    /// the timer softirq after a tick), charged to the task running on the sleeper's CPU;
-    /// the sleeper wakes when it is done.
+    /// CPU time of one timer expiry (the hrtimer interrupt, or the timer softirq after a
+    /// tick): a sleep timer's, charged to the task running on the sleeper's CPU (the sleeper
+    /// wakes when it is done), and a policy timer's, charged to the task running on the CPU
+    /// that armed it.
     pub timer_irq_ns: u64,
+    /// CPU time of the softirq work one tick raises (the timer wheel's `TIMER_SOFTIRQ`,
+    /// `RCU_SOFTIRQ`, the load balancer's `SCHED_SOFTIRQ`): run on interrupt exit, in the
+    /// interrupted context, or by the CPU's softirq thread under `rt` and beyond the limit.
+    pub softirq_ns: u64,
+    /// How much softirq work one interrupt exit runs before it wakes ksoftirqd for the rest
+    /// (`MAX_SOFTIRQ_TIME`); 0: no time limit (kernels before 3.8 had only a restart limit,
+    /// which one tick's work never reaches).
+    pub softirq_limit_ns: u64,
+    /// Under `rt`, the tick's softirq work runs in the per-CPU `ktimers` thread
+    /// (SCHED_FIFO 1, PREEMPT_RT since Linux 6.13) instead of ksoftirqd (SCHED_OTHER).
+    pub ktimers: bool,
+    /// Nice of the ksoftirqd threads (SCHED_OTHER): 0 in current kernels, 19 in 2.6.17.
+    pub ksoftirqd_nice: i32,
     /// Shape of each kind of span, indexed by [`SpanKind::index`].
     pub spans: [SpanShape; 6],
+}
+
+impl Default for Kernel {
+    fn default() -> Self {
+        Kernel {
+            preempt: Preempt::default(),
+            timers: TimerRes::default(),
+            timer_slack_ns: 0,
+            tick: TickMode::default(),
+            tick_ns: 0,
+            timer_irq_ns: 0,
+            softirq_ns: 0,
+            softirq_limit_ns: MAX_SOFTIRQ_TIME_NS,
+            ktimers: false,
+            ksoftirqd_nice: 0,
+            spans: [SpanShape::default(); 6],
+        }
+    }
 }
 
 impl Kernel {

@@ -16,6 +16,10 @@ const KERNEL_KEYS: &[&str] = &[
     "tick",
     "tick_ns",
     "timer_irq_ns",
+    "softirq_ns",
+    "softirq_limit_ns",
+    "ktimers",
+    "ksoftirqd_nice",
     "spans",
 ];
 
@@ -54,6 +58,18 @@ pub(crate) fn parse(
                 let spread;
                 (k.timer_irq_ns, spread) = varying(kv, &kp, "a timer expiry's cost in ns")?;
                 spreads.set(CostKey::TimerIrq, spread);
+            }
+            "softirq_ns" => {
+                let spread;
+                (k.softirq_ns, spread) = varying(kv, &kp, "a tick's softirq work in ns")?;
+                spreads.set(CostKey::Softirq, spread);
+            }
+            "softirq_limit_ns" => {
+                k.softirq_limit_ns = cost(kv, &kp, "a softirq time limit in ns (0: none)")?
+            }
+            "ktimers" => k.ktimers = get::boolean(kv, &kp, "true or false")?,
+            "ksoftirqd_nice" => {
+                k.ksoftirqd_nice = get::int_in(kv, &kp, "a nice value", -20, 19)? as i32
             }
             "spans" => spans(kv, &kp, k)?,
             _ => return Err(get::unknown_key(&kp, key, "the kernel object", KERNEL_KEYS)),
