@@ -108,7 +108,7 @@ class TickRateType(click.ParamType):
         except (TypeError, ValueError):
             self.fail(f"{value!r} is not an integer", param, ctx)
         if not 1 <= hz <= api.U32_MAX:
-            self.fail(f"{hz} is not a tick rate (expected 100, 250, 300 or 1000)", param, ctx)
+            self.fail(f"{hz} is not a tick rate (expected 100, 128, 250, 300 or 1000)", param, ctx)
         return hz
 
 
@@ -159,7 +159,7 @@ def sim_options(f: F) -> F:
         click.option("--cpus", type=CPUS, metavar="N",
                      help="Number of CPUs (overrides the spec's machine)."),
         click.option("--hz", type=TICK_RATE, metavar="HZ",
-                     help="Tick rate: 100, 250, 300 or 1000 (overrides the spec's machine)."),
+                     help="Tick rate: 100, 128, 250, 300 or 1000 (overrides the spec's machine)."),
         click.option("--seed", type=SEED, metavar="K",
                      help="PRNG seed (overrides the spec's; default 1)."),
         click.option("--duration", type=DURATION, metavar="D",
@@ -940,7 +940,7 @@ def _ms(ns: int | None) -> str:
               help="Policies to tabulate (repeatable or comma-separated; default: every "
                    "available one).")
 @click.option("--hz", type=TICK_RATE, default=1000, show_default=True,
-              metavar="HZ", help="Tick rate: 100, 250, 300 or 1000.")
+              metavar="HZ", help="Tick rate: 100, 128, 250, 300 or 1000.")
 @click.option("--json", "as_json", is_flag=True,
               help='Print {"<policy>": {"<nice>": <timeslice_ns or null>, …}, …}.')
 @click.option("--plot", "plot_dir", type=OUTPUT_DIR, metavar="DIR",

@@ -185,7 +185,7 @@ def _hz(config: tuple[dict[str, str], str] | None) -> Fact | None:
         return None
     cfg, where = config
     value = cfg.get("CONFIG_HZ", "")
-    if value.isdigit() and int(value) in (100, 250, 300, 1000):
+    if value.isdigit() and int(value) in (100, 128, 250, 300, 1000):
         return Fact(int(value), f"{where}: CONFIG_HZ={value}")
     return None
 

@@ -495,12 +495,15 @@ fn cpus_source_name(spec: &Spec, cpus_overridden: bool) -> &'static str {
 }
 
 /// The tick rates schedlab models (CONFIG_HZ choices).
+/// A tick rate the machine model knows (`schedlab_spec::model::HZ_CHOICES`, which says why
+/// each is there).
 pub(crate) fn check_hz(hz: u32) -> Result<(), SimError> {
-    if [100, 250, 300, 1000].contains(&hz) {
+    use schedlab_spec::model::{HZ_CHOICES, HZ_CHOICES_TEXT};
+    if HZ_CHOICES.contains(&hz) {
         Ok(())
     } else {
         Err(SimError::input(format!(
-            "hz: expected 100, 250, 300 or 1000, got {hz}"
+            "hz: expected {HZ_CHOICES_TEXT}, got {hz}"
         )))
     }
 }

@@ -453,6 +453,16 @@ impl Topology {
     }
 }
 
+/// The tick rates (`CONFIG_HZ`) a machine may have: x86's choices (100, 250, 300, 1000;
+/// kernel/Kconfig.hz) and 128, the ARM OMAP kernels' rate with the 32 kHz timer
+/// (arch/arm/plat-omap/Kconfig: `OMAP_32K_TIMER_HZ` defaults to 128, "a divisor of
+/// 32768"; arch/arm/Kconfig makes it `HZ` under `OMAP_32K_TIMER`). Every rate divides a
+/// second into a whole number of ns (1/128 s = 7 812 500 ns).
+pub const HZ_CHOICES: [u32; 5] = [100, 128, 250, 300, 1000];
+
+/// `HZ_CHOICES` as prose: "100, 128, 250, 300 or 1000".
+pub const HZ_CHOICES_TEXT: &str = "100, 128, 250, 300 or 1000";
+
 /// The simulated machine (schedlab extension `"schedlab": {"machine": ...}`).
 ///
 /// `topology.nr_cpus() == cpus` for every machine the parser builds; code that builds one

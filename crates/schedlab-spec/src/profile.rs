@@ -19,10 +19,16 @@ pub struct Builtin {
 }
 
 /// Every built-in profile, by name.
-pub const BUILTIN: &[Builtin] = &[Builtin {
-    name: "seed000-tx4937",
-    text: include_str!("../profiles/seed000-tx4937.json"),
-}];
+pub const BUILTIN: &[Builtin] = &[
+    Builtin {
+        name: "seed000-tx4937",
+        text: include_str!("../profiles/seed000-tx4937.json"),
+    },
+    Builtin {
+        name: "seed003-omap4430",
+        text: include_str!("../profiles/seed003-omap4430.json"),
+    },
+];
 
 /// The name the front end resolves to a profile measured on the machine it runs on; the
 /// core alone cannot measure, so it only explains.

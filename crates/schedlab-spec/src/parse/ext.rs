@@ -19,7 +19,7 @@ use crate::cost::CostKey;
 use crate::json::{Json, Number};
 use crate::model::{
     BlockDevice, Channel, ChannelCost, ChannelKind, DeviceModel, Machine, SchedulerChoice,
-    Topology, MAX_MACHINE_CPUS, SECTOR_BYTES,
+    Topology, HZ_CHOICES, HZ_CHOICES_TEXT, MAX_MACHINE_CPUS, SECTOR_BYTES,
 };
 use crate::work::Names;
 use crate::SpecError;
@@ -221,11 +221,11 @@ pub(crate) fn machine_keys(o: &Obj, ir: &mut MachineIr, profile_ok: bool) -> Res
             }
             "topology" => ir.topology = Some((topology(kv, &kp)?, kp)),
             "hz" => {
-                let hz = get::int(kv, &kp, "a tick rate (100, 250, 300 or 1000)")?;
-                if ![100, 250, 300, 1000].contains(&hz) {
+                let hz = get::int(kv, &kp, "a tick rate (Linux CONFIG_HZ)")?;
+                if !HZ_CHOICES.iter().any(|&c| i128::from(c) == hz) {
                     return Err(SpecError::new(
                         kp,
-                        format!("expected a tick rate of 100, 250, 300 or 1000 Hz (Linux CONFIG_HZ choices), found {hz}"),
+                        format!("expected a tick rate of {HZ_CHOICES_TEXT} Hz (Linux CONFIG_HZ choices), found {hz}"),
                     ));
                 }
                 m.hz = hz as u32;
