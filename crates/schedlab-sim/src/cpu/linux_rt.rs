@@ -16,9 +16,20 @@
 //! `sched_rt_rq_enqueue` / `sched_rt_rq_dequeue`, `_pick_next_task_rt`,
 //! `requeue_task_rt`, `task_tick_rt`'s walk over `for_each_sched_rt_entity`,
 //! `update_curr_rt`; Linux 2.6.35's `kernel/sched_rt.c` (the copy in
-//! LeeDroid-/Flyer-2.6.35-HC-MR, ff8b2e40) has the same structure. The reference index
-//! serves these copies by character offset, so functions are named rather than line
-//! ranges. Written from the specification; no kernel code is copied.
+//! LeeDroid-/Flyer-2.6.35-HC-MR, ff8b2e40) has the same structure. The same functions in
+//! Linux 6.1's `kernel/sched/rt.c` (the Debian `linux-source-6.1` tree), by line: `rt_se_prio`
+//! l.990-1000, `move_entity` l.1310-1316, `__enqueue_rt_entity` l.1434-1466,
+//! `dequeue_rt_stack` l.1486-1504, `enqueue_rt_entity`/`dequeue_rt_entity` l.1506-1533,
+//! `requeue_task_rt`/`yield_task_rt` l.1583-1597, `select_task_rq_rt` l.1602-1672,
+//! `check_preempt_equal_prio` l.1674-1699, `check_preempt_curr_rt` l.1722-1745,
+//! `pick_next_rt_entity`/`_pick_next_task_rt` l.1773-1804, `put_prev_task_rt`
+//! l.1828-1846, `find_lowest_rq` l.1884-1973, `push_rt_task`/`push_rt_tasks`
+//! l.2059-2184, `pull_rt_task` l.2362-2471, `task_woken_rt` l.2477-2488,
+//! `switched_from_rt` l.2516-2529, `prio_changed_rt` l.2577-2612, `task_tick_rt`
+//! l.2650-2682, `get_rr_interval_rt` l.2684-2693 (6.1 has paths the model leaves out,
+//! such as migrate-disabled tasks in `push_rt_task`; the bandwidth functions' lines are in
+//! `rt_bandwidth.rs`). Written from the
+//! specification; no kernel code is copied.
 //!
 //! Model:
 //! - Per CPU an `rt_prio_array`: 100 FIFO lists (kernel prio 0..99, 0 best) and a bitmap;
@@ -66,8 +77,9 @@
 //!
 //! Simplifications: no priority inheritance (so no `rt_nr_boosted`); no RT_PUSH_IPI
 //! (pull scans overloaded CPUs directly, the non-IPI path); push/pull consider CPUs' RT
-//! queues and whether they are idle, but cannot see a SCHED_DEADLINE task (not
-//! modelled); `find_lowest_rq` ignores cache topology. When the best pushable task of a
+//! queues, whether they are idle and whether a SCHED_DEADLINE task runs there
+//! (`CPUPRI_HIGHER`), but not deadline tasks queued behind the running one (the kernel
+//! marks a CPU while any is queued); `find_lowest_rq` ignores cache topology. When the best pushable task of a
 //! CPU beats its running task but sits in a throttled group, `push_rt_task` does not
 //! reschedule (the kernel would, to pick the same task again).
 //!

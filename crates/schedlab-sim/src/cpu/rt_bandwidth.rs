@@ -21,8 +21,18 @@
 //!   on SMP (no RT_RUNTIME_SHARE switch: borrowing was always on) and without the
 //!   period timer's reset of a CPU's runtime to the group's.
 //!
-//! The reference index serves these copies by character offset, so functions are named
-//! rather than line ranges. Written from the specification; no kernel code is copied.
+//! - Line ranges, in Linux 6.1's `kernel/sched/rt.c` (the Debian `linux-source-6.1` tree),
+//!   where these functions read as the model below describes: `sched_rt_period_timer`
+//!   l.70-92, `do_start_rt_bandwidth`/`start_rt_bandwidth` l.106-132 (the first expiry
+//!   `hrtimer_forward_now(…, 0)`), `sched_rt_runtime`/`sched_rt_period` l.535-546,
+//!   `sched_rt_rq_enqueue`/`sched_rt_rq_dequeue` l.579-614, `do_balance_runtime`
+//!   l.732-779, `balance_runtime` l.890-900, `do_sched_rt_period_timer` l.905-988 (the
+//!   reset of `rt_runtime` without RT_RUNTIME_SHARE at l.936-937),
+//!   `sched_rt_runtime_exceeded` l.1002-1043, `update_curr_rt` l.1049-1089,
+//!   `inc_rt_group` l.1221-1229; `kernel/sched/features.h` l.94
+//!   (`SCHED_FEAT(RT_RUNTIME_SHARE, false)`).
+//!
+//! Written from the specification; no kernel code is copied.
 //!
 //! Model:
 //! - Each group has a runtime and a period (`cpu.rt_runtime_us`, `cpu.rt_period_us`;
