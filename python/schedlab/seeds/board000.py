@@ -36,15 +36,11 @@ the fit gives exactly the built-in profile, so every value in it can be regenera
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from schedlab import api
-from schedlab.seeds import published
+from schedlab.seeds import builtin_profile, published
 from schedlab.seeds.seed000 import BOARD_PROFILE, FULL, SEED_COUNTERPART
 
 NAME = BOARD_PROFILE
@@ -56,8 +52,7 @@ FIT_POLICY = SEED_COUNTERPART["ingosched"]
 DECIMALS = 2
 
 #: Where the built-in profile lives in a source tree.
-BUILTIN_FILE = (Path(__file__).resolve().parents[3] / "crates/schedlab-spec/profiles"
-                / f"{NAME}.json")
+BUILTIN_FILE = builtin_profile.builtin_file(NAME)
 
 ABOUT = ("Toshiba TX4937 board (MIPS, 300 MHz, one core), Linux 2.6.17-rc1 as in seed 000: "
          "HZ 1000, no kernel preemption, jiffy timers, periodic tick; costs = this lab host's "
@@ -260,23 +255,10 @@ def describe() -> str:
             f"fitted values; everything else is predicted. Not charged: {prov['not_modelled']}")
 
 
-def profile_text(profile: Mapping[str, Any]) -> str:
-    """The built-in file's exact text."""
-    return json.dumps(profile, indent=2, ensure_ascii=False) + "\n"
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m schedlab.seeds.board000",
-                                 description="Refit the seed-000 board profile.")
-    ap.add_argument("--write", action="store_true",
-                    help=f"rewrite {BUILTIN_FILE.relative_to(BUILTIN_FILE.parents[3])}")
-    args = ap.parse_args(argv)
-    text = profile_text(fitted_profile())
-    if args.write:
-        BUILTIN_FILE.write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
-    return 0
+    return builtin_profile.refit_main("python -m schedlab.seeds.board000",
+                                      "Refit the seed-000 board profile.", NAME,
+                                      fitted_profile, argv)
 
 
 if __name__ == "__main__":

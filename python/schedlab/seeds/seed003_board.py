@@ -29,15 +29,12 @@ rewrites the built-in file (crates/schedlab-spec/profiles/seed003-omap4430.json)
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from schedlab import api
+from schedlab.seeds import builtin_profile
 from schedlab.seeds import seed003_model as m
 
 NAME = m.PROFILE
@@ -52,8 +49,7 @@ TRIAL_NS = 5_000
 #: The fit's CoreMark: 10 s, CoreMark's minimum run, after the warm-up.
 FIT_SIZES = m.FULL
 
-BUILTIN_FILE = (Path(__file__).resolve().parents[3] / "crates/schedlab-spec/profiles"
-                / f"{NAME}.json")
+BUILTIN_FILE = builtin_profile.builtin_file(NAME)
 
 ABOUT = ("PandaBoard (TI OMAP4430, two Cortex-A9 cores), Ubuntu 10.10's OMAP4 kernel (Linux "
          "2.6.35) as in seed 003: HZ 128, fully preemptible, high-resolution timers, tickless "
@@ -214,22 +210,10 @@ def describe() -> str:
             f"{prof['provenance']['not_modelled']}")
 
 
-def profile_text(profile: Mapping[str, Any]) -> str:
-    return json.dumps(profile, indent=2, ensure_ascii=False) + "\n"
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m schedlab.seeds.seed003_board",
-                                 description="Refit the seed-003 board profile.")
-    ap.add_argument("--write", action="store_true",
-                    help=f"rewrite {BUILTIN_FILE.relative_to(BUILTIN_FILE.parents[3])}")
-    args = ap.parse_args(argv)
-    text = profile_text(fitted_profile())
-    if args.write:
-        BUILTIN_FILE.write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
-    return 0
+    return builtin_profile.refit_main("python -m schedlab.seeds.seed003_board",
+                                      "Refit the seed-003 board profile.", NAME,
+                                      fitted_profile, argv)
 
 
 if __name__ == "__main__":
