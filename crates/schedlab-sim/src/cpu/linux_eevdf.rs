@@ -1454,6 +1454,21 @@ impl SchedClass for LinuxEevdf {
         self.h.h_nr_runnable(cpu) > 0
     }
 
+    /// `fair_server_pick_task` → `pick_task_fair`: the task runs at once.
+    fn server_pick(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
+        self.pick_next(ctx, cpu)
+    }
+
+    /// The fair server (`rq->fair_server`) serves every fair task.
+    fn is_served(&self, _ctx: &Ctx, _t: TaskId) -> bool {
+        true
+    }
+
+    /// `rq->cfs.h_nr_queued`.
+    fn server_has_tasks(&self, cpu: CpuId) -> bool {
+        self.has_queued(cpu)
+    }
+
     /// `switched_from_fair`: the task keeps its saved lag (a delayed entity is dequeued
     /// first).
     fn switched_from(&mut self, ctx: &mut Ctx, t: TaskId) {
