@@ -268,3 +268,24 @@ fn without_the_rt_limit_deadline_time_is_not_charged() {
     assert_eq!(cpu_ns(&r, "other"), 0);
     assert_eq!(cpu_ns(&r, "hog") + cpu_ns(&r, "dl"), 10_000 * MS);
 }
+
+/// After the last fair task leaves, the server stays active with its zero-laxity timer
+/// pending (6.12.117 stops it only when a pick finds nothing): a run without a duration
+/// ends when that timer has fired and the server been stopped. One task running 120 ms
+/// from 0 uses the server's 50 ms twice in the background (new periods at 50 and
+/// 100 ms: deadline 1.1 s, timer at 1.05 s) and 20 ms of the third; at 1.05 s the timer
+/// finds 30 ms left and moves to the zero-laxity time `deadline - runtime` = 1.07 s
+/// (more than `dl_server_min_res` later), where the server is queued, picks nothing
+/// and stops.
+#[test]
+fn the_zero_laxity_timer_moves_while_the_runtime_is_consumed_in_the_background() {
+    let spec = r#"{"tasks": {"t": {"loop": 1, "run": 120000}},
+                  "schedlab": {"machine": {"cpus": 1}}}"#;
+    let r = run(spec, "linux-eevdf", &[]);
+    assert_eq!(r["summary"]["makespan_ns"], 120 * MS);
+    assert_eq!(r["run"]["sim_ns"], 1070 * MS);
+    let r = run(spec, "linux-eevdf", &[("fair_server_runtime_ns", "0")]);
+    assert_eq!(r["run"]["sim_ns"], 120 * MS);
+    let r = run(spec, "linux-cfs", &[]);
+    assert_eq!(r["run"]["sim_ns"], 120 * MS);
+}

@@ -5,21 +5,21 @@
 //! Primary source: torvalds/linux `kernel/sched/deadline.c`, Linux 6.12.117 (Debian
 //! linux-source-6.12): `replenish_dl_new_period` (l. 773-787: a deferred server that is
 //! not running for a starvation case is throttled and armed), `replenish_dl_entity`
-//! (l. 845-940: the deferred replenishment returns disarmed; otherwise a server not
+//! (l. 847-940: the deferred replenishment returns disarmed; otherwise a server not
 //! running yet is deferred again to its zero-laxity time), `update_dl_entity`
-//! (l. 1075-1107), `start_dl_timer` (l. 1118-1170: an armed server's timer at
-//! `deadline - runtime`, else at the next period), `dl_server_timer` (l. 1202-1260: the
+//! (l. 1075-1107), `start_dl_timer` (l. 1124-1181: an armed server's timer at
+//! `deadline - runtime`, else at the next period), `dl_server_timer` (l. 1202-1251: the
 //! zero-laxity timer pushed forward while the server's runtime is consumed in the
 //! background, by at least `dl_server_min_res` = 1 ms; then `dl_defer_running`),
-//! `update_curr_dl_se` (l. 1477-1560: runtime consumed by fair tasks whether they ran
+//! `update_curr_dl_se` (l. 1474-1587: runtime consumed by fair tasks whether they ran
 //! for the server or not; a deferred server that used it all in the background starts
 //! a new period; a running one throttles until its next period; the fair server's time
 //! is not charged to the RT bandwidth), `dl_server_update` (l. 1622-1627),
 //! `dl_server_start` / `dl_server_stop` (l. 1829-1871: 50 ms / 1 s, `dl_defer` set;
 //! starting reschedules a CPU that runs no deadline task), `enqueue_dl_entity`
-//! (l. 2222-2272), `__pick_task_dl` (l. 2612-2634: the server takes `pick_task_fair`'s
+//! (l. 2198-2275), `__pick_task_dl` (l. 2612-2634: the server takes `pick_task_fair`'s
 //! task, and is stopped when there is none). `kernel/sched/fair.c`: `update_curr`
-//! (l. 1250-1264: `dl_server_update` while the server is active), `enqueue_task_fair`
+//! (l. 1230-1264: `dl_server_update` while the server is active), `enqueue_task_fair`
 //! (l. 7117-7122: `dl_server_start` when the CPU's first fair task is queued),
 //! `fair_server_pick_task` (l. 9072-9075). Deferral (`dl_defer`) came with commit
 //! a110a81c52a9 ("sched/deadline: Deferrable dl server", Linux 6.12); the tree read has

@@ -36,6 +36,15 @@
 //!   (core.c l. 8200-8212: `sched_setaffinity` of a deadline task to a smaller mask, EBUSY);
 //! - HRTICK_DL (`start_hrtick_dl`, `hrtick_start`'s 10 µs floor in core.c), off by default
 //!   (`SCHED_FEAT(HRTICK_DL, false)`, features.h l. 41).
+//! - the deadline class's share of the RT bandwidth: `update_curr_dl` (6.1 l. 1384-1407)
+//!   adds a deadline task's time to its CPU's root rt_rq's `rt_time` while RT bandwidth
+//!   is enabled and `sched_rt_bandwidth_account` holds; Linux 6.12.117
+//!   (`update_curr_dl_se`, l. 1554-1586) still does under CONFIG_RT_GROUP_SCHED, which
+//!   linux-eevdf's RT class models, and never for the fair server. The class stack
+//!   passes the time to the RT class (`SchedClass::charge_rt_time`);
+//! - Linux 6.12's fair server: one per CPU (`dl_server.rs`), picked like a deadline
+//!   entity, which runs the fair class's pick (`SchedClass::pick_or_serve` /
+//!   `server_pick` through the class stack).
 //!
 //! Simplifications:
 //! - admission is checked for the spec as a whole before the run (`admit`): every task
@@ -51,14 +60,13 @@
 //!   the CPU capacity and frequency are the maximum, so runtime is consumed 1:1 without
 //!   GRUB;
 //! - no priority inheritance (deadline boosting), no `SCHED_FLAG_DL_OVERRUN` signal, no
-//!   RT_PUSH_IPI-style pull; deadline time is not charged to the RT class's bandwidth
-//!   (`rt_time`);
+//!   RT_PUSH_IPI-style pull;
 //! - `cpumask_any_and_distribute` rotates per calling CPU as the kernel does; `cpudl`'s
 //!   max-heap ties go to the lowest-numbered CPU;
-//! - 6.12's fair server (`dl_server`) is not scheduled: fair tasks get no guaranteed share
-//!   from it (RT throttling still limits RT tasks). Its reservation is modelled: 50 ms per
-//!   1 s per CPU counted in the admitted bandwidth and in GRUB's `extra_bw` / `this_bw`,
-//!   as an inactive reservation (a CPU with no runnable fair task);
+//! - 6.12's fair server (`dl_server.rs`, which cites its sources and simplifications)
+//!   counts in the admitted bandwidth and in GRUB's `extra_bw` / `this_bw` with its
+//!   runtime / period (`fair_server_runtime_ns` / `fair_server_period_ns`), as an inactive
+//!   reservation (its `running_bw` is not counted while it runs);
 //! - `SCHED_FLAG_RECLAIM` is a tunable (`dl_reclaim`) for every deadline task: rt-app's
 //!   grammar has no key for sched_flags.
 
@@ -1485,7 +1493,7 @@ impl SchedClass for LinuxDl {
     }
 
     /// `update_curr_dl_se`: "for now we share the rt bandwidth" (6.1 l. 1384-1407; 6.12
-    /// l. 1555-1585, under CONFIG_RT_GROUP_SCHED, which the RT class models, and not for
+    /// l. 1554-1586, under CONFIG_RT_GROUP_SCHED, which the RT class models, and not for
     /// the fair server).
     fn shares_rt_bandwidth(&self) -> bool {
         true
