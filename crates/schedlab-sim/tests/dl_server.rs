@@ -155,12 +155,20 @@ fn linux_cfs_has_no_fair_server() {
     let r = run_for(&starved(true), Some(10_000), "linux-cfs", &[]);
     let other = cpu_ns(&r, "other") as f64 / (100.0 * MS as f64);
     assert!((other - 5.0).abs() <= 0.1, "SCHED_OTHER got {other:.3} %");
-    assert!(
-        !run_for(&starved(false), Some(10), "linux-cfs", &[])["run"]["params"]
-            .to_string()
-            .contains("fair_server"),
-        "linux-cfs lists no fair-server tunable"
+    let unknown = simulate_text(
+        &starved(false),
+        &SimConfig {
+            scheduler: Some("linux-cfs".into()),
+            params: vec![("fair_server_runtime_ns".into(), "0".into())]
+                .into_iter()
+                .collect(),
+            ..SimConfig::default()
+        },
     );
+    match unknown {
+        Ok(_) => panic!("linux-cfs has no fair_server_runtime_ns"),
+        Err(e) => assert!(e.to_string().contains("fair_server_runtime_ns"), "{e}"),
+    }
 }
 
 /// With the RT limit on, the fair task runs in the window RT throttling leaves, which
