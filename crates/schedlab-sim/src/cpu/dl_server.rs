@@ -29,7 +29,9 @@
 //! Simplifications: the server is not an entity of the CPU's deadline tree: the pick
 //! compares its deadline with the earliest deadline task's (ties go to the task), and
 //! push, pull and `cpudl` do not see it; idle time is not charged to it
-//! (`dl_server_update_idle_time`); CFS bandwidth throttling does not stop or start it.
+//! (`dl_server_update_idle_time`); CFS bandwidth throttling does not stop or start it;
+//! GRUB's `running_bw` does not count it (its bandwidth is in `this_bw` and the
+//! admission total, `linux_dl.rs`); it is not boosted and has no hrtick.
 
 use super::dl_bandwidth::{to_ratio, BW_SHIFT, DL_SCALE};
 use crate::ctx::Ctx;
