@@ -1045,13 +1045,6 @@ impl Scheduler for LinuxDl {
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
         tunables::set(&tunables(self.kernel), &mut self.params, "linux-dl", name, value)?;
         let p = &self.params;
-        if p.fair_server_runtime_ns > p.fair_server_period_ns {
-            return Err(format!(
-                "fair_server_runtime_ns ({}) must not exceed fair_server_period_ns ({}) \
-                 (sched_fair_server_write: EINVAL)",
-                p.fair_server_runtime_ns, p.fair_server_period_ns
-            ));
-        }
         if p.rt_runtime_us > p.rt_period_us {
             return Err(format!(
                 "sched_rt_runtime_us ({}) must not exceed sched_rt_period_us ({}) \
@@ -1075,6 +1068,15 @@ impl Scheduler for LinuxDl {
     /// `__sched_setscheduler`'s affinity rule and `sched_dl_overflow` over the run's
     /// deadline tasks.
     fn admit(&self, nr_cpus: usize, requests: &[AdmissionRequest]) -> Result<(), String> {
+        // Checked here, once every parameter is set, whatever their order.
+        let p = &self.params;
+        if p.fair_server_runtime_ns > p.fair_server_period_ns {
+            return Err(format!(
+                "fair_server_runtime_ns ({}) must not exceed fair_server_period_ns ({}) \
+                 (sched_fair_server_write: EINVAL)",
+                p.fair_server_runtime_ns, p.fair_server_period_ns
+            ));
+        }
         let machine = CpuMask::first_n(nr_cpus);
         // dl_bandwidth_enabled(): sched_rt_runtime_us is not -1.
         let enforced = self.global.bw.is_some();
