@@ -49,6 +49,12 @@
 //!   call, before any other hook that concerns that CPU at the same instant.
 //! - `task_exit` of a task that exited comes after its CPU switched away from it
 //!   (`finish_task_switch`), in that CPU's `schedule`.
+//! - Within a class stack (`cpu::stack`) the same order holds per class: the task a
+//!   deadline server takes from a lower class (`pick_next` answered through the
+//!   stack's `pick_or_serve` / `server_pick`, as `__pick_task_dl` does) is picked by that
+//!   class's own `pick_next` after the previous task's `put_prev`, and is then put,
+//!   charged (`update_curr`, whose time the stack also passes to the server) and ticked
+//!   by its own class.
 //! - Hooks request a reschedule of a CPU with [`Ctx::resched`]; the core runs `schedule`
 //!   for every such CPU once the current operation is handled. Balance callbacks queued
 //!   with [`Ctx::queue_balance_callback`] run at the end of that CPU's next `schedule` or

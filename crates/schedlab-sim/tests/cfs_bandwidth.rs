@@ -410,6 +410,8 @@ fn the_slack_timer_hands_returned_runtime_to_a_throttled_cpu() {
 /// (`cfs_b->idle` set by one expiry, the timer not restarted by the next): a run without a
 /// duration ends two period boundaries after its last task exits, at the expiry that
 /// finds the group idle. 150 ms of work at 20 ms per 100 ms ends in the eighth period.
+/// (linux-eevdf's fair server is disabled here: its own zero-laxity timer, pending when
+/// the last task exits, would end the run when it fires, `tests/dl_server.rs`.)
 #[test]
 fn the_period_timer_stops_after_an_idle_period() {
     let text = r#"{
@@ -417,9 +419,16 @@ fn the_period_timer_stops_after_an_idle_period() {
         "schedlab": {"machine": {"cpus": 1}, "cgroups": {"/a": {"cpu.cfs_quota_us": 20000}}}
     }"#;
     for sched in FAIR {
+        let params = match sched {
+            "linux-eevdf" => [("fair_server_runtime_ns".to_string(), "0".to_string())]
+                .into_iter()
+                .collect(),
+            _ => Default::default(),
+        };
         let cfg = SimConfig {
             scheduler: Some(sched.into()),
             check: true,
+            params,
             ..SimConfig::default()
         };
         let out = schedlab_sim::simulate_text(text, &cfg).unwrap();

@@ -268,6 +268,26 @@ fn every_hook_the_engine_calls_belongs_to_a_documented_operation() {
         "schedlab": {"machine": {"cpus": 2}}
     }"#;
     check(Fp::new(2), rt_only, &stream);
+    // linux-eevdf's fair server picking for a fair task an RT hog starves (a 5 ms per
+    // 20 ms server, so that it runs within the run: tests/dl_server.rs).
+    let starved = r#"{
+        "tasks": {
+            "hog": {"policy": "SCHED_FIFO", "priority": 50, "loop": 1, "run": -1, "cpus": [0]},
+            "other": {"instance": 3, "loop": -1, "run": 200, "sleep": 100, "cpus": [0]},
+            "rt": {"policy": "SCHED_FIFO", "priority": 20, "loop": -1, "run": 300, "timer": {"ref": "t", "period": 1000}, "cpus": [1]},
+            "mover": {"instance": 2, "loop": -1, "run": 400, "sleep": 200}
+        },
+        "global": {"duration": 1},
+        "schedlab": {"machine": {"cpus": 2}, "cgroups": {"/": {"cpu.rt_runtime_us": -1}}}
+    }"#;
+    let mut served = linux_eevdf::linux_eevdf(2);
+    served
+        .set_param("fair_server_period_ns", "20000000")
+        .unwrap();
+    served
+        .set_param("fair_server_runtime_ns", "5000000")
+        .unwrap();
+    check(served, starved, &stream);
 }
 
 /// Appends every hook name to a shared log.

@@ -55,7 +55,7 @@ pub fn to_ratio(period: u64, runtime: u64) -> u64 {
 pub enum DlKernel {
     /// Linux 6.1 (linux-cfs's stack).
     V6_1,
-    /// Linux 6.12 (linux-eevdf's stack): the 6.6 GRUB fix and the 6.8 fair server.
+    /// Linux 6.12 (linux-eevdf's stack): the 6.6 GRUB fix and the (deferred) fair server.
     V6_12,
 }
 
@@ -67,7 +67,7 @@ impl DlKernel {
         }
     }
 
-    /// Bandwidth each CPU's fair server holds in the root domain (0 before 6.8).
+    /// Bandwidth each CPU's default fair server holds in the root domain (none in 6.1).
     pub fn fair_server_bw(self) -> u64 {
         match self {
             DlKernel::V6_1 => 0,

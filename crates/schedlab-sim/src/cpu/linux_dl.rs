@@ -36,6 +36,15 @@
 //!   (core.c l. 8200-8212: `sched_setaffinity` of a deadline task to a smaller mask, EBUSY);
 //! - HRTICK_DL (`start_hrtick_dl`, `hrtick_start`'s 10 µs floor in core.c), off by default
 //!   (`SCHED_FEAT(HRTICK_DL, false)`, features.h l. 41).
+//! - the deadline class's share of the RT bandwidth: `update_curr_dl` (6.1 l. 1384-1407)
+//!   adds a deadline task's time to its CPU's root rt_rq's `rt_time` while RT bandwidth
+//!   is enabled and `sched_rt_bandwidth_account` holds; Linux 6.12.117
+//!   (`update_curr_dl_se`, l. 1554-1586) still does under CONFIG_RT_GROUP_SCHED, which
+//!   linux-eevdf's RT class models, and never for the fair server. The class stack
+//!   passes the time to the RT class (`SchedClass::charge_rt_time`);
+//! - Linux 6.12's fair server: one per CPU (`dl_server.rs`), picked like a deadline
+//!   entity, which runs the fair class's pick (`SchedClass::pick_or_serve` /
+//!   `server_pick` through the class stack).
 //!
 //! Simplifications:
 //! - admission is checked for the spec as a whole before the run (`admit`): every task
@@ -51,23 +60,23 @@
 //!   the CPU capacity and frequency are the maximum, so runtime is consumed 1:1 without
 //!   GRUB;
 //! - no priority inheritance (deadline boosting), no `SCHED_FLAG_DL_OVERRUN` signal, no
-//!   RT_PUSH_IPI-style pull; deadline time is not charged to the RT class's bandwidth
-//!   (`rt_time`);
+//!   RT_PUSH_IPI-style pull;
 //! - `cpumask_any_and_distribute` rotates per calling CPU as the kernel does; `cpudl`'s
 //!   max-heap ties go to the lowest-numbered CPU;
-//! - 6.12's fair server (`dl_server`) is not scheduled: fair tasks get no guaranteed share
-//!   from it (RT throttling still limits RT tasks). Its reservation is modelled: 50 ms per
-//!   1 s per CPU counted in the admitted bandwidth and in GRUB's `extra_bw` / `this_bw`,
-//!   as an inactive reservation (a CPU with no runnable fair task);
+//! - 6.12's fair server (`dl_server.rs`, which cites its sources and simplifications)
+//!   counts in the admitted bandwidth and in GRUB's `extra_bw` / `this_bw` with its
+//!   runtime / period (`fair_server_runtime_ns` / `fair_server_period_ns`), as an inactive
+//!   reservation (its `running_bw` is not counted while it runs);
 //! - `SCHED_FLAG_RECLAIM` is a tunable (`dl_reclaim`) for every deadline task: rt-app's
 //!   grammar has no key for sched_flags.
 
 use super::deadline_queue::{DeadlineQueues, Key};
 use super::dl_bandwidth::{
-    grub_reclaim, DlKernel, GlobalBw, GrubRq, BW_SHIFT, DEFAULT_RT_PERIOD_US,
-    DEFAULT_RT_RUNTIME_US, DL_SCALE,
+    grub_reclaim, to_ratio, DlKernel, GlobalBw, GrubRq, BW_SHIFT, DEFAULT_RT_PERIOD_US,
+    DEFAULT_RT_RUNTIME_US, DL_SCALE, FAIR_SERVER_PERIOD_NS, FAIR_SERVER_RUNTIME_NS,
 };
-use super::stack::SchedClass;
+use super::dl_server::{After, FairServer};
+use super::stack::{ClassPick, SchedClass};
 use super::tunables::{self, Tunable};
 use crate::ctx::Ctx;
 use crate::sched::{
@@ -88,6 +97,10 @@ pub struct DlTunables {
     pub reclaim: bool,
     /// `sched_feat(HRTICK_DL)`.
     pub hrtick_dl: bool,
+    /// Every CPU's fair server (Linux 6.12): runtime and period in ns
+    /// (debugfs `fair_server/cpuN/{runtime,period}`); runtime 0 disables it.
+    pub fair_server_runtime_ns: i64,
+    pub fair_server_period_ns: i64,
 }
 
 impl Default for DlTunables {
@@ -97,11 +110,41 @@ impl Default for DlTunables {
             rt_period_us: DEFAULT_RT_PERIOD_US,
             reclaim: false,
             hrtick_dl: false,
+            fair_server_runtime_ns: FAIR_SERVER_RUNTIME_NS as i64,
+            fair_server_period_ns: FAIR_SERVER_PERIOD_NS as i64,
         }
     }
 }
 
-fn tunables() -> Vec<Tunable<DlTunables>> {
+/// `fair_server_period_min` / `fair_server_period_max` of the debugfs writer (debug.c).
+const FAIR_SERVER_PERIOD_MIN_NS: i64 = 100_000;
+const FAIR_SERVER_PERIOD_MAX_NS: i64 = (1 << 22) * 1000;
+
+/// The tunables of the class of `kernel`: the fair server's exist from 6.12 on.
+fn tunables(kernel: DlKernel) -> Vec<Tunable<DlTunables>> {
+    let mut all = common_tunables();
+    if kernel == DlKernel::V6_12 {
+        all.push(Tunable::int(
+            "fair_server_runtime_ns",
+            "runtime of every CPU's fair server per period in ns (debugfs \
+             fair_server/cpuN/runtime; 0 disables it): fair tasks starved by RT or deadline \
+             tasks get this much per period",
+            0,
+            FAIR_SERVER_PERIOD_MAX_NS,
+            |p| &mut p.fair_server_runtime_ns,
+        ));
+        all.push(Tunable::int(
+            "fair_server_period_ns",
+            "period of every CPU's fair server in ns (debugfs fair_server/cpuN/period)",
+            FAIR_SERVER_PERIOD_MIN_NS,
+            FAIR_SERVER_PERIOD_MAX_NS,
+            |p| &mut p.fair_server_period_ns,
+        ));
+    }
+    all
+}
+
+fn common_tunables() -> Vec<Tunable<DlTunables>> {
     vec![
         Tunable::int(
             "sched_rt_runtime_us",
@@ -141,6 +184,7 @@ const HRTICK_MIN_NS: i64 = 10_000;
 const T_REPLENISH: u64 = 0;
 const T_INACTIVE: u64 = 1;
 const T_HRTICK: u64 = 2;
+const T_SERVER: u64 = 3;
 
 /// Per-task state (`struct sched_dl_entity`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -219,6 +263,8 @@ pub struct LinuxDl {
     /// Σ `tsk_bw / cpus` over the admitted tasks: what `__dl_add` took from every CPU's
     /// `extra_bw`.
     extra_taken: u64,
+    /// Each CPU's fair server (6.12; empty for 6.1).
+    servers: Vec<FairServer>,
 }
 
 impl LinuxDl {
@@ -237,6 +283,7 @@ impl LinuxDl {
             next_seq: 0,
             total_bw: 0,
             extra_taken: 0,
+            servers: Vec::new(),
         };
         s.reset_bandwidth();
         s
@@ -244,11 +291,31 @@ impl LinuxDl {
 
     /// The fair servers' reservations (6.12) in the root domain and each CPU's `this_bw`.
     fn reset_bandwidth(&mut self) {
-        let fs = self.kernel.fair_server_bw();
+        self.servers = if self.kernel.fair_server_bw() == 0 {
+            Vec::new()
+        } else {
+            let (runtime, period) = (
+                self.params.fair_server_runtime_ns as u64,
+                self.params.fair_server_period_ns as u64,
+            );
+            vec![FairServer::new(runtime, period); self.rqs.len()]
+        };
+        let fs = self.fair_server_bw();
         self.total_bw = fs * self.rqs.len() as u64;
         for rq in &mut self.rqs {
             rq.this_bw = fs;
         }
+    }
+
+    /// Each CPU's fair server's bandwidth (`dl_server_apply_params`; 0 before 6.12).
+    fn fair_server_bw(&self) -> u64 {
+        if self.kernel.fair_server_bw() == 0 {
+            return 0;
+        }
+        to_ratio(
+            self.params.fair_server_period_ns as u64,
+            self.params.fair_server_runtime_ns as u64,
+        )
     }
 
     /// `extra_bw` of every CPU: `max_bw` less each reservation's share per CPU
@@ -256,7 +323,7 @@ impl LinuxDl {
     /// fair server took its share from every CPU).
     fn extra_bw(&self) -> u64 {
         let cpus = self.rqs.len() as u64;
-        let servers = self.kernel.fair_server_bw() / cpus * cpus;
+        let servers = self.fair_server_bw() / cpus * cpus;
         self.global
             .max_bw
             .saturating_sub(servers + self.extra_taken)
@@ -917,6 +984,37 @@ impl LinuxDl {
         self.rqs[cpu.idx()].hrtick = Some(id);
     }
 
+    // ------------------------------------------------------------------- fair server
+
+    fn server_token(cpu: CpuId) -> u64 {
+        (cpu.0 as u64) << 2 | T_SERVER
+    }
+
+    /// Is `cpu`'s fair server runnable and earlier than every deadline task queued there
+    /// (ties go to the task)?
+    fn server_first(&self, cpu: CpuId) -> bool {
+        self.servers.get(cpu.idx()).is_some_and(|s| {
+            s.queued
+                && self
+                    .earliest(cpu)
+                    .is_none_or(|e| dl_time_before(s.deadline, e))
+        })
+    }
+
+    /// The reschedule a server operation asks for.
+    fn server_after(&mut self, ctx: &mut Ctx, cpu: CpuId, after: After) {
+        let server = self.servers[cpu.idx()];
+        let resched = match after {
+            After::Nothing => false,
+            After::PreemptCheck => Self::dl_curr(ctx, cpu)
+                .is_none_or(|c| dl_time_before(server.deadline, self.se[c.idx()].deadline)),
+            After::ReschedUnlessLeftmost => !self.server_first(cpu),
+        };
+        if resched {
+            ctx.resched(cpu);
+        }
+    }
+
     fn grub_rq(&self, cpu: CpuId) -> GrubRq {
         let rq = &self.rqs[cpu.idx()];
         GrubRq {
@@ -940,12 +1038,12 @@ impl Scheduler for LinuxDl {
             summary: "Linux SCHED_DEADLINE class: CBS per task, EDF per CPU, push/pull, GRUB",
             source: "torvalds/linux kernel/sched/deadline.c (6.1; 6.12 for grub_reclaim and \
                      the fair server), cpudeadline.c, core.c __checkparam_dl / sched_dl_overflow",
-            params: tunables::listing(&tunables()),
+            params: tunables::listing(&tunables(self.kernel)),
         }
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
-        tunables::set(&tunables(), &mut self.params, "linux-dl", name, value)?;
+        tunables::set(&tunables(self.kernel), &mut self.params, "linux-dl", name, value)?;
         let p = &self.params;
         if p.rt_runtime_us > p.rt_period_us {
             return Err(format!(
@@ -955,6 +1053,7 @@ impl Scheduler for LinuxDl {
             ));
         }
         self.global = GlobalBw::new(p.rt_runtime_us, p.rt_period_us);
+        self.reset_bandwidth();
         Ok(())
     }
 
@@ -969,11 +1068,20 @@ impl Scheduler for LinuxDl {
     /// `__sched_setscheduler`'s affinity rule and `sched_dl_overflow` over the run's
     /// deadline tasks.
     fn admit(&self, nr_cpus: usize, requests: &[AdmissionRequest]) -> Result<(), String> {
+        // Checked here, once every parameter is set, whatever their order.
+        let p = &self.params;
+        if p.fair_server_runtime_ns > p.fair_server_period_ns {
+            return Err(format!(
+                "fair_server_runtime_ns ({}) must not exceed fair_server_period_ns ({}) \
+                 (sched_fair_server_write: EINVAL)",
+                p.fair_server_runtime_ns, p.fair_server_period_ns
+            ));
+        }
         let machine = CpuMask::first_n(nr_cpus);
         // dl_bandwidth_enabled(): sched_rt_runtime_us is not -1.
         let enforced = self.global.bw.is_some();
         let spans = |m: &CpuMask| !enforced || m.and(&machine) == machine;
-        let mut total = self.kernel.fair_server_bw() * nr_cpus as u64;
+        let mut total = self.fair_server_bw() * nr_cpus as u64;
         let mut i = 0;
         while i < requests.len() {
             let task = requests[i].task;
@@ -1018,7 +1126,7 @@ impl Scheduler for LinuxDl {
             for _ in 0..r.instances {
                 if self.global.overflows(nr_cpus, total, 0, bw) {
                     let limit = self.global.limit().unwrap_or(f64::INFINITY);
-                    let reserved = self.kernel.fair_server_bw() as f64 * nr_cpus as f64
+                    let reserved = self.fair_server_bw() as f64 * nr_cpus as f64
                         / super::dl_bandwidth::BW_UNIT as f64;
                     let fair = if reserved > 0.0 {
                         format!(" (the CPUs' fair servers hold {reserved:.3} of it)")
@@ -1277,6 +1385,11 @@ impl Scheduler for LinuxDl {
         match timer.token & 3 {
             T_REPLENISH => self.dl_task_timer(ctx, TaskId(id)),
             T_INACTIVE => self.inactive_task_timer(ctx, TaskId(id)),
+            T_SERVER => {
+                let cpu = CpuId(id);
+                let after = self.servers[cpu.idx()].timer(ctx, Self::server_token(cpu));
+                self.server_after(ctx, cpu, after);
+            }
             _ => {
                 // hrtick → task_tick_dl → update_curr_dl, which a reschedule runs.
                 let cpu = CpuId(id);
@@ -1341,6 +1454,51 @@ impl Scheduler for LinuxDl {
 impl SchedClass for LinuxDl {
     fn owns(&self, attrs: &SchedAttrs) -> bool {
         attrs.policy == Policy::Deadline
+    }
+
+    /// `__pick_task_dl`: the fair server when it is the earliest entity.
+    fn pick_or_serve(&mut self, ctx: &mut Ctx, cpu: CpuId) -> ClassPick {
+        if cpu.idx() < self.rqs.len() && std::mem::take(&mut self.rqs[cpu.idx()].pull_due) {
+            self.pull_dl_task(ctx, cpu);
+        }
+        if self.server_first(cpu) {
+            return ClassPick::Server;
+        }
+        match self.pick_next(ctx, cpu) {
+            Some(t) => ClassPick::Task(t),
+            None => ClassPick::Nothing,
+        }
+    }
+
+    /// `dl_server_stop` from `__pick_task_dl`.
+    fn server_empty(&mut self, ctx: &mut Ctx, cpu: CpuId) {
+        if let Some(s) = self.servers.get_mut(cpu.idx()) {
+            s.stop(ctx);
+        }
+    }
+
+    /// `dl_server_start`.
+    fn server_start(&mut self, ctx: &mut Ctx, cpu: CpuId) {
+        if cpu.idx() < self.servers.len() {
+            let after = self.servers[cpu.idx()].start(ctx, Self::server_token(cpu));
+            self.server_after(ctx, cpu, after);
+        }
+    }
+
+    /// `dl_server_update` (from the fair class's `update_curr`, while the server is
+    /// active).
+    fn server_update(&mut self, ctx: &mut Ctx, cpu: CpuId, delta_ns: u64) {
+        if cpu.idx() < self.servers.len() {
+            let after = self.servers[cpu.idx()].update(ctx, delta_ns, Self::server_token(cpu));
+            self.server_after(ctx, cpu, after);
+        }
+    }
+
+    /// `update_curr_dl_se`: "for now we share the rt bandwidth" (6.1 l. 1384-1407; 6.12
+    /// l. 1554-1586, under CONFIG_RT_GROUP_SCHED, which the RT class models, and not for
+    /// the fair server).
+    fn shares_rt_bandwidth(&self) -> bool {
+        true
     }
 
     /// `sched_dl_runnable`: a deadline task in the CPU's tree.

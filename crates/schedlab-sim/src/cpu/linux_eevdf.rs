@@ -1454,6 +1454,21 @@ impl SchedClass for LinuxEevdf {
         self.h.h_nr_runnable(cpu) > 0
     }
 
+    /// `fair_server_pick_task` → `pick_task_fair`: the task runs at once.
+    fn server_pick(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
+        self.pick_next(ctx, cpu)
+    }
+
+    /// The fair server (`rq->fair_server`) serves every fair task.
+    fn is_served(&self, _ctx: &Ctx, _t: TaskId) -> bool {
+        true
+    }
+
+    /// `rq->cfs.h_nr_queued`.
+    fn server_has_tasks(&self, cpu: CpuId) -> bool {
+        self.has_queued(cpu)
+    }
+
     /// `switched_from_fair`: the task keeps its saved lag (a delayed entity is dequeued
     /// first).
     fn switched_from(&mut self, ctx: &mut Ctx, t: TaskId) {
@@ -1547,13 +1562,14 @@ pub type LinuxEevdfStack = Stacked<LinuxDl, Stacked<LinuxRt, LinuxEevdf>>;
 /// Summary line of the `linux-eevdf` policy.
 pub const LINUX_EEVDF_SUMMARY: &str =
     "Linux 6.6+ EEVDF fair class with SCHED_FIFO/RR and Linux 6.12's SCHED_DEADLINE above it \
-     (dl > rt > fair class stack), SMP push/pull and load balancing";
+     (dl > rt > fair class stack; each CPU's fair server in the deadline class), SMP \
+     push/pull and load balancing";
 
 /// Source citation of the `linux-eevdf` policy.
 pub const LINUX_EEVDF_SOURCE: &str = "torvalds/linux kernel/sched/fair.c (6.6-6.9 tree, \
      reference index file 2155571: avg_vruntime, entity_lag, vruntime_eligible, pick_eevdf, \
      update_deadline, place_entity, check_preempt_wakeup), kernel/sched/rt.c, \
-     kernel/sched/deadline.c and cpudeadline.c (Linux 6.12), core.c \
+     kernel/sched/deadline.c (with its fair server) and cpudeadline.c (Linux 6.12.117), core.c \
      sched_prio_to_weight/wmult; Stoica & Abdel-Wahab, EEVDF, TR-95-22 (1995)";
 
 /// The `linux-eevdf` policy for a machine with `nr_cpus` CPUs.

@@ -1456,6 +1456,13 @@ impl SchedClass for LinuxRt {
         cpu.idx() < self.rqs.len() && !self.bw.throttled(ROOT, cpu) && self.rt_nr_running(ROOT, cpu)
     }
 
+    /// `update_curr_dl`'s charge of deadline time to the root rt_rq (`rt_time`).
+    fn charge_rt_time(&mut self, _ctx: &mut Ctx, cpu: CpuId, delta_ns: u64) {
+        if self.bw.nr_groups() > 0 {
+            self.bw.charge_dl_time(cpu, delta_ns);
+        }
+    }
+
     /// `switched_from_rt`: if the CPU is left without RT work, pull.
     fn switched_from(&mut self, ctx: &mut Ctx, t: TaskId) {
         self.ensure(ctx, t);

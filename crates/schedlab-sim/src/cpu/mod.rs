@@ -107,7 +107,7 @@ registry! {
          code, so it is not modelled rather than invented";
     }
     infrastructure {
-        cpu_queues, deadline_queue, dl_bandwidth, fair, linux_dl, linux_rt, partition,
+        cpu_queues, deadline_queue, dl_bandwidth, dl_server, fair, linux_dl, linux_rt, partition,
         rt_bandwidth, stack,
         tunables
     }

@@ -208,6 +208,21 @@ impl RtBandwidth {
         self.runtime_exceeded(ctx, g, c).then_some(true)
     }
 
+    /// A deadline task ran `delta` on `c`: `update_curr_dl` adds it to the root (group 0) rt_rq's
+    /// `rt_time` when `sched_rt_bandwidth_account` (the root's period timer is armed, or
+    /// the rt_rq has not used the root's runtime yet). Throttling is left to the RT
+    /// tasks' own `update_curr_rt`.
+    pub fn charge_dl_time(&mut self, c: CpuId, delta: u64) {
+        if !self.enabled || self.groups.is_empty() {
+            return;
+        }
+        let i = self.at(0, c);
+        let root = &self.groups[0];
+        if root.active || self.rqs[i].rt_time < root.runtime {
+            self.rqs[i].rt_time += delta;
+        }
+    }
+
     /// `sched_rt_runtime_exceeded` for an rt_rq not throttled yet.
     fn runtime_exceeded(&mut self, ctx: &mut Ctx, g: GroupId, c: CpuId) -> bool {
         let i = self.at(g, c);

@@ -42,6 +42,17 @@
 //!   for custom slices, fair group scheduling and CFS bandwidth (whose statistics,
 //!   `cfs_bandwidth`, come from that class too), SCHED_FIFO tasks for RT bandwidth.
 //!
+//! - deadline servers (`dl_server`, Linux 6.12's fair server): a higher class may hold a
+//!   server for the lower classes' tasks. Its `pick_or_serve` answers
+//!   [`ClassPick::Server`] when the server is its earliest entity; the stack then asks
+//!   the lower class's `server_pick` (`pick_task_fair`) and runs that task, or tells the
+//!   higher class `server_empty` (`dl_server_stop`) and asks it again. The task runs as
+//!   a task of its own class (its `put_prev`, `update_curr`, `tick` go there), and its
+//!   time then goes to the server too (`server_update`). Enqueueing a served task, or a
+//!   balance that leaves served tasks on a CPU, calls `server_start` there;
+//! - a class whose time shares the RT bandwidth (`shares_rt_bandwidth`: the deadline
+//!   class) has its tasks' CPU time passed to the classes below (`charge_rt_time`).
+//!
 //! Cost: routing is O(1) per hook (one byte per task records the class holding it).
 
 use crate::ctx::Ctx;
@@ -79,6 +90,78 @@ pub trait SchedClass: Scheduler {
     fn nr_classes(&self) -> u8 {
         1
     }
+
+    /// `pick_task` of a class that may hold a deadline server (`__pick_task_dl`): a task
+    /// of its own, [`ClassPick::Server`] when the server of a lower class is its earliest
+    /// entity, or nothing. The default is the class's `pick_next`.
+    fn pick_or_serve(&mut self, ctx: &mut Ctx, cpu: CpuId) -> ClassPick {
+        match self.pick_next(ctx, cpu) {
+            Some(t) => ClassPick::Task(t),
+            None => ClassPick::Nothing,
+        }
+    }
+
+    /// The pick a deadline server asks of the class it serves (`server_pick_task`:
+    /// `fair_server_pick_task` → `pick_task_fair`); like `pick_next`, the task returned
+    /// runs at once. `None` for a class no server serves.
+    fn server_pick(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
+        let _ = (ctx, cpu);
+        None
+    }
+
+    /// The server found nothing to run on `cpu` (`__pick_task_dl` → `dl_server_stop`).
+    fn server_empty(&mut self, ctx: &mut Ctx, cpu: CpuId) {
+        let _ = (ctx, cpu);
+    }
+
+    /// Does a deadline server serve this class's tasks (the fair class: `rq->fair_server`)?
+    fn is_served(&self, ctx: &Ctx, t: TaskId) -> bool {
+        let _ = (ctx, t);
+        false
+    }
+
+    /// Has the served class runnable tasks on `cpu` (`rq->cfs.h_nr_queued`)?
+    fn server_has_tasks(&self, cpu: CpuId) -> bool {
+        let _ = cpu;
+        false
+    }
+
+    /// A served task was queued on `cpu` (`enqueue_task_fair` → `dl_server_start`, a no-op
+    /// for a server running already).
+    fn server_start(&mut self, ctx: &mut Ctx, cpu: CpuId) {
+        let _ = (ctx, cpu);
+    }
+
+    /// A served task ran `delta_ns` on `cpu` (`update_curr` of the fair class →
+    /// `dl_server_update`).
+    fn server_update(&mut self, ctx: &mut Ctx, cpu: CpuId, delta_ns: u64) {
+        let _ = (ctx, cpu, delta_ns);
+    }
+
+    /// Is the CPU time of this class's tasks charged to the RT bandwidth of their CPU's
+    /// root rt_rq (the deadline class: `update_curr_dl`, "for now we share the rt
+    /// bandwidth")?
+    fn shares_rt_bandwidth(&self) -> bool {
+        false
+    }
+
+    /// A higher class whose time shares the RT bandwidth ran `delta_ns` on `cpu`: the RT
+    /// class adds it to the root rt_rq's `rt_time` (when `sched_rt_bandwidth_account`).
+    fn charge_rt_time(&mut self, ctx: &mut Ctx, cpu: CpuId, delta_ns: u64) {
+        let _ = (ctx, cpu, delta_ns);
+    }
+}
+
+/// What [`SchedClass::pick_or_serve`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClassPick {
+    /// A task of the class itself.
+    Task(TaskId),
+    /// The class's deadline server is its earliest entity: the stack asks the served
+    /// class for a task ([`SchedClass::server_pick`]).
+    Server,
+    /// Nothing on this CPU.
+    Nothing,
 }
 
 /// Name, summary and source of a composed policy (what `info()` reports).
@@ -166,6 +249,23 @@ impl<Hi: SchedClass, Lo: SchedClass> Stacked<Hi, Lo> {
             route!(self, ctx, to, switched_to(t));
         }
         self.set_holder(t, to);
+    }
+
+    /// The higher class's pick, its deadline server served by the lower class
+    /// (`__pick_task_dl`'s loop: a server with nothing to serve is stopped).
+    fn pick_or_serve_hi(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
+        loop {
+            match route!(self, ctx, HI, pick_or_serve(cpu)) {
+                ClassPick::Task(t) => return Some(t),
+                ClassPick::Nothing => return None,
+                ClassPick::Server => {
+                    if let Some(t) = route!(self, ctx, LO, server_pick(cpu)) {
+                        return Some(t);
+                    }
+                    route!(self, ctx, HI, server_empty(cpu));
+                }
+            }
+        }
     }
 
     /// The class index of the lower class: the higher one takes this stack's first index.
@@ -285,7 +385,10 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
                 self.switch_class(ctx, t, have, want);
             }
         }
-        route!(self, ctx, want, enqueue(cpu, t, kind))
+        route!(self, ctx, want, enqueue(cpu, t, kind));
+        if want == LO && self.lo.is_served(ctx, t) {
+            route!(self, ctx, HI, server_start(cpu));
+        }
     }
 
     fn dequeue(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, kind: DequeueKind) {
@@ -317,18 +420,27 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
         route!(self, ctx, c, put_prev(cpu, t))
     }
 
-    /// `pick_next_task`: `for_each_class(class) { p = class->pick_next_task(rq); if (p)
-    /// return p; }`.
+    /// `pick_next_task`: `for_each_class(class) { p = class->pick_task(rq); if (p)
+    /// return p; }`, where the higher class's deadline server, when it is that class's
+    /// earliest entity, takes the served class's pick (`__pick_task_dl`), and is stopped
+    /// and the higher class asked again when that class has nothing.
     fn pick_next(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
-        if let Some(t) = route!(self, ctx, HI, pick_next(cpu)) {
+        if let Some(t) = self.pick_or_serve_hi(ctx, cpu) {
             return Some(t);
         }
         route!(self, ctx, LO, pick_next(cpu))
     }
 
+    /// Charged to the task's class; then a served task's time goes to the higher class's
+    /// server (`dl_server_update`), and a deadline task's to the RT bandwidth below it.
     fn update_curr(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, delta_ns: u64) {
         let c = self.class_of(ctx, t);
-        route!(self, ctx, c, update_curr(cpu, t, delta_ns))
+        route!(self, ctx, c, update_curr(cpu, t, delta_ns));
+        if c == LO && self.lo.is_served(ctx, t) {
+            route!(self, ctx, HI, server_update(cpu, delta_ns));
+        } else if c == HI && self.hi.shares_rt_bandwidth() {
+            route!(self, ctx, LO, charge_rt_time(cpu, delta_ns));
+        }
     }
 
     fn tick(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
@@ -363,12 +475,17 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
         route!(self, ctx, c, task_change_group(t, from))
     }
 
+    /// A served task the lower class pulled to `cpu` starts the server there, as its
+    /// `enqueue_task_fair` would.
     fn balance(&mut self, ctx: &mut Ctx, cpu: CpuId, kind: BalanceKind) {
         route!(self, ctx, HI, balance(cpu, kind));
         if kind == BalanceKind::NewIdle && self.hi.has_queued(cpu) {
             return;
         }
         route!(self, ctx, LO, balance(cpu, kind));
+        if self.lo.server_has_tasks(cpu) {
+            route!(self, ctx, HI, server_start(cpu));
+        }
     }
 
     /// Delivered to the class that armed it (by class index).
@@ -471,5 +588,31 @@ impl<Hi: SchedClass, Lo: SchedClass> SchedClass for Stacked<Hi, Lo> {
 
     fn nr_classes(&self) -> u8 {
         self.hi.nr_classes() + self.lo.nr_classes()
+    }
+
+    /// A stack under a server-holding class serves through whichever of its classes is
+    /// served.
+    fn server_pick(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
+        if let Some(t) = route!(self, ctx, HI, server_pick(cpu)) {
+            return Some(t);
+        }
+        route!(self, ctx, LO, server_pick(cpu))
+    }
+
+    fn is_served(&self, ctx: &Ctx, t: TaskId) -> bool {
+        match self.class_of(ctx, t) {
+            HI => self.hi.is_served(ctx, t),
+            LO => self.lo.is_served(ctx, t),
+            _ => false,
+        }
+    }
+
+    fn server_has_tasks(&self, cpu: CpuId) -> bool {
+        self.hi.server_has_tasks(cpu) || self.lo.server_has_tasks(cpu)
+    }
+
+    fn charge_rt_time(&mut self, ctx: &mut Ctx, cpu: CpuId, delta_ns: u64) {
+        route!(self, ctx, HI, charge_rt_time(cpu, delta_ns));
+        route!(self, ctx, LO, charge_rt_time(cpu, delta_ns));
     }
 }
