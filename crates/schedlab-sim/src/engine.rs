@@ -542,6 +542,9 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 break;
             }
             let ev = self.core.ctx.events.pop().expect("peeked");
+            if self.outlived(&ev.kind) {
+                continue;
+            }
             debug_assert!(ev.time >= self.core.ctx.now, "time went backwards");
             if ev.time != self.core.ctx.now {
                 self.zero_steps = 0;
@@ -579,6 +582,17 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 self.core.ctx.now = end;
             }
         }
+    }
+
+    /// A scheduler timer left pending when a run without a duration has no task left (a
+    /// bandwidth period, the fair server's deadline): it could change nothing any task
+    /// sees, so it neither runs nor stretches the run past its last task.
+    #[inline]
+    fn outlived(&self, kind: &EventKind) -> bool {
+        self.cfg.end.is_none()
+            && self.live_tasks == 0
+            && !self.rt.is_empty()
+            && matches!(kind, EventKind::PolicyTimer { .. })
     }
 
     /// Ask the cache for the state a wake-up of `t` reads, while the current event runs:
