@@ -251,6 +251,8 @@ pub(crate) struct Engine<'a, S: Scheduler> {
     deferred_count: u32,
     /// Per channel: the kind of kernel span its calls run as.
     channel_span: Vec<SpanKind>,
+    /// Some machine cost or channel call cost has a spread (else no op cost is drawn).
+    costs_vary: bool,
     /// Instances created per template (for names and `resume`).
     pub instances: Vec<Vec<TaskId>>,
     /// Scratch buffer for waking several tasks without allocating.
@@ -286,6 +288,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             .map(|t| unique_timers_of(programs.phases(t), &timer_unique))
             .collect();
         let memory_budget = cfg.memory_budget;
+        let cfg_costs_vary = cfg.spreads.any() || r.channels.iter().any(|c| c.op_spread.is_some());
         let mut core = SchedCore::new(policy, ctx, cfg.costs);
         core.tick_may_stop = cfg.kernel.tick_may_stop;
         Engine {
@@ -334,6 +337,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                     ChannelKind::Socket => SpanKind::Socket,
                 })
                 .collect(),
+            costs_vary: cfg_costs_vary,
             scratch: Vec::with_capacity(64),
             process_tgid: Vec::new(),
             live_tasks: 0,
@@ -1089,9 +1093,20 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     }
 
     /// The CPU time this occurrence of `op` costs `t`: [`Self::op_cost`], plus its draw
-    /// when the cost varies.
+    /// when the cost varies. Inlined with a test of `costs_vary` first: most machines give
+    /// no cost a spread, and every op of every task asks.
+    #[inline(always)]
     fn draw_op_cost(&mut self, t: TaskId, op: &Op) -> u64 {
         let min = self.op_cost(op);
+        if !self.costs_vary {
+            return min;
+        }
+        self.draw_op_spread(t, op, min)
+    }
+
+    /// [`Self::draw_op_cost`] on a machine where some cost varies.
+    #[inline(never)]
+    fn draw_op_spread(&mut self, t: TaskId, op: &Op, min: u64) -> u64 {
         match (self.op_spread(op), op_cost_key(op)) {
             (Some(s), Some(key)) => self.draw_spread(t, min, s, key),
             _ => min,
