@@ -541,11 +541,8 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     /// Run until the end time, or until no event is left.
     pub fn run(&mut self) {
         self.process_resched();
-        while let Some(time) = self.core.ctx.events.peek_time() {
-            if self.cfg.end.is_some_and(|end| time > end) {
-                break;
-            }
-            let ev = self.core.ctx.events.pop().expect("peeked");
+        let limit = self.cfg.end.unwrap_or(Time::MAX);
+        while let Some(ev) = self.core.ctx.events.pop_due(limit) {
             debug_assert!(ev.time >= self.core.ctx.now, "time went backwards");
             if ev.time != self.core.ctx.now {
                 self.zero_steps = 0;
