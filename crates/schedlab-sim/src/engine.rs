@@ -9,9 +9,10 @@
 //! or blocked, or exited); CPU time is conserved exactly (busy + idle = elapsed, and task
 //! CPU time + switch overhead = busy); affinity is respected; channel bytes balance.
 //!
-//! The hot loop allocates nothing per event: events are `Copy` values in a `BinaryHeap`
-//! that only grows to the workload's steady-state size; stale events (a completion whose
-//! task was preempted) are skipped by generation number instead of being removed.
+//! The hot loop allocates nothing per event: events are `Copy` values in the event queue
+//! (`event.rs`), which only grows to the workload's steady-state size; stale events (a
+//! completion whose task was preempted) are skipped by generation number instead of being
+//! removed.
 
 use schedlab_spec::cost::{draw, CostKey, Spread, Spreads};
 use schedlab_spec::kernel::SpanKind;
