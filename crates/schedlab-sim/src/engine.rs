@@ -9,9 +9,10 @@
 //! or blocked, or exited); CPU time is conserved exactly (busy + idle = elapsed, and task
 //! CPU time + switch overhead = busy); affinity is respected; channel bytes balance.
 //!
-//! The hot loop allocates nothing per event: events are `Copy` values in a `BinaryHeap`
-//! that only grows to the workload's steady-state size; stale events (a completion whose
-//! task was preempted) are skipped by generation number instead of being removed.
+//! The hot loop allocates nothing per event: events are `Copy` values in the event queue
+//! (`event.rs`), which only grows to the workload's steady-state size; stale events (a
+//! completion whose task was preempted) are skipped by generation number instead of being
+//! removed.
 
 use schedlab_spec::cost::{draw, CostKey, Spread, Spreads};
 use schedlab_spec::kernel::SpanKind;
@@ -251,6 +252,8 @@ pub(crate) struct Engine<'a, S: Scheduler> {
     deferred_count: u32,
     /// Per channel: the kind of kernel span its calls run as.
     channel_span: Vec<SpanKind>,
+    /// Some machine cost or channel call cost has a spread (else no op cost is drawn).
+    costs_vary: bool,
     /// Instances created per template (for names and `resume`).
     pub instances: Vec<Vec<TaskId>>,
     /// Scratch buffer for waking several tasks without allocating.
@@ -286,6 +289,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             .map(|t| unique_timers_of(programs.phases(t), &timer_unique))
             .collect();
         let memory_budget = cfg.memory_budget;
+        let cfg_costs_vary = cfg.spreads.any() || r.channels.iter().any(|c| c.op_spread.is_some());
         let mut core = SchedCore::new(policy, ctx, cfg.costs);
         core.tick_may_stop = cfg.kernel.tick_may_stop;
         Engine {
@@ -334,6 +338,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                     ChannelKind::Socket => SpanKind::Socket,
                 })
                 .collect(),
+            costs_vary: cfg_costs_vary,
             scratch: Vec::with_capacity(64),
             process_tgid: Vec::new(),
             live_tasks: 0,
@@ -537,11 +542,8 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     /// Run until the end time, or until no event is left.
     pub fn run(&mut self) {
         self.process_resched();
-        while let Some(time) = self.core.ctx.events.peek_time() {
-            if self.cfg.end.is_some_and(|end| time > end) {
-                break;
-            }
-            let ev = self.core.ctx.events.pop().expect("peeked");
+        let limit = self.cfg.end.unwrap_or(Time::MAX);
+        while let Some(ev) = self.core.ctx.events.pop_due(limit) {
             if self.outlived(&ev.kind) {
                 continue;
             }
@@ -1103,9 +1105,20 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     }
 
     /// The CPU time this occurrence of `op` costs `t`: [`Self::op_cost`], plus its draw
-    /// when the cost varies.
+    /// when the cost varies. Inlined with a test of `costs_vary` first: most machines give
+    /// no cost a spread, and every op of every task asks.
+    #[inline(always)]
     fn draw_op_cost(&mut self, t: TaskId, op: &Op) -> u64 {
         let min = self.op_cost(op);
+        if !self.costs_vary {
+            return min;
+        }
+        self.draw_op_spread(t, op, min)
+    }
+
+    /// [`Self::draw_op_cost`] on a machine where some cost varies.
+    #[inline(never)]
+    fn draw_op_spread(&mut self, t: TaskId, op: &Op, min: u64) -> u64 {
         match (self.op_spread(op), op_cost_key(op)) {
             (Some(s), Some(key)) => self.draw_spread(t, min, s, key),
             _ => min,

@@ -288,6 +288,34 @@ impl EventQueue {
         })
     }
 
+    /// The earliest event if it is due by `limit`; else it stays queued. One look at the
+    /// queue's state where a `peek_time` and a `pop` take two.
+    #[inline(always)]
+    pub fn pop_due(&mut self, limit: Time) -> Option<Event> {
+        let top = if let Some(f) = self.front {
+            if f.time > limit {
+                return None;
+            }
+            self.front = None;
+            f
+        } else if self.heap {
+            if self.v.first()?.time > limit {
+                return None;
+            }
+            self.pop_from_heap()?
+        } else {
+            if self.v.last()?.time > limit {
+                return None;
+            }
+            self.v.pop()?
+        };
+        Some(Event {
+            time: top.time,
+            seq: top.seq,
+            kind: EventKind::unpack(top.payload),
+        })
+    }
+
     #[inline(never)]
     fn pop_from_heap(&mut self) -> Option<Entry> {
         let top = self.heap_pop()?;
