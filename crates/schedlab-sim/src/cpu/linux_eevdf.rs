@@ -1420,9 +1420,7 @@ impl Scheduler for LinuxEevdf {
     }
 
     fn is_throttled(&self, t: TaskId) -> bool {
-        let e = Ent::task(t);
-        let queued = e.idx() < self.h.nr_ents() && self.h.on_rq(e);
-        queued && self.h.bw.throttled_hierarchy(self.h.rq_of(e))
+        self.h.task_throttled(t)
     }
 
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {

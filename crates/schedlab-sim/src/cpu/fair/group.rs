@@ -877,6 +877,14 @@ pub fn tick_task<C: GroupClass + ?Sized>(c: &mut C, ctx: &mut Ctx, t: TaskId) {
 }
 
 impl Hierarchy {
+    /// Is task `t` queued below a throttled run queue (CFS bandwidth), so that it may wait
+    /// on an idle CPU? (`Scheduler::is_throttled` of both fair classes.)
+    pub fn task_throttled(&self, t: TaskId) -> bool {
+        let e = Ent::task(t);
+        let queued = e.idx() < self.nr_ents() && self.on_rq(e);
+        queued && self.bw.throttled_hierarchy(self.rq_of(e))
+    }
+
     /// The entities queued on `rq` (`on_rq` there), in id order: what its class's tree
     /// and current entity must hold between them (for tests).
     #[doc(hidden)]
