@@ -11,6 +11,8 @@ MAX_CPUS: int
 DEFAULT_MEMORY_BUDGET: int
 #: Bytes each task instance counts toward a run's memory budget (its result included).
 BUDGET_TASK_BYTES: int
+#: The tick rates (CONFIG_HZ) the simulator models, ascending.
+HZ_CHOICES: list[int]
 """The largest machine the simulator models (CPUs)."""
 
 class SpecError(ValueError):

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from schedlab import _core
 from schedlab.hostcosts import HostCosts, TimerLatency
 from schedlab.preemption import PREEMPT_MODELS
 
@@ -185,7 +186,7 @@ def _hz(config: tuple[dict[str, str], str] | None) -> Fact | None:
         return None
     cfg, where = config
     value = cfg.get("CONFIG_HZ", "")
-    if value.isdigit() and int(value) in (100, 128, 250, 300, 1000):
+    if value.isdigit() and int(value) in _core.HZ_CHOICES:
         return Fact(int(value), f"{where}: CONFIG_HZ={value}")
     return None
 

@@ -679,6 +679,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         schedlab_sim::budget::DEFAULT_MEMORY_BUDGET,
     )?;
     m.add("BUDGET_TASK_BYTES", schedlab_sim::budget::TASK_BYTES)?;
+    m.add("HZ_CHOICES", schedlab_spec::model::HZ_CHOICES.to_vec())?;
     m.add_function(wrap_pyfunction!(stats, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(generators, m)?)?;
