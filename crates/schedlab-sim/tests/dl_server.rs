@@ -4,10 +4,11 @@
 //! zero-laxity time; no server in linux-cfs (Linux 6.1) or with runtime 0; nothing changes
 //! for a fair-only workload; a deadline task's time counts against the RT limit.
 
+mod common;
+
+use common::{cpu_ns_in as cpu_ns, tick_ns_of as tick_ns, MS};
 use schedlab_sim::{simulate_text, SimConfig};
 use serde_json::Value;
-
-const MS: u64 = 1_000_000;
 
 fn run(text: &str, scheduler: &str, params: &[(&str, &str)]) -> Value {
     run_for(text, None, scheduler, params)
@@ -15,34 +16,8 @@ fn run(text: &str, scheduler: &str, params: &[(&str, &str)]) -> Value {
 
 /// Run `text` for `ms` milliseconds (the spec's duration when `None`).
 fn run_for(text: &str, ms: Option<u64>, scheduler: &str, params: &[(&str, &str)]) -> Value {
-    let cfg = SimConfig {
-        duration_ns: ms.map(|ms| ms * MS),
-        scheduler: Some(scheduler.into()),
-        check: true,
-        params: params
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        ..SimConfig::default()
-    };
-    simulate_text(text, &cfg)
-        .map(|o| o.json())
+    common::run_text(text, scheduler, params, ms.map(|ms| ms * MS))
         .unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn cpu_ns(r: &Value, name: &str) -> u64 {
-    r["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == name)
-        .unwrap_or_else(|| panic!("no task {name}"))["cpu_ns"]
-        .as_u64()
-        .unwrap()
-}
-
-fn tick_ns(r: &Value) -> u64 {
-    1_000_000_000 / r["run"]["hz"].as_u64().expect("run.hz")
 }
 
 /// A FIFO hog and a SCHED_OTHER busy loop on one CPU, the global RT limit lifted

@@ -4,10 +4,10 @@
 //! boundaries, borrowing follows `do_balance_runtime`'s arithmetic, and policies without
 //! RT bandwidth refuse it.
 
-use schedlab_sim::{simulate_text, SimConfig};
-use serde_json::Value;
+mod common;
 
-const MS: u64 = 1_000_000;
+use common::{cpu_ns_in as cpu_ns, tick_ns_of as tick_ns, MS};
+use serde_json::Value;
 
 fn run_with(text: &str, scheduler: &str, params: &[(&str, &str)]) -> Result<Value, String> {
     run_for(text, scheduler, params, None)
@@ -19,40 +19,11 @@ fn run_for(
     params: &[(&str, &str)],
     duration_ns: Option<u64>,
 ) -> Result<Value, String> {
-    let cfg = SimConfig {
-        scheduler: Some(scheduler.into()),
-        duration_ns,
-        check: true,
-        params: params
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        ..SimConfig::default()
-    };
-    simulate_text(text, &cfg)
-        .map(|o| o.json())
-        .map_err(|e| e.to_string())
+    common::run_text(text, scheduler, params, duration_ns)
 }
 
 fn run(text: &str) -> Value {
     run_with(text, "linux-cfs", &[]).unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// CPU time of the task named `name` (an instance name as the result gives it).
-fn cpu_ns(r: &Value, name: &str) -> u64 {
-    r["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == name)
-        .unwrap_or_else(|| panic!("no task {name}"))["cpu_ns"]
-        .as_u64()
-        .unwrap()
-}
-
-/// The length of a tick of the run that gave `r`.
-fn tick_ns(r: &Value) -> u64 {
-    1_000_000_000 / r["run"]["hz"].as_u64().expect("run.hz")
 }
 
 /// A group: its path, its `cpuset.cpus` and its `cpu.rt_runtime_us`.

@@ -263,3 +263,47 @@ pub fn check_accounting_lenient(
     }
     Ok(())
 }
+
+// ---------------------------------------------------------------- spec text runs, JSON results
+
+/// Run a spec's text under `scheduler` with these tunables, for `duration_ns` (the
+/// spec's duration when `None`), with the invariant checker on: the result as JSON, or
+/// the error's text.
+pub fn run_text(
+    text: &str,
+    scheduler: &str,
+    params: &[(&str, &str)],
+    duration_ns: Option<u64>,
+) -> Result<serde_json::Value, String> {
+    let cfg = schedlab_sim::SimConfig {
+        scheduler: Some(scheduler.into()),
+        duration_ns,
+        check: true,
+        params: params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..Default::default()
+    };
+    schedlab_sim::simulate_text(text, &cfg)
+        .map(|o| o.json())
+        .map_err(|e| e.to_string())
+}
+
+/// CPU time of the task named `name` (an instance name as the result gives it) in the
+/// JSON result `r`.
+pub fn cpu_ns_in(r: &serde_json::Value, name: &str) -> u64 {
+    r["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no task {name}"))["cpu_ns"]
+        .as_u64()
+        .unwrap()
+}
+
+/// The length of a tick of the run that gave the JSON result `r`.
+pub fn tick_ns_of(r: &serde_json::Value) -> u64 {
+    1_000_000_000 / r["run"]["hz"].as_u64().expect("run.hz")
+}
