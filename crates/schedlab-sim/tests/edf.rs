@@ -3,6 +3,10 @@
 //! global dispatch on hand-checked examples (the m earliest deadlines run; a released job
 //! preempts the latest running deadline; Dhall's effect as Linux's sched-deadline.rst
 //! states it), and partitioned tasks staying on their CPU.
+
+mod common;
+
+use common::task_in as task;
 use proptest::prelude::*;
 use schedlab_sim::{simulate_text, SimConfig, SimOutput};
 use serde_json::{json, Value};
@@ -17,15 +21,6 @@ fn run(spec: &Value, mode: &str) -> SimOutput {
         ..SimConfig::default()
     };
     simulate_text(&spec.to_string(), &cfg).unwrap_or_else(|e| panic!("edf {mode}: {e}"))
-}
-
-fn task<'a>(out: &'a Value, name: &str) -> &'a Value {
-    out["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == name)
-        .unwrap_or_else(|| panic!("no task {name}"))
 }
 
 fn max_response_us(out: &Value, name: &str) -> u64 {

@@ -3,6 +3,10 @@
 //! deadline of admitted periodic sets on one CPU, global EDF on two CPUs through push and
 //! pull, preemption of RT and fair tasks, admission control (EBUSY) and the parameter
 //! checks, GRUB's reclaiming rate (6.1's and 6.12's formulas), determinism.
+
+mod common;
+
+use common::task_in as task;
 use schedlab_sim::trace::parse::{self, Event, Record};
 use schedlab_sim::{simulate_text, RunError, SimConfig, SimOutput};
 use serde_json::{json, Value};
@@ -61,15 +65,6 @@ fn refusal(e: RunError) -> String {
             e.message
         }
     }
-}
-
-fn task<'a>(out: &'a Value, name: &str) -> &'a Value {
-    out["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == name)
-        .unwrap_or_else(|| panic!("no task {name}"))
 }
 
 fn tid(out: &Value, name: &str) -> u32 {

@@ -290,17 +290,19 @@ pub fn run_text(
         .map_err(|e| e.to_string())
 }
 
-/// CPU time of the task named `name` (an instance name as the result gives it) in the
-/// JSON result `r`.
-pub fn cpu_ns_in(r: &serde_json::Value, name: &str) -> u64 {
+/// The task named `name` (an instance name as the result gives it) in the JSON result `r`.
+pub fn task_in<'a>(r: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     r["tasks"]
         .as_array()
         .unwrap()
         .iter()
         .find(|t| t["name"] == name)
-        .unwrap_or_else(|| panic!("no task {name}"))["cpu_ns"]
-        .as_u64()
-        .unwrap()
+        .unwrap_or_else(|| panic!("no task {name}"))
+}
+
+/// CPU time of the task named `name` in the JSON result `r`.
+pub fn cpu_ns_in(r: &serde_json::Value, name: &str) -> u64 {
+    task_in(r, name)["cpu_ns"].as_u64().unwrap()
 }
 
 /// The length of a tick of the run that gave the JSON result `r`.
