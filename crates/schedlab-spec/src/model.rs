@@ -544,6 +544,22 @@ pub const DEFAULT_RT_PERIOD_US: u64 = 1_000_000;
 /// `cpu.rt_runtime_us` of the root group when not set (`sysctl_sched_rt_runtime`); a child
 /// group starts with 0 (`alloc_rt_sched_group()` in kernel/sched/rt.c).
 pub const ROOT_RT_RUNTIME_US: i64 = 950_000;
+/// `BW_SHIFT` (kernel/sched/sched.h): bandwidths (`to_ratio`) are fixed point with 20
+/// fractional bits.
+pub const BW_SHIFT: u32 = 20;
+/// `BW_UNIT`: a bandwidth of 1.
+pub const BW_UNIT: u64 = 1 << BW_SHIFT;
+
+/// `to_ratio(period, runtime)` (kernel/sched/core.c): runtime / period with [`BW_SHIFT`]
+/// fractional bits; 0 for a zero period. The RT and CFS limits of cgroups and the
+/// deadline class's bandwidths are all compared in this unit.
+pub fn to_ratio(period: u64, runtime: u64) -> u64 {
+    if period == 0 {
+        return 0;
+    }
+    (((runtime as u128) << BW_SHIFT) / period as u128).min(u64::MAX as u128) as u64
+}
+
 /// `cpu.cfs_period_us` of a group that does not set it (`default_bw_period_us()`,
 /// kernel/sched/sched.h).
 pub const DEFAULT_CFS_PERIOD_US: u64 = 100_000;

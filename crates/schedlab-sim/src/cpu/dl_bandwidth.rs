@@ -22,32 +22,20 @@
 //!   1 s through `dl_server_apply_params(.., init = 1)`, i.e. `__dl_add` of its bandwidth
 //!   to the root domain and `__add_rq_bw` to its CPU.
 
-/// `BW_SHIFT`: utilisations are fixed point with 20 fractional bits.
-pub const BW_SHIFT: u32 = 20;
-/// `BW_UNIT`: a utilisation of 1.
-pub const BW_UNIT: u64 = 1 << BW_SHIFT;
+pub use schedlab_spec::model::{to_ratio, BW_SHIFT, BW_UNIT};
 /// `RATIO_SHIFT`: `bw_ratio` (1 / U_max) has 8 fractional bits.
 pub const RATIO_SHIFT: u32 = 8;
 /// `DL_SCALE`: `dl_entity_overflow` drops this many low bits of each time (~1 µs).
 pub const DL_SCALE: u32 = 10;
 
-/// `sysctl_sched_rt_period` default (µs).
-pub const DEFAULT_RT_PERIOD_US: i64 = 1_000_000;
+/// `sysctl_sched_rt_period` default (µs): the model's root-group default.
+pub const DEFAULT_RT_PERIOD_US: i64 = schedlab_spec::model::DEFAULT_RT_PERIOD_US as i64;
 /// `sysctl_sched_rt_runtime` default (µs); -1 is `RUNTIME_INF`.
-pub const DEFAULT_RT_RUNTIME_US: i64 = 950_000;
+pub const DEFAULT_RT_RUNTIME_US: i64 = schedlab_spec::model::ROOT_RT_RUNTIME_US;
 
 /// The fair server's reservation in Linux 6.8+ (`dl_server_start`): runtime and period.
 pub const FAIR_SERVER_RUNTIME_NS: u64 = 50_000_000;
 pub const FAIR_SERVER_PERIOD_NS: u64 = 1_000_000_000;
-
-/// `to_ratio(period, runtime)`: runtime / period with [`BW_SHIFT`] fractional bits; 0 for
-/// a zero period.
-pub fn to_ratio(period: u64, runtime: u64) -> u64 {
-    if period == 0 {
-        return 0;
-    }
-    ((runtime as u128) << BW_SHIFT).checked_div(period as u128).unwrap_or(0) as u64
-}
 
 /// The kernel whose deadline class is modelled: the two differ in GRUB's rate and in the
 /// fair server's reservation.

@@ -51,15 +51,15 @@ use super::get::{self, Obj};
 use super::sched::{self, CpuList};
 use super::task::{GroupRef, TaskIr};
 use crate::json::{Json, Number};
-use crate::model::{group_cpus, Cgroup, CpuCgroup, GroupId, Policy, ROOT_GROUP};
+use crate::model::{
+    self, group_cpus, Cgroup, CpuCgroup, GroupId, Policy, BW_SHIFT, BW_UNIT, ROOT_GROUP,
+};
 use crate::work::{self, Names};
 use crate::SpecError;
 
 /// `MIN_SHARES` and `MAX_SHARES` (kernel/sched/sched.h).
 const MIN_SHARES: i128 = 2;
 const MAX_SHARES: i128 = 1 << 18;
-/// `BW_SHIFT`: `to_ratio()`'s fixed point.
-const BW_SHIFT: u32 = 20;
 /// `MAX_BW` = 2^(64 − BW_SHIFT) − 1: the largest RT runtime in ns and CFS quota in µs.
 const MAX_BW: u64 = (1 << (64 - BW_SHIFT)) - 1;
 /// `min_bw_quota_period_us` and `max_bw_quota_period_us`.
@@ -531,13 +531,9 @@ pub(crate) fn check(t: &Tree, ncpus: u32) -> Result<(), SpecError> {
     check_cfs_hierarchy(t)
 }
 
-/// `to_ratio()`: runtime / period in 2^-20 units; `RUNTIME_INF` is 1.
+/// `to_ratio()` of a runtime that may be `RUNTIME_INF` (`None`), whose ratio is 1.
 fn to_ratio(period: u64, runtime: Option<u64>) -> u128 {
-    match runtime {
-        None => 1 << BW_SHIFT,
-        Some(_) if period == 0 => 0,
-        Some(r) => ((r as u128) << BW_SHIFT) / period as u128,
-    }
+    runtime.map_or(BW_UNIT, |r| model::to_ratio(period, r)) as u128
 }
 
 fn rt_ratio(t: &Tree, g: GroupId) -> u128 {
