@@ -276,8 +276,7 @@ impl<Hi: SchedClass, Lo: SchedClass> Stacked<Hi, Lo> {
 }
 
 impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
-    /// A name both classes list is one sysctl they both read (e.g. `sched_rt_runtime_us`,
-    /// the RT class's throttling and the deadline class's admission limit): listed once.
+    /// A name both classes list is one sysctl they both read: listed once.
     fn info(&self) -> PolicyInfo {
         let mut params = self.hi.info().params;
         for p in self.lo.info().params {
