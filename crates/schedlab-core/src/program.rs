@@ -231,6 +231,7 @@ mod tests {
                 .collect(),
             process: None,
             group: ROOT_GROUP,
+            ioprio: None,
         }
     }
 

@@ -16,7 +16,7 @@
 
 use schedlab_spec::cost::{draw, CostKey, Spread, Spreads};
 use schedlab_spec::kernel::SpanKind;
-use schedlab_spec::model::{ChannelKind, Event as Op, Phase, Policy, Spec, TimerMode};
+use schedlab_spec::model::{ChannelKind, Event as Op, IoPrio, Phase, Policy, Spec, TimerMode};
 
 use crate::budget::{self, Budget};
 use crate::ctx::Ctx;
@@ -1519,11 +1519,22 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 offset,
             } => {
                 self.next_op(cpu, t);
+                let ioprio = self.ioprio_of(t);
                 self.blk
-                    .submit(&mut self.core.ctx, dev, t, op, bytes, offset);
+                    .submit(&mut self.core.ctx, dev, t, ioprio, op, bytes, offset);
                 self.block(cpu, t, Block::Io);
             }
         }
+    }
+
+    /// `t`'s I/O priority: what its spec sets (`ioprio_set`), else what the kernel derives
+    /// from its current policy and nice.
+    fn ioprio_of(&self, t: TaskId) -> IoPrio {
+        let tmpl = self.rt[t.idx()].tmpl;
+        self.programs.task(tmpl).ioprio.unwrap_or_else(|| {
+            let a = &self.core.ctx.task(t).attrs;
+            IoPrio::derived(a.policy, a.nice)
+        })
     }
 
     /// `t` is a kernel thread the engine added (a CPU's softirq thread), not a spec task.

@@ -327,6 +327,7 @@ pub(crate) fn with_softirq_threads(spec: &Spec, model: &KernelModel, cpus: usize
             }],
             process: None,
             group: ROOT_GROUP,
+            ioprio: None,
         });
     }
     Some(with)

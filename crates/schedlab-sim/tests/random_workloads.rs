@@ -498,6 +498,7 @@ fn lower(bp: &Blueprint) -> Spec {
                     None
                 },
                 group: schedlab_spec::model::ROOT_GROUP,
+                ioprio: None,
             },
             chunks,
         });

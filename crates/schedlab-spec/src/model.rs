@@ -165,6 +165,76 @@ pub enum IoOffset {
     At(u64),
 }
 
+/// An I/O priority class (`IOPRIO_CLASS_*`, include/uapi/linux/ioprio.h): what `ionice -c`
+/// sets and what CFQ, BFQ and mq-deadline order requests by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum IoPrioClass {
+    /// `IOPRIO_CLASS_RT`: served before every best-effort request.
+    Rt,
+    /// `IOPRIO_CLASS_BE`: the default.
+    Be,
+    /// `IOPRIO_CLASS_IDLE`: served only when nothing else wants the disk.
+    Idle,
+}
+
+impl IoPrioClass {
+    pub const ALL: [IoPrioClass; 3] = [IoPrioClass::Rt, IoPrioClass::Be, IoPrioClass::Idle];
+
+    /// The name in a spec (`"rt"`, `"be"`, `"idle"`: `ionice`'s class names, shortened as
+    /// the kernel's `IOPRIO_CLASS_*` suffixes are).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IoPrioClass::Rt => "rt",
+            IoPrioClass::Be => "be",
+            IoPrioClass::Idle => "idle",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<IoPrioClass> {
+        IoPrioClass::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+}
+
+/// Levels within the RT and BE classes: 0 (highest) ..= 7 (`IOPRIO_NR_LEVELS` = 8).
+pub const IOPRIO_LEVELS: u8 = 8;
+
+/// A task's I/O priority: class and level (`IOPRIO_PRIO_VALUE(class, data)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct IoPrio {
+    pub class: IoPrioClass,
+    /// 0..[`IOPRIO_LEVELS`]; meaningless (kept 0) in the idle class.
+    pub level: u8,
+}
+
+impl IoPrio {
+    /// The priority of a task that never called `ioprio_set`, as the kernel derives it
+    /// from its CPU attributes (include/linux/ioprio.h, Linux 6.1: `task_nice_ioclass` —
+    /// idle for SCHED_IDLE, RT for FIFO, RR and DEADLINE (`task_is_realtime`; 3.12, which
+    /// predates SCHED_DEADLINE, tested FIFO and RR), else best effort; `task_nice_ioprio` —
+    /// (nice + 20) / 5), from its policy and nice when it submits.
+    pub fn derived(policy: Policy, nice: i32) -> IoPrio {
+        match policy {
+            Policy::Idle => IoPrio {
+                class: IoPrioClass::Idle,
+                level: 0,
+            },
+            Policy::Fifo | Policy::Rr | Policy::Deadline => IoPrio {
+                class: IoPrioClass::Rt,
+                level: nice_ioprio(nice),
+            },
+            Policy::Other | Policy::Batch => IoPrio {
+                class: IoPrioClass::Be,
+                level: nice_ioprio(nice),
+            },
+        }
+    }
+}
+
+/// `task_nice_ioprio`: (nice + 20) / 5, so nice -20..19 maps to levels 0..7.
+fn nice_ioprio(nice: i32) -> u8 {
+    ((nice.clamp(-20, 19) + 20) / 5) as u8
+}
+
 /// The sector size of block I/O requests: offsets and sizes are multiples of it (null_blk's
 /// default `bs=512`).
 pub const SECTOR_BYTES: u64 = 512;
@@ -300,6 +370,9 @@ pub struct TaskSpec {
     pub process: Option<String>,
     /// The cgroup the task starts in (rt-app `taskgroup`); [`ROOT_GROUP`] by default.
     pub group: GroupId,
+    /// schedlab extension `schedlab:ioprio`: the task's I/O priority as `ioprio_set` (or
+    /// `ionice`) gives it; `None` = derived from its CPU attributes ([`IoPrio::derived`]).
+    pub ioprio: Option<IoPrio>,
 }
 
 /// A unidirectional byte channel: one direction of a pipe or of a socket pair.

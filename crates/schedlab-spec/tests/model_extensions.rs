@@ -470,3 +470,92 @@ fn io_errors() {
         "needs \"model\"",
     );
 }
+
+/// A task with `schedlab:ioprio` set to `v`.
+fn ioprio_task(v: &str) -> String {
+    format!(r#"{{"tasks": {{"t": {{"loop": 1, "run": 1, "schedlab:ioprio": {v}}}}}}}"#)
+}
+
+#[test]
+fn ioprio_as_ionice_sets_it() {
+    use schedlab_spec::model::{IoPrio, IoPrioClass};
+    let of = |v: &str| spec(&ioprio_task(v)).tasks[0].ioprio;
+    let be = |level| IoPrio {
+        class: IoPrioClass::Be,
+        level,
+    };
+    assert_eq!(of(r#"{"class": "be", "level": 7}"#), Some(be(7)));
+    assert_eq!(
+        of(r#"{"class": "be"}"#),
+        Some(be(4)),
+        "ionice's default level"
+    );
+    assert_eq!(
+        of(r#"{"class": "idle"}"#),
+        Some(IoPrio {
+            class: IoPrioClass::Idle,
+            level: 0
+        })
+    );
+    let none = spec(r#"{"tasks": {"t": {"loop": 1, "run": 1}}}"#);
+    assert_eq!(none.tasks[0].ioprio, None, "derived when it submits");
+
+    let at = "$.tasks.t.schedlab:ioprio";
+    assert_err(
+        &ioprio_task(r#"{"class": "bulk"}"#),
+        &format!("{at}.class"),
+        "unknown I/O priority class",
+    );
+    assert_err(
+        &ioprio_task(r#"{"level": 2}"#),
+        &format!("{at}.class"),
+        "missing",
+    );
+    assert_err(
+        &ioprio_task(r#"{"class": "rt", "level": 8}"#),
+        &format!("{at}.level"),
+        "0..=7",
+    );
+    assert_err(
+        &ioprio_task(r#"{"class": "idle", "level": 1}"#),
+        &format!("{at}.level"),
+        "no levels",
+    );
+    assert_err(
+        &ioprio_task(r#"{"class": "be", "nice": 1}"#),
+        &format!("{at}.nice"),
+        "class",
+    );
+    assert_err(&ioprio_task(r#""idle""#), at, "a JSON object");
+}
+
+/// `task_nice_ioclass` / `task_nice_ioprio` (include/linux/ioprio.h): the class from the
+/// policy, the level (nice + 20) / 5.
+#[test]
+fn ioprio_derived_from_policy_and_nice() {
+    use schedlab_spec::model::{IoPrio, IoPrioClass, Policy};
+    let d = IoPrio::derived;
+    for (nice, level) in [
+        (-20, 0),
+        (-16, 0),
+        (-15, 1),
+        (0, 4),
+        (4, 4),
+        (5, 5),
+        (19, 7),
+    ] {
+        assert_eq!(d(Policy::Other, nice).level, level, "nice {nice}");
+        assert_eq!(d(Policy::Other, nice).class, IoPrioClass::Be);
+    }
+    assert_eq!(d(Policy::Batch, 10).class, IoPrioClass::Be);
+    assert_eq!(d(Policy::Idle, 0).class, IoPrioClass::Idle);
+    for p in [Policy::Fifo, Policy::Rr, Policy::Deadline] {
+        assert_eq!(
+            d(p, 0),
+            IoPrio {
+                class: IoPrioClass::Rt,
+                level: 4
+            }
+        );
+    }
+}

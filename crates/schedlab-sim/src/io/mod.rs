@@ -24,7 +24,7 @@
 
 pub mod none;
 
-use schedlab_spec::model::{BlockDevice, IoOffset, IoOp, SECTOR_BYTES};
+use schedlab_spec::model::{BlockDevice, IoOffset, IoOp, IoPrio, SECTOR_BYTES};
 
 use crate::ctx::Ctx;
 use crate::device::{self, Device};
@@ -43,6 +43,11 @@ pub struct Request {
     /// First sector (512-byte units).
     pub sector: u64,
     pub bytes: u64,
+    /// The submitter's I/O priority when it submitted (`req_get_ioprio`).
+    pub ioprio: IoPrio,
+    /// A synchronous request (`op_is_sync`: a read, or a write its task waits for), which
+    /// CFQ and BFQ queue apart from asynchronous writes (writeback).
+    pub sync: bool,
     /// When the task submitted it.
     pub submitted: Time,
     /// When the device started it (`block_rq_issue`); `None` while queued.
@@ -232,13 +237,15 @@ impl BlockLayer {
         Ok(BlockLayer { queues })
     }
 
-    /// `t` submits a request to device `dev`; the caller puts it to sleep until
-    /// [`Self::event`] reports it complete.
+    /// `t` submits a request to device `dev` at I/O priority `ioprio`; the caller puts it
+    /// to sleep until [`Self::event`] reports it complete.
+    #[allow(clippy::too_many_arguments)]
     pub fn submit(
         &mut self,
         ctx: &mut Ctx,
         dev: u32,
         t: TaskId,
+        ioprio: IoPrio,
         op: IoOp,
         bytes: u64,
         offset: IoOffset,
@@ -271,6 +278,8 @@ impl BlockLayer {
             op,
             sector: start / SECTOR_BYTES,
             bytes,
+            ioprio,
+            sync: true,
             submitted: ctx.now(),
             issued: None,
         };

@@ -35,6 +35,7 @@ pub fn task(name: &str, attr: SchedAttr, loop_count: i64, events: Vec<Event>) ->
         }],
         process: None,
         group: schedlab_spec::model::ROOT_GROUP,
+        ioprio: None,
     }
 }
 

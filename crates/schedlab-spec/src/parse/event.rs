@@ -78,6 +78,11 @@ pub(crate) fn kind(key: &str) -> Option<Kind> {
         ("schedlab:exit", Kind::Exit),
         ("schedlab:io", Kind::Io),
     ];
+    // Task keys that an event's name prefixes: attributes, never events.
+    const ATTRIBUTES: &[&str] = &["schedlab:ioprio"];
+    if ATTRIBUTES.contains(&key) {
+        return None;
+    }
     TABLE
         .iter()
         .find(|(p, _)| key.starts_with(p))
@@ -460,6 +465,8 @@ mod tests {
         assert_eq!(kind("loop"), None);
         assert_eq!(kind("priority"), None);
         assert_eq!(kind("schedlab:process"), None);
+        assert_eq!(kind("schedlab:ioprio"), None);
+        assert_eq!(kind("schedlab:io2"), Some(Kind::Io));
         assert_eq!(kind("resources"), None);
     }
 }

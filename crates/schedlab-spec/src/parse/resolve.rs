@@ -348,6 +348,7 @@ pub(crate) fn build(
             phases,
             process: t.process.clone(),
             group: *group,
+            ioprio: t.ioprio,
         });
     }
 

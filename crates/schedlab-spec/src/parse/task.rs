@@ -30,7 +30,7 @@ use super::get::{self, Obj};
 use super::sched::{self, CpuList};
 use super::workgen;
 use crate::json::Json;
-use crate::model::{Policy, SchedAttr};
+use crate::model::{IoPrio, IoPrioClass, Policy, SchedAttr, IOPRIO_LEVELS};
 use crate::SpecError;
 
 /// Most instances of one task template, and of all templates together.
@@ -71,6 +71,7 @@ pub(crate) struct TaskIr {
     pub cpus: Option<CpuList>,
     pub group: Option<GroupRef>,
     pub process: Option<String>,
+    pub ioprio: Option<IoPrio>,
     pub phases: Vec<PhaseIr>,
 }
 
@@ -89,6 +90,7 @@ const TASK_KEYS: &[&str] = &[
     "cpus",
     "taskgroup",
     "schedlab:process",
+    "schedlab:ioprio",
     "(legacy) period",
     "(legacy) deadline",
     "(legacy, with phases) runtime",
@@ -232,7 +234,13 @@ fn parse_task(
     for (k, _, kp) in o.iter() {
         let known = matches!(
             k,
-            "instance" | "delay" | "phases" | "schedlab:process" | "period" | "deadline"
+            "instance"
+                | "delay"
+                | "phases"
+                | "schedlab:process"
+                | "schedlab:ioprio"
+                | "period"
+                | "deadline"
         ) || SCHED_KEYS.contains(&k)
             || (k == "runtime" && !implicit)
             || (implicit && event::kind(k).is_some());
@@ -277,6 +285,10 @@ fn parse_task(
     let group = taskgroup(&o)?;
     let process = match o.get("schedlab:process") {
         Some(pv) => Some(get::name(pv, &o.at("schedlab:process"), "a process name")?.to_string()),
+        None => None,
+    };
+    let ioprio = match o.get("schedlab:ioprio") {
+        Some(iv) => Some(ioprio(iv, &o.at("schedlab:ioprio"))?),
         None => None,
     };
     let keys = sched::read_keys(&o, true, !implicit)?;
@@ -339,8 +351,52 @@ fn parse_task(
         cpus,
         group,
         process,
+        ioprio,
         phases,
     })
+}
+
+/// `schedlab:ioprio`: `{"class": "rt"|"be"|"idle", "level": 0..=7}` (what `ionice -c CLASS
+/// -n LEVEL` sets). The level defaults to 4 (ionice's default); the idle class has none.
+fn ioprio(v: &Json, path: &str) -> Result<IoPrio, SpecError> {
+    const KEYS: &[&str] = &["class", "level"];
+    let o = Obj::new(v, path, "an I/O priority ({\"class\": …, \"level\": …})")?;
+    o.no_repeats(|_| false)?;
+    if let Some((k, _, kp)) = o.iter().into_iter().find(|(k, _, _)| !KEYS.contains(k)) {
+        return Err(get::unknown_key(&kp, k, "the I/O priority", KEYS));
+    }
+    let class_path = o.at("class");
+    let Some(cv) = o.get("class") else {
+        return Err(SpecError::new(
+            class_path,
+            "missing: an I/O priority class (\"rt\", \"be\" or \"idle\")",
+        ));
+    };
+    let name = get::name(cv, &class_path, "an I/O priority class")?;
+    let class = IoPrioClass::parse(name).ok_or_else(|| {
+        SpecError::new(
+            &class_path,
+            format!("unknown I/O priority class {name:?}: expected \"rt\", \"be\" or \"idle\""),
+        )
+    })?;
+    let level = match (o.get("level"), class) {
+        (Some(_), IoPrioClass::Idle) => {
+            return Err(SpecError::new(
+                o.at("level"),
+                "the idle class has no levels (ionice -c 3 takes no -n): remove \"level\"",
+            ))
+        }
+        (Some(lv), _) => get::int_in(
+            lv,
+            &o.at("level"),
+            "an I/O priority level",
+            0,
+            i128::from(IOPRIO_LEVELS) - 1,
+        )? as u8,
+        (None, IoPrioClass::Idle) => 0,
+        (None, _) => 4,
+    };
+    Ok(IoPrio { class, level })
 }
 
 /// `taskgroup`: `None` for `""` or no key.
