@@ -128,12 +128,12 @@ fn an_io_scheduler_not_simulated_is_refused_before_the_run() {
     let text = spec(
         r#""r": {"loop": 1, "schedlab:io": {"dev": "nullb0", "op": "read", "bytes": 4096}}"#,
         64,
-        "bfq",
+        "anticipatory",
     );
     let e = schedlab_sim::simulate_text(&text, &cfg).unwrap_err();
     assert!(
         e.to_string()
-            .contains("device nullb0: I/O scheduler 'bfq' is not simulated yet"),
+            .contains("device nullb0: I/O scheduler 'anticipatory' is not simulated yet"),
         "{e}"
     );
 }
