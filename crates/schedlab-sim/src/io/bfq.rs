@@ -370,13 +370,7 @@ impl Bfq {
     /// `bfq_choose_req`: of two requests, the one to serve next from head position
     /// `last` (sync first, then the nearer ahead, a short distance behind costing
     /// `back_seek_penalty` times as much).
-    fn choose_req(
-        &self,
-        io: &IoCtx,
-        a: Option<RqId>,
-        b: Option<RqId>,
-        last: u64,
-    ) -> Option<RqId> {
+    fn choose_req(&self, io: &IoCtx, a: Option<RqId>, b: Option<RqId>, last: u64) -> Option<RqId> {
         let (r1, r2) = match (a, b) {
             (None, x) | (x, None) => return x,
             (Some(r1), Some(r2)) if r1 == r2 => return Some(r2),
@@ -1320,9 +1314,7 @@ impl IoScheduler for Bfq {
         self.now = io.now() as Stamp;
         let r = *io.request(rq);
         let fresh = self.queues.len() as u32;
-        let q = self
-            .table
-            .get_or_create(r.task, r.ioprio, r.sync, || fresh);
+        let q = self.table.get_or_create(r.task, r.ioprio, r.sync, || fresh);
         if q == fresh {
             self.new_queue(r.ioprio, r.sync);
         }
@@ -1439,13 +1431,23 @@ mod tests {
         b.set_param("slice_idle", "0").unwrap();
         assert_eq!(b.slice_idle, 0);
         b.set_param("strict_guarantees", "1").unwrap();
-        assert_eq!(b.slice_idle, 8 * MS, "strict guarantees raise slice_idle to 8 ms");
+        assert_eq!(
+            b.slice_idle,
+            8 * MS,
+            "strict guarantees raise slice_idle to 8 ms"
+        );
         b.set_param("max_budget", "4096").unwrap();
         assert_eq!((b.max_budget, b.user_max_budget), (4096, 4096));
         b.set_param("timeout_sync", "0").unwrap();
         assert_eq!(b.timeout, MS, "at least 1 ms");
-        assert!(b.set_param("low_latency", "yes").unwrap_err().contains("'yes'"));
-        assert!(b.set_param("quantum", "4").unwrap_err().contains("unknown parameter"));
+        assert!(b
+            .set_param("low_latency", "yes")
+            .unwrap_err()
+            .contains("'yes'"));
+        assert!(b
+            .set_param("quantum", "4")
+            .unwrap_err()
+            .contains("unknown parameter"));
     }
 
     #[test]

@@ -1,0 +1,379 @@
+//! BFQ (Linux 6.1, block/bfq-iosched.c and bfq-wf2q.c) through the engine: readers on a
+//! null_blk device (100 µs per request, whatever its size), each reading 64 KiB (128
+//! sectors) at a time from its own region, so the trace's `block_rq_issue` lines tell
+//! whose request the device started and when.
+
+use schedlab_sim::{SampleOutput, SimConfig};
+
+const MS: u64 = 1_000_000;
+/// Sectors per request (64 KiB).
+const RQ_SECTORS: u64 = 128;
+
+/// Run `text` under linux-cfs with a trace; the JSON result and the trace's text.
+fn run(text: &str) -> (serde_json::Value, String) {
+    let dir = std::env::temp_dir().join(format!(
+        "schedlab-bfq-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.trace");
+    let cfg = SimConfig {
+        scheduler: Some("linux-cfs".into()),
+        samples: SampleOutput::Memory,
+        check: true,
+        trace: Some(path.clone()),
+        ..SimConfig::default()
+    };
+    let r = schedlab_sim::simulate_text(text, &cfg)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .json();
+    let trace = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    (r, trace)
+}
+
+/// A reader task: `loops` reads of 64 KiB at byte offset `region` (its own sectors),
+/// followed by `extra` keys (ioprio, a sleep after each read, delay).
+fn reader(name: &str, loops: i64, region: u64, extra: &str) -> String {
+    format!(
+        r#""{name}": {{"loop": {loops},
+            "schedlab:io": {{"dev": "nullb0", "op": "read", "bytes": 65536, "offset": {region}}}
+            {extra}}}"#
+    )
+}
+
+/// A spec running `tasks` for `duration` s (-1: until they exit) on a bfq null_blk
+/// device with `params`.
+fn spec(duration: i64, tasks: &[String], params: &str) -> String {
+    format!(
+        r#"{{
+        "global": {{"duration": {duration}}},
+        "tasks": {{ {} }},
+        "schedlab": {{
+            "machine": {{"cpus": 4, "hz": 1000}},
+            "devices": {{"nullb0": {{"model": "null_blk", "completion_ns": 100000,
+                                     "queue_depth": 64, "scheduler": "bfq",
+                                     "params": {{ {params} }}}}}}
+        }}
+    }}"#,
+        tasks.join(",")
+    )
+}
+
+const A: u64 = 0;
+const B: u64 = 1 << 20;
+const C: u64 = 2 << 20;
+
+/// (time ns, first sector) of every `block_rq_issue` / `block_rq_complete` line.
+fn events(trace: &str, what: &str) -> Vec<(u64, u64)> {
+    let re = regex::Regex::new(&format!(
+        r"(\d+)\.(\d{{9}}): {what}: 251,0 R (?:0 )?\(\) (\d+) \+ {RQ_SECTORS} "
+    ))
+    .unwrap();
+    re.captures_iter(trace)
+        .map(|c| {
+            let s: u64 = c[1].parse().unwrap();
+            let ns: u64 = c[2].parse().unwrap();
+            (s * 1_000_000_000 + ns, c[3].parse().unwrap())
+        })
+        .collect()
+}
+
+fn issues(trace: &str) -> Vec<(u64, u64)> {
+    events(trace, "block_rq_issue")
+}
+
+/// Requests of the reader at byte offset `region` issued in [from, to) ns.
+fn served(issues: &[(u64, u64)], region: u64, from: u64, to: u64) -> u64 {
+    issues
+        .iter()
+        .filter(|&&(t, s)| s == region / 512 && t >= from && t < to)
+        .count() as u64
+}
+
+fn first_issue(issues: &[(u64, u64)], region: u64) -> u64 {
+    issues
+        .iter()
+        .find(|&&(_, s)| s == region / 512)
+        .expect("the reader was served")
+        .0
+}
+
+fn last_issue(issues: &[(u64, u64)], region: u64) -> u64 {
+    issues
+        .iter()
+        .rev()
+        .find(|&&(_, s)| s == region / 512)
+        .expect("the reader was served")
+        .0
+}
+
+#[test]
+fn every_request_completes_exactly_once_in_every_class() {
+    let tasks = [
+        reader(
+            "rt",
+            300,
+            A,
+            r#", "schedlab:ioprio": {"class": "rt", "level": 4}"#,
+        ),
+        reader(
+            "be",
+            300,
+            B,
+            r#", "sleep": 500, "schedlab:ioprio": {"class": "be", "level": 2}"#,
+        ),
+        reader("idle", 300, C, r#", "schedlab:ioprio": {"class": "idle"}"#),
+    ];
+    let (r, trace) = run(&spec(-1, &tasks, ""));
+    let dev = &r["devices"][0];
+    assert_eq!(dev["scheduler"], "bfq");
+    assert_eq!(dev["requests"], 900);
+    let (issued, completed) = (issues(&trace), events(&trace, "block_rq_complete"));
+    assert_eq!(issued.len(), 900);
+    for region in [A, B, C] {
+        assert_eq!(served(&issued, region, 0, u64::MAX), 300);
+        assert_eq!(served(&completed, region, 0, u64::MAX), 300);
+    }
+    // RT before best effort before idle: the RT reader is done first, the idle one last.
+    assert!(last_issue(&issued, A) < last_issue(&issued, B));
+    assert!(last_issue(&issued, B) < last_issue(&issued, C));
+}
+
+#[test]
+fn backlogged_readers_share_the_disk_as_their_ioprio_weights() {
+    // bfq_ioprio_to_weight: (8 - 0) × 10 = 80 against (8 - 4) × 10 = 40. Each reader has
+    // one request at a time, so each must be idled for to stay backlogged:
+    // strict_guarantees idles for every sync queue (bfq_better_to_idle), and B-WF2Q+
+    // then serves budgets in the ratio of the weights. Raising is off to compare plain
+    // weights.
+    let tasks = [
+        reader(
+            "hi",
+            -1,
+            A,
+            r#", "schedlab:ioprio": {"class": "be", "level": 0}"#,
+        ),
+        reader(
+            "lo",
+            -1,
+            B,
+            r#", "schedlab:ioprio": {"class": "be", "level": 4}"#,
+        ),
+    ];
+    let (_, trace) = run(&spec(
+        1,
+        &tasks,
+        r#""low_latency": "0", "strict_guarantees": "1""#,
+    ));
+    let issued = issues(&trace);
+    let (hi, lo) = (
+        served(&issued, A, 0, 1000 * MS),
+        served(&issued, B, 0, 1000 * MS),
+    );
+    let ratio = hi as f64 / lo as f64;
+    assert!(hi + lo >= 9_900, "the disk stays busy: {hi} + {lo}");
+    assert!((1.9..=2.1).contains(&ratio), "2:1 within 5 %: {hi} / {lo}");
+}
+
+#[test]
+fn the_smallest_weight_is_not_idled_for_and_gets_less_than_its_share() {
+    // Without strict guarantees bfq_asymmetric_scenario exempts the queue of the
+    // smallest weight: it is not idled for, so between its requests the other queue
+    // takes the disk, and it gets far less than a third of the disk.
+    let tasks = [
+        reader(
+            "hi",
+            -1,
+            A,
+            r#", "schedlab:ioprio": {"class": "be", "level": 0}"#,
+        ),
+        reader(
+            "lo",
+            -1,
+            B,
+            r#", "schedlab:ioprio": {"class": "be", "level": 4}"#,
+        ),
+    ];
+    let (_, trace) = run(&spec(1, &tasks, r#""low_latency": "0""#));
+    let issued = issues(&trace);
+    let (hi, lo) = (
+        served(&issued, A, 0, 1000 * MS),
+        served(&issued, B, 0, 1000 * MS),
+    );
+    assert!(hi > 10 * lo, "{hi} / {lo}");
+}
+
+#[test]
+fn an_idle_class_reader_waits_for_the_best_effort_reader_to_stop() {
+    // 8000 best-effort reads take 0.8 s of disk (the few idle-class reads overlap them:
+    // the device takes several requests at once). Meanwhile the idle class is looked at
+    // only once every BFQ_CL_IDLE_TIMEOUT (HZ/5 = 200 ms, bfq_lookup_next_entity), and
+    // served one request (bfq_dispatch_rq_from_bfqq expires an idle-class queue after
+    // each request while others are busy); afterwards it has the disk.
+    let tasks = [
+        reader(
+            "be",
+            8000,
+            A,
+            r#", "schedlab:ioprio": {"class": "be", "level": 4}"#,
+        ),
+        reader("idle", -1, B, r#", "schedlab:ioprio": {"class": "idle"}"#),
+    ];
+    let (_, trace) = run(&spec(2, &tasks, ""));
+    let issued = issues(&trace);
+    let be_done = last_issue(&issued, A);
+    assert!((799 * MS..801 * MS).contains(&be_done), "{be_done}");
+    let during: Vec<u64> = issued
+        .iter()
+        .filter(|&&(t, s)| s == B / 512 && t <= be_done)
+        .map(|&(t, _)| t)
+        .collect();
+    assert!((2..=4).contains(&during.len()), "{during:?}");
+    assert!(
+        during.windows(2).all(|w| w[1] - w[0] >= 200 * MS),
+        "one look per 200 ms: {during:?}"
+    );
+    // The exit of the best-effort reader is not seen: its queue is idled for once more
+    // (slice_idle, 8 ms) before the idle reader gets the disk for good.
+    let after = served(&issued, B, be_done + 1, 2000 * MS);
+    assert!(
+        after >= (2000 * MS - be_done - 8 * MS) / 100_000 - 2,
+        "{after}"
+    );
+}
+
+/// A reader at level 0 thinking 2 ms (less than slice_idle) between reads beside a
+/// backlogged reader at level 4; the issue times.
+fn thinker_and_hog(params: &str) -> Vec<(u64, u64)> {
+    let tasks = [
+        reader(
+            "thinker",
+            -1,
+            A,
+            r#", "sleep": 2000, "schedlab:ioprio": {"class": "be", "level": 0}"#,
+        ),
+        reader(
+            "hog",
+            -1,
+            B,
+            r#", "schedlab:ioprio": {"class": "be", "level": 4}"#,
+        ),
+    ];
+    let (_, trace) = run(&spec(
+        1,
+        &tasks,
+        &format!(r#""low_latency": "0", {params}"#),
+    ));
+    issues(&trace)
+}
+
+#[test]
+fn a_reader_thinking_less_than_slice_idle_keeps_the_disk_until_its_budget_timeout() {
+    // The thinker (weight 80, more than the hog's 40: an asymmetric scenario) is idled
+    // for after each read (bfq_arm_slice_timer, 8 ms), its next read comes 2 ms later, so
+    // the hog gets nothing until the thinker's slot ends at its budget timeout
+    // (timeout_sync): the first read of the thinker after it expires the slot
+    // (bfq_rq_enqueued → BFQQE_BUDGET_TIMEOUT). A think time is 2 ms + 0.1 ms of I/O.
+    for (timeout_ms, params) in [
+        (125, r#""slice_idle": "8""#),
+        (50, r#""timeout_sync": "50""#),
+    ] {
+        let issued = thinker_and_hog(params);
+        let hog_first = first_issue(&issued, B);
+        let timeout = timeout_ms * MS;
+        assert!(
+            (timeout..timeout + 2_100_000).contains(&hog_first),
+            "timeout_sync {timeout_ms} ms: hog first at {hog_first}"
+        );
+        assert_eq!(
+            served(&issued, A, 0, hog_first),
+            timeout.div_ceil(2_100_000),
+            "the thinker alone until then"
+        );
+    }
+    // Without idling the hog takes the disk whenever the thinker thinks.
+    let idling = thinker_and_hog(r#""slice_idle": "8""#);
+    let no_idling = thinker_and_hog(r#""slice_idle": "0""#);
+    assert_eq!(first_issue(&no_idling, B), 0);
+    let (hog_idling, hog_free) = (
+        served(&idling, B, 0, 1000 * MS),
+        served(&no_idling, B, 0, 1000 * MS),
+    );
+    assert!(hog_free > 5 * hog_idling, "{hog_free} vs {hog_idling}");
+    // The thinker's own rate is its think time either way.
+    let thinker = served(&idling, A, 0, 1000 * MS);
+    assert!((470..=477).contains(&thinker), "{thinker}");
+}
+
+/// A reader at the default level backlogged from the start and one started at 500 ms;
+/// the issue times.
+fn old_and_new(low_latency: &str) -> Vec<(u64, u64)> {
+    let tasks = [
+        reader("old", -1, A, ""),
+        reader("new", -1, B, r#", "delay": 500000"#),
+    ];
+    let (_, trace) = run(&spec(
+        1,
+        &tasks,
+        &format!(r#""low_latency": "{low_latency}""#),
+    ));
+    issues(&trace)
+}
+
+#[test]
+fn a_new_reader_is_weight_raised_until_it_got_max_service_from_wr() {
+    // A new sync queue of default weight is interactive (bfq_bfqq_handle_idle_busy_switch):
+    // its weight is raised × 30 (bfq_wr_coeff) until its raising time ends or it has
+    // received max_service_from_wr = 120000 sectors (bfq_update_wr_data), here first:
+    // 938 reads of 128 sectors, about 97 ms of disk.
+    let issued = old_and_new("1");
+    let start = 500 * MS;
+    let (new, old) = (
+        served(&issued, B, start, start + 50 * MS),
+        served(&issued, A, start, start + 50 * MS),
+    );
+    assert!(new >= 20 * old, "raised: {new} vs {old}");
+    let raised_reads = (120_000 / RQ_SECTORS + 1) as usize;
+    let new_times: Vec<u64> = issued
+        .iter()
+        .filter(|&&(t, s)| s == B / 512 && t >= start)
+        .map(|&(t, _)| t)
+        .collect();
+    let end = new_times[raised_reads];
+    assert!((start + 90 * MS..start + 110 * MS).contains(&end), "{end}");
+    // After that the two share the disk evenly again.
+    let (new, old) = (
+        served(&issued, B, end + 10 * MS, end + 110 * MS),
+        served(&issued, A, end + 10 * MS, end + 110 * MS),
+    );
+    assert!(new.abs_diff(old) <= 2, "{new} vs {old}");
+    // Without low_latency the new reader gets no more than the old one from the start.
+    let plain = old_and_new("0");
+    let (new, old) = (
+        served(&plain, B, start, start + 50 * MS),
+        served(&plain, A, start, start + 50 * MS),
+    );
+    assert!(new.abs_diff(old) <= 1, "{new} vs {old}");
+}
+
+#[test]
+fn bad_tunables_are_refused_before_the_run() {
+    let tasks = [reader("r", 1, A, "")];
+    for (params, want) in [
+        (
+            r#""slice_idle": "soon""#,
+            "expected a non-negative integer, found 'soon'",
+        ),
+        (r#""quantum": "4""#, "unknown parameter 'quantum'"),
+    ] {
+        let e = schedlab_sim::simulate_text(&spec(-1, &tasks, params), &SimConfig::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("device nullb0 scheduler bfq") && e.contains(want),
+            "{e}"
+        );
+    }
+}
