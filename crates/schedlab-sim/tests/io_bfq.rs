@@ -377,3 +377,110 @@ fn bad_tunables_are_refused_before_the_run() {
         );
     }
 }
+
+#[test]
+fn a_mixed_load_completes_every_request_whatever_the_tunables() {
+    // Readers and writers of every class, random offsets and sizes, think times and
+    // priority changes (a later phase's nice and SCHED_IDLE change the derived ioprio: level, then class), on a device
+    // taking one request at a time and on one taking many.
+    let tasks = r#"
+        "rt": {"instance": 2, "loop": 40, "schedlab:ioprio": {"class": "rt", "level": 1},
+               "schedlab:io": {"dev": "nullb0", "op": "read", "bytes": 4096, "offset": "random"},
+               "sleep": 300},
+        "be": {"instance": 4, "loop": 60,
+               "phases": {"a": {"loop": 1, "schedlab:io": {"dev": "nullb0", "op": "write", "bytes": 8192}},
+                          "b": {"loop": 1, "priority": 10, "run": 50,
+                                "schedlab:io": {"dev": "nullb0", "op": "read", "bytes": 131072, "offset": "random"}},
+                          "c": {"loop": 1, "policy": "SCHED_IDLE",
+                                "schedlab:io": {"dev": "nullb0", "op": "read", "bytes": 4096}}}},
+        "idle": {"instance": 2, "loop": 30, "schedlab:ioprio": {"class": "idle"},
+                 "schedlab:io": {"dev": "nullb0", "op": "read", "bytes": 512}}
+    "#;
+    let expected = 2 * 40 + 4 * 60 * 3 + 2 * 30;
+    for depth in [1, 32] {
+        for params in [
+            "",
+            r#""slice_idle": "0", "low_latency": "0""#,
+            r#""strict_guarantees": "1", "max_budget": "64""#,
+            r#""timeout_sync": "1", "fifo_expire_sync": "1", "back_seek_penalty": "1""#,
+        ] {
+            let text = format!(
+                r#"{{
+                "tasks": {{ {tasks} }},
+                "schedlab": {{
+                    "machine": {{"cpus": 2, "hz": 1000}},
+                    "devices": {{"nullb0": {{"model": "null_blk", "completion_ns": 50000,
+                                             "queue_depth": {depth}, "scheduler": "bfq",
+                                             "params": {{ {params} }}}}}}
+                }}
+            }}"#
+            );
+            let cfg = SimConfig {
+                check: true,
+                ..SimConfig::default()
+            };
+            let r = schedlab_sim::simulate_text(&text, &cfg)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .json();
+            assert_eq!(
+                r["devices"][0]["requests"], expected,
+                "depth {depth}, params {params}"
+            );
+        }
+    }
+}
+
+/// Consecutive issues of the same reader: (first sector, how many).
+fn slots(issues: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for &(_, s) in issues {
+        match out.last_mut() {
+            Some(last) if last.0 == s => last.1 += 1,
+            _ => out.push((s, 1)),
+        }
+    }
+    out
+}
+
+#[test]
+fn a_slot_lasts_its_budget_and_the_next_budget_grows_to_max_budget() {
+    // Two equal readers, each idled for (strict_guarantees), so a slot ends when the next
+    // request does not fit in the budget (BFQQE_BUDGET_EXHAUSTED). A new queue's budget
+    // is 2/3 of the default maximum (bfq_init_bfqq: 2 × 16384 / 3 = 10922 sectors, 85
+    // reads of 128); after an exhausted slot it is multiplied by 4 up to max_budget
+    // (__bfq_bfqq_recalc_budget): 4096 sectors, 32 reads.
+    let tasks = [
+        reader(
+            "a",
+            -1,
+            A,
+            r#", "schedlab:ioprio": {"class": "be", "level": 4}"#,
+        ),
+        reader(
+            "b",
+            -1,
+            B,
+            r#", "schedlab:ioprio": {"class": "be", "level": 4}"#,
+        ),
+    ];
+    let (_, trace) = run(&spec(
+        1,
+        &tasks,
+        r#""low_latency": "0", "strict_guarantees": "1", "max_budget": "4096""#,
+    ));
+    let s = slots(&issues(&trace));
+    assert_eq!(s[0].1, 85, "{:?}", &s[..6]);
+    assert_eq!(s[1].1, 85, "{:?}", &s[..6]);
+    let inner = &s[2..s.len() - 1];
+    assert!(inner.len() > 200, "{}", inner.len());
+    assert!(
+        inner.iter().all(|&(_, n)| n == 32),
+        "{:?}",
+        inner
+            .iter()
+            .filter(|x| x.1 != 32)
+            .take(10)
+            .collect::<Vec<_>>()
+    );
+    assert!(inner.windows(2).all(|w| w[0].0 != w[1].0));
+}

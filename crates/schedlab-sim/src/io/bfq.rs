@@ -1185,7 +1185,7 @@ impl Bfq {
                 self.sequential_samples += 1;
             }
             self.tot_sectors_dispatched += rq.nr_sectors();
-            self.last_rq_max_size = if self.peak_rate_samples % 32 != 0 {
+            self.last_rq_max_size = if !self.peak_rate_samples.is_multiple_of(32) {
                 self.last_rq_max_size.max(rq.nr_sectors())
             } else {
                 rq.nr_sectors()
