@@ -484,3 +484,49 @@ fn a_slot_lasts_its_budget_and_the_next_budget_grows_to_max_budget() {
     );
     assert!(inner.windows(2).all(|w| w[0].0 != w[1].0));
 }
+
+/// A reader of 4 KiB every 50 ms (a player) at the default level beside a backlogged
+/// reader at level 0; the player's issue times in [4 s, 5 s).
+fn player_beside_hog(low_latency: &str) -> Vec<u64> {
+    let tasks = [
+        reader(
+            "hog",
+            -1,
+            A,
+            r#", "schedlab:ioprio": {"class": "be", "level": 0}"#,
+        ),
+        r#""player": {"loop": -1,
+            "schedlab:io": {"dev": "nullb0", "op": "read", "bytes": 4096, "offset": 2097152},
+            "sleep": 50000}"#
+            .to_string(),
+    ];
+    let (_, trace) = run(&spec(
+        5,
+        &tasks,
+        &format!(r#""low_latency": "{low_latency}""#),
+    ));
+    let re = regex::Regex::new(r"(\d+)\.(\d{9}): block_rq_issue: 251,0 R (?:0 )?\(\) 4096 \+ 8 ")
+        .unwrap();
+    re.captures_iter(&trace)
+        .map(|c| c[1].parse::<u64>().unwrap() * 1_000_000_000 + c[2].parse::<u64>().unwrap())
+        .filter(|&t| (4000 * MS..5000 * MS).contains(&t))
+        .collect()
+}
+
+#[test]
+fn a_soft_real_time_reader_stays_raised_after_the_interactive_raising_ends() {
+    // The player reads 8 sectors per 50 ms (160 sectors/s, below bfq_wr_max_softrt_rate
+    // = 7000) and each read comes after its queue was expired and more than slice_idle
+    // + 4 jiffies later (bfq_bfqq_softrt_next_start): soft real-time. Its raising is
+    // recharged at each read, so past the interactive raising (bfq_wr_duration: at
+    // most 3.75 s here) it still preempts the hog at once: a read every 50 ms + 100 µs.
+    let raised = player_beside_hog("1");
+    assert!(raised.len() >= 19, "{}", raised.len());
+    assert!(
+        raised.windows(2).all(|w| w[1] - w[0] == 50_100_000),
+        "{raised:?}"
+    );
+    // Unraised, its reads wait behind the hog's slots.
+    let plain = player_beside_hog("0");
+    assert!(plain.windows(2).any(|w| w[1] - w[0] > 60 * MS), "{plain:?}");
+}
