@@ -50,8 +50,14 @@
 //! - no injection of other queues' I/O while idling (`bfq_choose_bfqq_for_injection`,
 //!   `inject_limit`), no waker/blocked-queue detection (`bfq_check_waker`), no
 //!   cooperating-queue merging (`bfq_setup_cooperator`, stable merges), no burst
-//!   detection (`bfq_handle_burst`: queues created in a large burst are never raised), no
-//!   request merging; no async-queue raising once the merge of a sync queue is modelled;
+//!   detection (`bfq_handle_burst`: queues created in a large burst are never raised);
+//! - merging: bfq hears of merges the block layer makes (`bfq_request_merged` re-sorts a
+//!   request after a front merge, `bfq_requests_merged` drops the request merged away,
+//!   keeping the older FIFO deadline), but offers no front-merge candidate of its own
+//!   (`bfq_request_merge` searches the submitting task's queue, which the hook does not
+//!   name; a synchronous reader has nothing queued when it submits, so for sync I/O none
+//!   is missed), and the block layer does not ask `bfq_allow_bio_merge`, which in the
+//!   kernel keeps a bio out of another queue's request;
 //! - the device is taken as non-rotational (`blk_queue_nonrot`: the elevator does not see
 //!   the device model), so idling never pays for throughput alone while the device is
 //!   seen queueing (`hw_tag`), as on an SSD or null_blk;
@@ -70,7 +76,7 @@ use schedlab_spec::model::{IoPrio, IoPrioClass, IOPRIO_LEVELS};
 
 use super::process_queues::ProcessQueues;
 use super::sorted_fifo::SortedFifo;
-use super::{IoCtx, IoSchedInfo, IoScheduler, Request, RqId};
+use super::{IoCtx, IoSchedInfo, IoScheduler, MergeKind, Request, RqId};
 use crate::types::Time;
 use wf2q::{Entity, Wf2q, CLASSES, CLASS_IDLE};
 
@@ -184,6 +190,9 @@ pub struct Bfq {
     wf: Wf2q,
     /// Queue of each request (`RQ_BFQQ`), by request id.
     rq_queue: Vec<u32>,
+    /// Whether a request is in its queue's sort list (`!RB_EMPTY_NODE(&rq->rb_node)`):
+    /// inserted, not yet dispatched or merged away.
+    rq_queued: Vec<bool>,
     in_service: Option<u32>,
     queued: u32,
     rq_in_driver: u32,
@@ -236,6 +245,7 @@ impl Default for Bfq {
             table: ProcessQueues::default(),
             wf: Wf2q::default(),
             rq_queue: Vec::new(),
+            rq_queued: Vec::new(),
             in_service: None,
             queued: 0,
             rq_in_driver: 0,
@@ -430,7 +440,7 @@ impl Bfq {
             return Some(rq);
         }
         let pos = io.request(last).sector;
-        let (prev, next) = self.q(q).rqs.neighbours(pos, last);
+        let (prev, next) = self.q(q).rqs.neighbours(last);
         let next = next.or_else(|| self.q(q).rqs.first().filter(|&f| f != last));
         self.choose_req(io, next, prev, pos)
     }
@@ -823,8 +833,8 @@ impl Bfq {
             self.updated_next_req(io, q);
         }
         self.queued -= 1;
-        let sector = io.request(rq).sector;
-        self.qm(q).rqs.remove(sector, rq);
+        self.qm(q).rqs.remove(rq);
+        self.rq_queued[rq.0 as usize] = false;
         if self.q(q).rqs.is_empty() {
             self.qm(q).next_rq = None;
             if self.q(q).busy && self.in_service != Some(q) {
@@ -1244,6 +1254,10 @@ impl Bfq {
     fn queue_of(&self, rq: RqId) -> u32 {
         self.rq_queue[rq.0 as usize]
     }
+
+    fn is_queued(&self, rq: RqId) -> bool {
+        self.rq_queued.get(rq.0 as usize).copied().unwrap_or(false)
+    }
 }
 
 /// A sysfs time in ms, as ns.
@@ -1321,13 +1335,64 @@ impl IoScheduler for Bfq {
         self.check_ioprio_change(q, r.ioprio);
         if self.rq_queue.len() <= rq.0 as usize {
             self.rq_queue.resize(rq.0 as usize + 1, u32::MAX);
+            self.rq_queued.resize(rq.0 as usize + 1, false);
         }
         self.rq_queue[rq.0 as usize] = q;
+        self.rq_queued[rq.0 as usize] = true;
         self.update_io_thinktime(q);
         self.update_has_short_ttime(q);
         self.update_io_seektime(q, &r);
         self.add_request(io, q, rq);
         self.rq_enqueued(io, q, &r);
+    }
+
+    /// `bfq_request_merged`: a front merge moved the request's start; re-sort it, and it
+    /// may now be its queue's next request.
+    fn request_merged(&mut self, io: &mut IoCtx, rq: RqId, kind: MergeKind) {
+        self.now = io.now() as Stamp;
+        if kind != MergeKind::Front || !self.is_queued(rq) {
+            return;
+        }
+        let q = self.queue_of(rq);
+        let sector = io.request(rq).sector;
+        let (prev, _) = self.q(q).rqs.neighbours(rq);
+        self.qm(q).rqs.resort(rq, sector);
+        if prev.is_some_and(|p| sector < io.request(p).sector) {
+            let old = self.q(q).next_rq;
+            let next = self.choose_req(io, old, Some(rq), self.last_position);
+            self.qm(q).next_rq = next;
+            if old != next {
+                self.updated_next_req(io, q);
+            }
+        }
+    }
+
+    fn merges_requests(&self) -> bool {
+        true
+    }
+
+    /// `bfq_requests_merged`: `next` joined `rq`; `rq` keeps the older FIFO deadline of
+    /// the two (same queue), replaces `next` as its queue's next request, and `next`
+    /// leaves its queue (unless it was never inserted).
+    fn requests_merged(&mut self, io: &mut IoCtx, rq: RqId, next: RqId) {
+        self.now = io.now() as Stamp;
+        if !self.is_queued(next) {
+            return;
+        }
+        let next_q = self.queue_of(next);
+        if self.is_queued(rq) {
+            let q = self.queue_of(rq);
+            if q == next_q {
+                let rqs = &self.q(q).rqs;
+                if rqs.fifo_time(next) < rqs.fifo_time(rq) {
+                    self.qm(q).rqs.swap_fifo_places(rq, next);
+                }
+            }
+            if self.q(q).next_rq == Some(next) {
+                self.qm(q).next_rq = Some(rq);
+            }
+        }
+        self.remove_request(io, next_q, next);
     }
 
     fn has_work(&self, _io: &IoCtx) -> bool {

@@ -5,7 +5,7 @@
 //!
 //! Both are vectors that keep their capacity, so a queue allocates only while it grows
 //! past its largest backlog. Inserting and removing are O(n) in the queue's backlog (a
-//! shift), lookups O(log n) — per-process queues hold a handful of requests.
+//! shift) and lookups by id O(n) — per-process queues hold a handful of requests.
 
 use std::collections::VecDeque;
 
@@ -29,12 +29,18 @@ impl SortedFifo {
         self.fifo.push_back((fifo_time, rq));
     }
 
-    /// Take `rq` (which starts at `sector`) out of both orders.
-    pub fn remove(&mut self, sector: u64, rq: RqId) {
-        let at = self
-            .sorted
-            .binary_search(&(sector, rq))
-            .expect("a queued request is in the sort list");
+    /// Where `rq` is in the sector order (found by id: a front merge may have moved its
+    /// start since it was sorted).
+    fn sorted_index(&self, rq: RqId) -> usize {
+        self.sorted
+            .iter()
+            .position(|&(_, r)| r == rq)
+            .expect("a queued request is in the sort list")
+    }
+
+    /// Take `rq` out of both orders.
+    pub fn remove(&mut self, rq: RqId) {
+        let at = self.sorted_index(rq);
         self.sorted.remove(at);
         let pos = self
             .fifo
@@ -42,6 +48,35 @@ impl SortedFifo {
             .position(|&(_, r)| r == rq)
             .expect("a queued request is in the FIFO");
         self.fifo.remove(pos);
+    }
+
+    /// `rq` now starts at `sector` (a front merge): move it in the sector order.
+    pub fn resort(&mut self, rq: RqId, sector: u64) {
+        let at = self.sorted_index(rq);
+        self.sorted.remove(at);
+        let to = self.sorted.partition_point(|&e| e < (sector, rq));
+        self.sorted.insert(to, (sector, rq));
+    }
+
+    /// `rq`'s FIFO deadline.
+    pub fn fifo_time(&self, rq: RqId) -> Option<Time> {
+        self.fifo.iter().find(|&&(_, r)| r == rq).map(|&(t, _)| t)
+    }
+
+    /// Swap the FIFO places (and deadlines) of `rq` and `next`: when `next` is merged
+    /// into `rq` and was older, `rq` inherits its place and deadline (deadline, CFQ and
+    /// BFQ do this in `requests_merged`) before `next` is removed.
+    pub fn swap_fifo_places(&mut self, rq: RqId, next: RqId) {
+        let find = |r: RqId| {
+            self.fifo
+                .iter()
+                .position(|&(_, x)| x == r)
+                .expect("a queued request is in the FIFO")
+        };
+        let (a, b) = (find(rq), find(next));
+        let (ta, tb) = (self.fifo[a].0, self.fifo[b].0);
+        self.fifo[a] = (ta, next);
+        self.fifo[b] = (tb, rq);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -57,13 +92,10 @@ impl SortedFifo {
         self.sorted.first().map(|&(_, r)| r)
     }
 
-    /// The requests just before and just after `rq` (at `sector`) in sector order
-    /// (`rb_prev`, `rb_next`).
-    pub fn neighbours(&self, sector: u64, rq: RqId) -> (Option<RqId>, Option<RqId>) {
-        let at = self
-            .sorted
-            .binary_search(&(sector, rq))
-            .expect("a queued request is in the sort list");
+    /// The requests just before and just after `rq` in sector order (`rb_prev`,
+    /// `rb_next`).
+    pub fn neighbours(&self, rq: RqId) -> (Option<RqId>, Option<RqId>) {
+        let at = self.sorted_index(rq);
         let prev = at.checked_sub(1).map(|i| self.sorted[i].1);
         let next = self.sorted.get(at + 1).map(|&(_, r)| r);
         (prev, next)
@@ -87,10 +119,15 @@ mod tests {
         q.insert(400, RqId(3), 30);
         assert_eq!(q.first(), Some(RqId(2)));
         assert_eq!(q.fifo_front(), Some((10, RqId(1))));
-        assert_eq!(q.neighbours(400, RqId(3)), (Some(RqId(2)), Some(RqId(1))));
-        q.remove(800, RqId(1));
+        assert_eq!(q.neighbours(RqId(3)), (Some(RqId(2)), Some(RqId(1))));
+        q.remove(RqId(1));
         assert_eq!(q.fifo_front(), Some((20, RqId(2))));
-        assert_eq!(q.neighbours(400, RqId(3)), (Some(RqId(2)), None));
+        assert_eq!(q.neighbours(RqId(3)), (Some(RqId(2)), None));
         assert_eq!(q.len(), 2);
+        q.resort(RqId(3), 0);
+        assert_eq!(q.first(), Some(RqId(3)));
+        q.swap_fifo_places(RqId(3), RqId(2));
+        assert_eq!(q.fifo_front(), Some((20, RqId(3))));
+        assert_eq!(q.fifo_time(RqId(2)), Some(30));
     }
 }
