@@ -592,3 +592,40 @@ fn a_grown_request_absorbs_its_queued_neighbour_from_another_queue() {
         assert_eq!(t["activations"], 1, "{}", t["name"]);
     }
 }
+
+#[test]
+fn max_budget_follows_the_estimated_peak_rate() {
+    // Two equal readers, each idled for: a slot ends when the budget is used up. The
+    // first budgets are 2/3 of the default maximum (85 reads of 128 sectors), then the
+    // default maximum itself, 16384 sectors (128 reads), until 194 budgets have been
+    // assigned and the peak rate has been estimated. The device's rate is 128 sectors
+    // per 100 µs: 1.28 sectors/µs, 83886 in BFQ's fixed point (<< 16). After each second
+    // of dispatches bfq_update_rate_reset filters it in with divisor 2 (all samples
+    // sequential, a full second): from ref_rate × 2/3 = 22000 to 52943, then 68414; and
+    // max_budget = peak rate × 1000 × 125 ms >> 16 (bfq_calc_max_budget): 100980 sectors
+    // (788 reads), then 130489 (1019 reads). In between, an exhausted 16384-sector budget
+    // grew × 4 to 65536 (512 reads).
+    let tasks = [
+        reader(
+            "a",
+            -1,
+            A,
+            r#", "schedlab:ioprio": {"class": "be", "level": 4}"#,
+        ),
+        reader(
+            "b",
+            -1,
+            B,
+            r#", "schedlab:ioprio": {"class": "be", "level": 4}"#,
+        ),
+    ];
+    let (_, trace) = run(&spec(
+        3,
+        &tasks,
+        r#""low_latency": "0", "strict_guarantees": "1""#,
+    ));
+    let s = slots(&issues(&trace));
+    let mut sizes: Vec<u64> = s[..s.len() - 1].iter().map(|&(_, n)| n).collect();
+    sizes.dedup();
+    assert_eq!(&sizes[..5], &[85, 128, 512, 788, 1019], "{s:?}");
+}
