@@ -34,7 +34,6 @@ const NIL: u32 = u32::MAX;
 
 /// An intrusive doubly linked list of requests (`struct list_head` threaded through
 /// `rq->queuelist`): append, remove any member, move one after another, all O(1).
-#[derive(Default)]
 pub struct RqList {
     head: u32,
     tail: u32,
@@ -54,6 +53,12 @@ const UNLINKED: Link = Link {
     next: NIL,
     linked: false,
 };
+
+impl Default for RqList {
+    fn default() -> Self {
+        RqList::new()
+    }
+}
 
 impl RqList {
     pub fn new() -> RqList {
