@@ -12,6 +12,7 @@
 //! - in the chosen direction the batch starts at the FIFO's oldest request if it has
 //!   expired (`deadline_check_fifo`: `time_after(jiffies, fifo_time)`, strictly after)
 //!   or there is no `next_rq` in that direction, else at `next_rq`.
+//!
 //! `deadline_move_request` clears both `next_rq` and sets the dispatched direction's to
 //! the request after it in sector order; removing `next_rq` from the lists moves it on
 //! (`deadline_del_rq_rb`).

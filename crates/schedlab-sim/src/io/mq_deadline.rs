@@ -11,6 +11,7 @@
 //!   direction's expiry, i.e. its insertion);
 //! - then the classes in order RT, BE, IDLE: `__dd_dispatch_request` of a class, and a
 //!   lower class is not looked at while a higher one has requests queued or in flight.
+//!
 //! `__dd_dispatch_request` is 3.12's `deadline_dispatch_requests` per class, except that
 //! the batch continues from the class's `next_rq` in `last_dir` (not "write first"),
 //! writes count as pending only if their FIFO has a dispatchable request
