@@ -1,5 +1,5 @@
 //! `mq-deadline`: the blk-mq Deadline scheduler of Linux 6.1, block/mq-deadline.c
-//! (Jens Axboe 2016; I/O priority classes by Bart Van Assche, Linux 5.14; aging 5.15).
+//! (Jens Axboe, 2016; I/O priority classes and their aging added later, before 6.1).
 //! Requests are queued per I/O priority class (`struct dd_per_prio` for RT, BE and IDLE,
 //! `ioprio_class_to_prio`: no class counts as BE), each with Deadline's sorted lists and
 //! FIFOs per direction and its own `next_rq`; the batch state (`last_dir`, `batching`,
