@@ -125,7 +125,7 @@ fn every_request_completes_exactly_once_under_each_scheduler() {
 /// Seed 004's scenario in miniature for the FIFO test: on a one-tag device busy with
 /// `first` (sector 400) for the first millisecond, `second` (sector 450, 10 µs) is the
 /// oldest request then and starts a batch that sweeps up through `hi0..hi19` (sectors
-/// 600 + 8k, queued at 100 + k µs); `victim` (sector 0, queued at 50 µs) lies behind the
+/// 600 + 16k, queued at 100 + k µs: 4 KiB each, not adjacent, so none merge); `victim` (sector 0, queued at 50 µs) lies behind the
 /// sweep. Returns when `victim` completed.
 fn victim_done(elevator: &str, params: &str) -> u64 {
     let mut tasks = vec![
@@ -138,7 +138,7 @@ fn victim_done(elevator: &str, params: &str) -> u64 {
             &format!("hi{k:02}"),
             100 + k,
             "read",
-            600 + 8 * k,
+            600 + 16 * k,
             "",
         ));
     }
@@ -172,7 +172,7 @@ fn deadline_serves_an_expired_read_at_the_end_of_the_batch_not_in_sector_order()
 }
 
 /// `first` (a read at sector 400) holds the one tag for 1 ms; `writer` queues a write at
-/// 50 µs, `r00..r11` reads at 100 + k µs. Returns when the write completed.
+/// 50 µs, `r00..r11` reads at 100 + k µs (sectors 600 + 16k, not adjacent). Returns when the write completed.
 fn write_done(params: &str) -> u64 {
     let mut tasks = vec![
         one_request("first", 0, "read", 400, ""),
@@ -183,7 +183,7 @@ fn write_done(params: &str) -> u64 {
             &format!("r{k:02}"),
             100 + k,
             "read",
-            600 + 8 * k,
+            600 + 16 * k,
             "",
         ));
     }
@@ -287,10 +287,12 @@ fn mq_deadline_holds_a_lower_class_while_a_higher_one_is_in_flight() {
 
 #[test]
 fn mq_deadline_ages_a_starved_class_after_prio_aging_expire() {
-    // Two RT readers keep one RT request queued and one in flight on a one-tag device
-    // for 120 ms; a BE read queued at 50 µs.
+    // Two RT readers (each rereading its own sector, so nothing merges) keep one RT
+    // request queued and one in flight on a one-tag device for 120 ms; a BE read queued
+    // at 50 µs.
     let tasks = [
-        r#""rt": {"instance": 2, "loop": 60, "schedlab:ioprio": {"class": "rt"}, "schedlab:io": {"dev": "nullb0", "op": "read", "bytes": 4096}}"#.to_string(),
+        r#""rt_a": {"loop": 60, "schedlab:ioprio": {"class": "rt"}, "schedlab:io": {"dev": "nullb0", "op": "read", "bytes": 4096, "offset": 0}}"#.to_string(),
+        r#""rt_b": {"loop": 60, "schedlab:ioprio": {"class": "rt"}, "schedlab:io": {"dev": "nullb0", "op": "read", "bytes": 4096, "offset": 524288}}"#.to_string(),
         one_request("be", 50, "read", 1 << 20, "be"),
     ];
     // Default aging (10 s): the BE request waits for the last RT request.
