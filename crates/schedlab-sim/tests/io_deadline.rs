@@ -10,10 +10,15 @@ use serde_json::Value;
 const MS: u64 = 1_000_000;
 
 fn run(text: &str) -> Value {
+    run_traced(text, None)
+}
+
+fn run_traced(text: &str, trace: Option<std::path::PathBuf>) -> Value {
     let cfg = SimConfig {
         scheduler: Some("linux-cfs".into()),
         samples: SampleOutput::Memory,
         check: true,
+        trace,
         ..SimConfig::default()
     };
     schedlab_sim::simulate_text(text, &cfg)
@@ -102,9 +107,21 @@ fn every_request_completes_exactly_once_under_each_scheduler() {
             io("write", r#""random""#)
         ),
     ];
+    let dir = std::env::temp_dir().join(format!("schedlab-io-deadline-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
     for elevator in ELEVATORS {
-        let r = run(&spec(&tasks, 4, 100_000, elevator, ""));
+        let path = dir.join(format!("{elevator}.trace"));
+        let r = run_traced(&spec(&tasks, 4, 100_000, elevator, ""), Some(path.clone()));
         let dev = &r["devices"][0];
+        // The trace shows each request issued once and completed once.
+        let trace = std::fs::read_to_string(&path).unwrap();
+        let issued = trace.matches("block_rq_issue:").count() as u64;
+        let completed = trace.matches("block_rq_complete:").count() as u64;
+        assert_eq!(
+            (issued, completed),
+            (dev["requests"].as_u64().unwrap(), issued),
+            "{elevator}"
+        );
         assert_eq!(dev["scheduler"], *elevator);
         assert_eq!(dev["requests"], 3 * 50 + 2 * 50 + 20 + 20, "{elevator}");
         assert_eq!(dev["bytes_read"], (3 * 50 + 20) * 8192, "{elevator}");
@@ -120,6 +137,7 @@ fn every_request_completes_exactly_once_under_each_scheduler() {
             assert_eq!(t["switches_voluntary"], sleeps, "{elevator} {}", t["name"]);
         }
     }
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Seed 004's scenario in miniature for the FIFO test: on a one-tag device busy with
