@@ -266,6 +266,34 @@ fn deadline_lowprio_releases_one_low_request_per_alpha_then_all_beta_after_the_l
 }
 
 #[test]
+fn deadline_lowprio_leaves_batch_mode_at_the_next_normal_request() {
+    // `early` reads at 9, 19, …, 99 ms; `late` at 809, 819, …, 899 ms. Batch mode runs
+    // from 599 ms (β after 99 ms) to 809 ms: a low request then is released at once; one
+    // before or after waits for the α timer armed when it was held.
+    let normal = |name: &str, delay: &str| {
+        format!(
+            r#""{name}": {{"loop": 1, "phases": {{ {delay} "p": {{"loop": 10, "sleep": 9000, "schedlab:io": {{"dev": "nullb0", "op": "read", "bytes": 4096, "offset": 0}}}}}}}}"#
+        )
+    };
+    let tasks = [
+        normal("early", ""),
+        normal("late", r#""d": {"sleep": 800000},"#),
+        one_request("low_start", 0, "read", 1 << 20, "idle"),
+        one_request("low_batch", 700_000, "read", 1 << 21, "idle"),
+        one_request("low_after", 900_000, "read", 1 << 22, "idle"),
+    ];
+    let r = run(&spec(&tasks, 64, MS, "deadline-lowprio", ""));
+    assert_eq!(
+        [
+            done(&r, "low_start"),
+            done(&r, "low_batch"),
+            done(&r, "low_after")
+        ],
+        [201 * MS, 701 * MS, 1101 * MS]
+    );
+}
+
+#[test]
 fn mq_deadline_serves_rt_before_be_before_idle() {
     // One tag, busy with `first` (BE) for 1 ms; idle, BE and RT requests queue in that
     // order; they are served by class.
