@@ -26,8 +26,13 @@
 //! Simplifications: one hardware queue per device; no plugging; no request timeouts or
 //! errors.
 
+pub mod deadline;
+pub mod deadline_lowprio;
 pub mod merge;
+pub mod mq_deadline;
 pub mod none;
+pub mod noop;
+pub mod sorted_fifo;
 
 pub use merge::{Bio, MergeKind, NoMerges, QueueLimits};
 
@@ -211,13 +216,23 @@ const TIMER_FLAG: u64 = 1 << 35;
 
 /// The I/O schedulers schedlab models, by the name the kernel uses.
 pub fn io_scheduler_names() -> &'static [&'static str] {
-    &["none"]
+    &[
+        "none",
+        "noop",
+        "deadline",
+        "deadline-lowprio",
+        "mq-deadline",
+    ]
 }
 
 /// Build the I/O scheduler called `name`.
 pub fn construct(name: &str) -> Result<Box<dyn IoScheduler>, String> {
     match name {
         "none" => Ok(Box::new(none::NoneSched::default())),
+        "noop" => Ok(Box::new(noop::Noop::default())),
+        "deadline" => Ok(Box::new(deadline::Deadline::default())),
+        "deadline-lowprio" => Ok(Box::new(deadline_lowprio::DeadlineLowprio::default())),
+        "mq-deadline" => Ok(Box::new(mq_deadline::MqDeadline::default())),
         _ => Err(format!(
             "I/O scheduler '{name}' is not simulated yet (available: {})",
             io_scheduler_names().join(", ")
