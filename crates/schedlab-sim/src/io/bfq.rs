@@ -75,7 +75,7 @@ mod wf2q;
 use schedlab_spec::model::{IoPrio, IoPrioClass, IOPRIO_LEVELS};
 
 use super::process_queues::ProcessQueues;
-use super::sorted_fifo::SortedFifo;
+use super::sorted_fifo::{SortedFifo, READ};
 use super::{IoCtx, IoSchedInfo, IoScheduler, MergeKind, Request, RqId};
 use crate::types::Time;
 use wf2q::{Entity, Wf2q, CLASSES, CLASS_IDLE};
@@ -147,7 +147,6 @@ fn class_and_level(p: IoPrio) -> (usize, u8) {
 }
 
 /// `struct bfq_queue` (its `bfq_entity` lives in [`Wf2q`] under the same index).
-#[derive(Clone, Debug)]
 struct BfqQueue {
     sync: bool,
     ioprio: IoPrio,
@@ -298,6 +297,10 @@ fn parse_value(value: &str) -> Result<u64, String> {
 
 const TIMER_TOKEN_MASK: u64 = (1 << 32) - 1;
 
+/// A queue's requests are in one sorted list and one FIFO whatever their direction (a
+/// `bfq_queue` has one `sort_list` and one `fifo`).
+const LIST: usize = READ;
+
 impl Bfq {
     fn q(&self, q: u32) -> &BfqQueue {
         &self.queues[q as usize]
@@ -427,8 +430,9 @@ impl Bfq {
             return None;
         }
         self.qm(q).fifo_expire = true;
-        let (t, rq) = self.q(q).rqs.fifo_front()?;
-        if rq == last || self.now < t as Stamp {
+        let rqs = &self.q(q).rqs;
+        let rq = rqs.fifo_first(LIST)?;
+        if rq == last || self.now < rqs.fifo_time(rq) as Stamp {
             return None;
         }
         Some(rq)
@@ -440,8 +444,11 @@ impl Bfq {
             return Some(rq);
         }
         let pos = io.request(last).sector;
-        let (prev, next) = self.q(q).rqs.neighbours(last);
-        let next = next.or_else(|| self.q(q).rqs.first().filter(|&f| f != last));
+        let rqs = &self.q(q).rqs;
+        let prev = rqs.former(last);
+        let next = rqs
+            .latter(last)
+            .or_else(|| rqs.first(LIST).filter(|&f| f != last));
         self.choose_req(io, next, prev, pos)
     }
 
@@ -592,7 +599,7 @@ impl Bfq {
         let now = self.now;
         let b = self.qm(q);
         let tot_io_time = now - b.io_start_time;
-        if b.rqs.is_empty() && b.dispatched == 0 {
+        if b.rqs.is_empty(LIST) && b.dispatched == 0 {
             b.tot_idle_time += now - b.last_end_request;
         }
         if b.just_created {
@@ -775,7 +782,7 @@ impl Bfq {
             self.update_io_intensity(q);
         }
         let fifo_time = self.now + self.fifo_expire[r.sync as usize];
-        self.qm(q).rqs.insert(r.sector, rq, fifo_time as Time);
+        self.qm(q).rqs.add(rq, LIST, r.sector, fifo_time as Time);
         let prev = self.q(q).next_rq;
         let next = self.choose_req(io, prev, Some(rq), self.last_position);
         self.qm(q).next_rq = next;
@@ -808,7 +815,7 @@ impl Bfq {
     fn rq_enqueued(&mut self, io: &mut IoCtx, q: u32, rq: &Request) {
         self.qm(q).last_request_pos = rq.sector + rq.nr_sectors();
         if self.in_service == Some(q) && self.q(q).wait_request {
-            let small_req = self.q(q).rqs.len() == 1 && rq.nr_sectors() < 32;
+            let small_req = self.q(q).rqs.len(LIST) == 1 && rq.nr_sectors() < 32;
             let budget_timeout = self.budget_timeout(q);
             if small_req && self.idling_boosts_thr_without_issues(q) && !budget_timeout {
                 return;
@@ -835,7 +842,7 @@ impl Bfq {
         self.queued -= 1;
         self.qm(q).rqs.remove(rq);
         self.rq_queued[rq.0 as usize] = false;
-        if self.q(q).rqs.is_empty() {
+        if self.q(q).rqs.is_empty(LIST) {
             self.qm(q).next_rq = None;
             if self.q(q).busy && self.in_service != Some(q) {
                 self.del_busy(q);
@@ -882,7 +889,7 @@ impl Bfq {
 
     /// `bfq_bfqq_must_idle`.
     fn must_idle(&self, q: u32) -> bool {
-        self.q(q).rqs.is_empty() && self.better_to_idle(q)
+        self.q(q).rqs.is_empty(LIST) && self.better_to_idle(q)
     }
 
     /// `bfq_arm_slice_timer`.
@@ -1010,7 +1017,7 @@ impl Bfq {
         if self.low_latency && wr1 {
             self.qm(q).last_wr_start_finish = now;
         }
-        if self.low_latency && self.wr_max_softrt_rate > 0 && self.q(q).rqs.is_empty() {
+        if self.low_latency && self.wr_max_softrt_rate > 0 && self.q(q).rqs.is_empty(LIST) {
             if self.q(q).dispatched == 0 {
                 let t = self.softrt_next_start(q);
                 self.qm(q).soft_rt_next_start = t;
@@ -1019,7 +1026,7 @@ impl Bfq {
             }
         }
         self.recalc_budget(io, q, reason);
-        if self.q(q).rqs.is_empty()
+        if self.q(q).rqs.is_empty(LIST)
             && !(reason == Expiration::Preempted && self.idling_needed_for_service_guarantees(q))
         {
             if self.q(q).dispatched == 0 {
@@ -1236,7 +1243,7 @@ impl Bfq {
         if let Some(s) = self.in_service {
             let b = self.q(s);
             if b.has_short_ttime
-                && b.dispatched + (b.rqs.len() as u32) < HW_QUEUE_THRESHOLD
+                && b.dispatched + (b.rqs.len(LIST) as u32) < HW_QUEUE_THRESHOLD
                 && self.rq_in_driver < HW_QUEUE_THRESHOLD
             {
                 return;
@@ -1355,7 +1362,7 @@ impl IoScheduler for Bfq {
         }
         let q = self.queue_of(rq);
         let sector = io.request(rq).sector;
-        let (prev, _) = self.q(q).rqs.neighbours(rq);
+        let prev = self.q(q).rqs.former(rq);
         self.qm(q).rqs.resort(rq, sector);
         if prev.is_some_and(|p| sector < io.request(p).sector) {
             let old = self.q(q).next_rq;
@@ -1382,14 +1389,12 @@ impl IoScheduler for Bfq {
         let next_q = self.queue_of(next);
         if self.is_queued(rq) {
             let q = self.queue_of(rq);
-            if q == next_q {
-                let rqs = &self.q(q).rqs;
-                if rqs.fifo_time(next) < rqs.fifo_time(rq) {
-                    self.qm(q).rqs.swap_fifo_places(rq, next);
-                }
-            }
             if self.q(q).next_rq == Some(next) {
                 self.qm(q).next_rq = Some(rq);
+            }
+            if q == next_q {
+                // `rq` takes `next`'s FIFO place if older, and `next` leaves the lists.
+                self.qm(q).rqs.merged_requests(rq, next);
             }
         }
         self.remove_request(io, next_q, next);
@@ -1434,7 +1439,7 @@ impl IoScheduler for Bfq {
         let b = self.q(q);
         if b.softrt_update
             && b.dispatched == 0
-            && b.rqs.is_empty()
+            && b.rqs.is_empty(LIST)
             && self.wr_coeff_of(q) != self.wr_coeff
         {
             let t = self.softrt_next_start(q);
@@ -1447,7 +1452,7 @@ impl IoScheduler for Bfq {
                 }
             } else if self.may_expire_for_budg_timeout(q) {
                 self.expire(io, q, false, Expiration::BudgetTimeout);
-            } else if self.q(q).rqs.is_empty()
+            } else if self.q(q).rqs.is_empty(LIST)
                 && (self.q(q).dispatched == 0 || !self.better_to_idle(q))
             {
                 self.expire(io, q, false, Expiration::NoMoreRequests);
@@ -1470,7 +1475,7 @@ impl IoScheduler for Bfq {
         self.qm(q).wait_request = false;
         let reason = if self.budget_timeout(q) {
             Expiration::BudgetTimeout
-        } else if self.q(q).rqs.is_empty() {
+        } else if self.q(q).rqs.is_empty(LIST) {
             Expiration::TooIdle
         } else {
             return;

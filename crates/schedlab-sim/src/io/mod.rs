@@ -27,8 +27,12 @@
 //! errors.
 
 pub mod bfq;
+pub mod deadline;
+pub mod deadline_lowprio;
 pub mod merge;
+pub mod mq_deadline;
 pub mod none;
+pub mod noop;
 pub mod process_queues;
 pub mod sorted_fifo;
 
@@ -214,13 +218,24 @@ const TIMER_FLAG: u64 = 1 << 35;
 
 /// The I/O schedulers schedlab models, by the name the kernel uses.
 pub fn io_scheduler_names() -> &'static [&'static str] {
-    &["none", "bfq"]
+    &[
+        "none",
+        "noop",
+        "deadline",
+        "deadline-lowprio",
+        "mq-deadline",
+        "bfq",
+    ]
 }
 
 /// Build the I/O scheduler called `name`.
 pub fn construct(name: &str) -> Result<Box<dyn IoScheduler>, String> {
     match name {
         "none" => Ok(Box::new(none::NoneSched::default())),
+        "noop" => Ok(Box::new(noop::Noop::default())),
+        "deadline" => Ok(Box::new(deadline::Deadline::default())),
+        "deadline-lowprio" => Ok(Box::new(deadline_lowprio::DeadlineLowprio::default())),
+        "mq-deadline" => Ok(Box::new(mq_deadline::MqDeadline::default())),
         "bfq" => Ok(Box::new(bfq::Bfq::default())),
         _ => Err(format!(
             "I/O scheduler '{name}' is not simulated yet (available: {})",
