@@ -125,7 +125,15 @@ fn the_trace_shows_issue_and_completion_as_the_kernel_prints_them() {
 #[test]
 fn an_io_scheduler_not_simulated_is_refused_before_the_run() {
     // Every elevator the spec names either runs or is refused with a clear message.
-    for name in ["none", "mq-deadline", "kyber", "bfq"] {
+    for name in [
+        "none",
+        "mq-deadline",
+        "kyber",
+        "bfq",
+        "noop",
+        "deadline",
+        "deadline-lowprio",
+    ] {
         let text = spec(
             r#""r": {"loop": 1, "schedlab:io": {"dev": "nullb0", "op": "read", "bytes": 4096}}"#,
             64,

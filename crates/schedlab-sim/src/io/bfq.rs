@@ -63,12 +63,18 @@
 //!   seen queueing (`hw_tag`), as on an SSD or null_blk;
 //! - a task's exit is not seen (`bfq_exit_icq`): its queue may idle for it once more;
 //! - times are kept in ns where the kernel uses jiffies (a jiffy is taken as 1 ms where a
-//!   jiffy count is a constant: the 4 jiffies of `bfq_bfqq_softrt_next_start`);
-//! - `bfq_forget_idle` is kept as written (with nothing active it sets the virtual time to
-//!   the idle set's last finish time).
+//!   jiffy count is a constant: the 4 jiffies of `bfq_bfqq_softrt_next_start`).
+//!
+//! Kept as the kernel has it, though it may surprise: with nothing active,
+//! `bfq_forget_idle` sets the virtual time to the idle set's last finish time; and the
+//! queue of the smallest weight is not idled for (`bfq_asymmetric_scenario`), so a reader
+//! with one request at a time at the lowest weight gets less than its share unless
+//! `strict_guarantees` is set.
 //!
 //! Complexity: O(queues with requests) per scheduling decision (the active sets are
-//! scanned), O(backlog of one queue) per insert and removal.
+//! scanned), O(backlog of one queue) per insert and removal. Each queue's sort list and
+//! FIFO (the shared `sorted_fifo.rs`) is indexed by request id, so memory grows with
+//! queues × the requests a device holds at once.
 
 mod wf2q;
 
