@@ -120,8 +120,13 @@ impl Hdd {
     /// The disk of `p` (checked by the spec parser: the seek curve fits).
     pub fn new(p: HddParams) -> Self {
         let geo = HddGeometry::new(&p);
-        let seek = SeekCurve::fit(p.seek_track_ns, p.seek_avg_ns, p.seek_full_ns, geo.cylinders)
-            .expect("the spec parser checked the seek figures");
+        let seek = SeekCurve::fit(
+            p.seek_track_ns,
+            p.seek_avg_ns,
+            p.seek_full_ns,
+            geo.cylinders,
+        )
+        .expect("the spec parser checked the seek figures");
         Hdd {
             segment_bytes: p.cache_bytes / p.cache_segments as u64,
             waiting: Vec::with_capacity(p.queue_depth as usize),
@@ -189,7 +194,11 @@ impl Hdd {
     /// When the bytes `a..b` are in the cache if a read of them is served from it: now
     /// (all there), the time the read-ahead stream reads `b`, or `None` (a miss).
     fn cached(&mut self, a: u64, b: u64, now: Time) -> Option<Time> {
-        if self.dirty.iter().any(|e| e.start <= a && b <= e.start + e.len) {
+        if self
+            .dirty
+            .iter()
+            .any(|e| e.start <= a && b <= e.start + e.len)
+        {
             return Some(now);
         }
         self.uses += 1;
@@ -220,7 +229,9 @@ impl Hdd {
         self.segments[ra.seg].used = self.uses;
         if at <= now {
             // Already read: the stream goes on.
-            ra.limit = ra.limit.max((b + self.p.read_ahead_bytes).min(self.p.size_bytes));
+            ra.limit = ra
+                .limit
+                .max((b + self.p.read_ahead_bytes).min(self.p.size_bytes));
             self.ra = Some(ra);
             return now;
         }

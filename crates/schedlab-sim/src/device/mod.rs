@@ -42,7 +42,10 @@ impl<'a> DevCtx<'a> {
     /// Call [`Device::event`] with `token` (< [`TOKEN_LIMIT`]) at `at` (not before now).
     /// Events at the same time fire in the order they were armed.
     pub fn arm(&mut self, at: Time, token: u64) {
-        assert!(token < TOKEN_LIMIT, "device event token {token:#x} too wide");
+        assert!(
+            token < TOKEN_LIMIT,
+            "device event token {token:#x} too wide"
+        );
         let at = at.max(self.ctx.now());
         let dev = self.dev;
         self.ctx.push(at, EventKind::Device { dev, data: token });

@@ -14,15 +14,16 @@
 //! - Page `p` (byte offset / `page_bytes`) lives on die `p mod dies`, which is on channel
 //!   `die mod channels`: consecutive pages go to different channels first, then to the
 //!   next die of each channel, so a large request uses every die.
-//! - Each die, each channel and the host link is a resource reserved in the order
-//!   requests arrive (first come, first served on each; a later request never slips into
-//!   a gap left before an earlier one's reservation). A request starts after the command
-//!   overhead.
+//! - Each die serves its page operations in the order requests arrive. Each channel and
+//!   the host link carry one transfer at a time, each transfer at the earliest time its
+//!   data is ready and the bus is free — a transfer ready earlier may go before ones
+//!   reserved later in time, so requests complete out of order as NCQ allows. A request
+//!   starts after the command overhead.
 //! - Read: per page, the die reads its array (tR), then the channel carries the bytes
 //!   asked for out of it (the die stays busy until they are out); the host link carries
 //!   the request's bytes as its pages arrive (it can start with the first page, cannot
-//!   finish before the last page plus its own transfer); the request completes when the
-//!   link has carried everything.
+//!   finish before the last page plus that page's own transfer); the request completes
+//!   when the link has carried everything.
 //! - Write: the host link carries the bytes into the controller, then per page the
 //!   channel carries them to the die, which programs the page (tPROG). With a write
 //!   buffer that has room the write completes when its bytes are in the controller (the
@@ -42,11 +43,58 @@ use super::{transfer_ns, DevCtx, Device};
 use crate::io::{Request, RqId};
 use crate::types::Time;
 
+/// A bus's future: the intervals it is reserved for, in time order, disjoint; a new
+/// transfer takes the earliest gap long enough at or after the time its data is ready.
+#[derive(Default)]
+struct Timeline {
+    busy: Vec<(Time, Time)>,
+}
+
+impl Timeline {
+    /// Reserve `len` ns from the earliest time ≥ `ready`; its start. Intervals over by
+    /// `now` are forgotten, so the list holds only what is reserved ahead.
+    fn reserve(&mut self, now: Time, ready: Time, len: u64) -> Time {
+        let over = self.busy.partition_point(|&(_, end)| end <= now);
+        self.busy.drain(..over);
+        let mut at = ready;
+        let mut i = 0;
+        while i < self.busy.len() {
+            let (start, end) = self.busy[i];
+            if end <= at {
+                i += 1;
+                continue;
+            }
+            if start >= at + len {
+                break;
+            }
+            at = end;
+            i += 1;
+        }
+        self.insert(i, at, at + len);
+        at
+    }
+
+    /// Insert `start..end` before index `i`, merged with neighbours it touches.
+    fn insert(&mut self, i: usize, start: Time, end: Time) {
+        let joins_prev = i > 0 && self.busy[i - 1].1 == start;
+        let joins_next = i < self.busy.len() && self.busy[i].0 == end;
+        match (joins_prev, joins_next) {
+            (true, true) => {
+                self.busy[i - 1].1 = self.busy[i].1;
+                self.busy.remove(i);
+            }
+            (true, false) => self.busy[i - 1].1 = end,
+            (false, true) => self.busy[i].0 = start,
+            (false, false) => self.busy.insert(i, (start, end)),
+        }
+    }
+}
+
 pub struct Ssd {
     p: SsdParams,
     die_free: Vec<Time>,
-    channel_free: Vec<Time>,
-    link_free: Time,
+    channels: Vec<Timeline>,
+    link: Timeline,
     /// Buffered writes: when their pages are programmed, and their bytes.
     buffered: VecDeque<(Time, u64)>,
     buffered_bytes: u64,
@@ -56,8 +104,8 @@ impl Ssd {
     pub fn new(p: SsdParams) -> Self {
         Ssd {
             die_free: vec![0; p.dies() as usize],
-            channel_free: vec![0; p.channels as usize],
-            link_free: 0,
+            channels: (0..p.channels).map(|_| Timeline::default()).collect(),
+            link: Timeline::default(),
             buffered: VecDeque::new(),
             buffered_bytes: 0,
             p,
@@ -85,35 +133,36 @@ impl Ssd {
         transfer_ns(bytes, self.p.interface_bps)
     }
 
-    /// Reserve a read of `start..end` from `t`: when it completes.
-    fn read(&mut self, t: Time, start: u64, end: u64) -> Time {
+    /// Reserve a read of `start..end` issued at `now`, starting at `t`: when it
+    /// completes.
+    fn read(&mut self, now: Time, t: Time, start: u64, end: u64) -> Time {
         let (mut first, mut last, mut last_bytes) = (Time::MAX, 0, 0);
         for (die, ch, bytes) in self.pages(start, end) {
             let sensed = t.max(self.die_free[die]) + self.p.read_ns;
-            let out = sensed.max(self.channel_free[ch]) + self.channel_ns(bytes);
+            let len = self.channel_ns(bytes);
+            let out = self.channels[ch].reserve(now, sensed, len) + len;
             self.die_free[die] = out;
-            self.channel_free[ch] = out;
             first = first.min(out);
             if out >= last {
                 (last, last_bytes) = (out, bytes);
             }
         }
-        let from = self.link_free.max(first);
-        let done = (from + self.link_ns(end - start)).max(last + self.link_ns(last_bytes));
-        self.link_free = done;
-        done
+        // The link carries the request in one burst once its first page is out, timed so
+        // that it does not get ahead of the last page.
+        let len = self.link_ns(end - start);
+        let ready = first.max((last + self.link_ns(last_bytes)).saturating_sub(len));
+        self.link.reserve(now, ready, len) + len
     }
 
-    /// Reserve a write of `start..end` from `t`: when its bytes are in the controller,
-    /// and when its last page is programmed.
-    fn write(&mut self, t: Time, start: u64, end: u64) -> (Time, Time) {
-        let received = t.max(self.link_free) + self.link_ns(end - start);
-        self.link_free = received;
+    /// Reserve a write of `start..end` issued at `now`, starting at `t`: when its bytes
+    /// are in the controller, and when its last page is programmed.
+    fn write(&mut self, now: Time, t: Time, start: u64, end: u64) -> (Time, Time) {
+        let len = self.link_ns(end - start);
+        let received = self.link.reserve(now, t, len) + len;
         let mut programmed = received;
         for (die, ch, bytes) in self.pages(start, end) {
-            let sent =
-                received.max(self.channel_free[ch]).max(self.die_free[die]) + self.channel_ns(bytes);
-            self.channel_free[ch] = sent;
+            let len = self.channel_ns(bytes);
+            let sent = self.channels[ch].reserve(now, received.max(self.die_free[die]), len) + len;
             self.die_free[die] = sent + self.p.program_ns;
             programmed = programmed.max(sent + self.p.program_ns);
         }
@@ -149,11 +198,11 @@ impl Device for Ssd {
         let start = rq.sector * SECTOR_BYTES;
         let end = start + rq.bytes;
         let done = match rq.op {
-            IoOp::Read => self.read(t, start, end),
+            IoOp::Read => self.read(now, t, start, end),
             IoOp::Write => {
                 self.drain_buffer(now);
                 let fits = self.buffered_bytes + rq.bytes <= self.p.write_buffer_bytes;
-                let (received, programmed) = self.write(t, start, end);
+                let (received, programmed) = self.write(now, t, start, end);
                 if fits {
                     self.buffered.push_back((programmed, rq.bytes));
                     self.buffered_bytes += rq.bytes;

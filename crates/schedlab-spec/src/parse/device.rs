@@ -70,7 +70,10 @@ const MAX_TIME_NS: i128 = 10_000_000_000;
 /// The model of the device object `o` named `name`.
 pub(crate) fn model(o: &Obj, name: &str) -> Result<DeviceModel, SpecError> {
     let m = o.get("model").ok_or_else(|| {
-        SpecError::new(&o.path, format!("device {name:?} needs \"model\" ({MODELS})"))
+        SpecError::new(
+            &o.path,
+            format!("device {name:?} needs \"model\" ({MODELS})"),
+        )
     })?;
     match get::string(m, &o.at("model"), "a device model")? {
         "null_blk" => null_blk(o, name),
@@ -209,11 +212,20 @@ fn with_profile(
     mut apply: impl FnMut(&str, &Json, &str) -> Result<(), SpecError>,
 ) -> Result<(), SpecError> {
     let (params, ppath, profile) = profile_params(o, model, default)?;
-    let po = Obj::new(&params, &ppath, &format!("the params of profile {profile:?}"))?;
+    let po = Obj::new(
+        &params,
+        &ppath,
+        &format!("the params of profile {profile:?}"),
+    )?;
     po.no_repeats(|_| false)?;
     for (k, kv, kp) in po.iter() {
         if k == "profile" || !keys.contains(&k) {
-            return Err(get::unknown_key(&kp, k, &format!("profile {profile:?}"), keys));
+            return Err(get::unknown_key(
+                &kp,
+                k,
+                &format!("profile {profile:?}"),
+                keys,
+            ));
         }
         apply(k, kv, &kp)?;
     }
@@ -271,7 +283,9 @@ fn hdd(o: &Obj, name: &str) -> Result<DeviceModel, SpecError> {
             "rate_inner_bps" => p.rate_inner_bps = rate(v, kp, "the inner zone's media rate")?,
             "interface_bps" => p.interface_bps = rate(v, kp, "the interface rate")?,
             "overhead_ns" => p.overhead_ns = time(v, kp, "a command overhead", 0)?,
-            "cache_bytes" => p.cache_bytes = sectors(bytes(v, kp, "a cache size")?, kp, "a cache size")?,
+            "cache_bytes" => {
+                p.cache_bytes = sectors(bytes(v, kp, "a cache size")?, kp, "a cache size")?
+            }
             "cache_segments" => {
                 p.cache_segments = get::int_in(v, kp, "a number of cache segments", 1, 256)? as u32
             }
@@ -286,9 +300,17 @@ fn hdd(o: &Obj, name: &str) -> Result<DeviceModel, SpecError> {
         Ok(())
     })?;
     let at = |k: &str| path_of(&paths, k, &o.path);
+    // A fault among several keys is reported where the device itself sets one of them,
+    // else where the profile does.
+    let blame = |keys: &[&str]| {
+        keys.iter()
+            .map(|k| at(k))
+            .find(|p| !p.contains('<'))
+            .unwrap_or_else(|| at(keys[0]))
+    };
     if p.rate_inner_bps > p.rate_outer_bps {
         return Err(SpecError::new(
-            at("rate_inner_bps"),
+            blame(&["rate_inner_bps", "rate_outer_bps"]),
             format!(
                 "expected the inner zone's rate ({}) ≤ the outer zone's ({}): outer tracks are longer",
                 p.rate_inner_bps, p.rate_outer_bps
@@ -298,7 +320,7 @@ fn hdd(o: &Obj, name: &str) -> Result<DeviceModel, SpecError> {
     let segment = p.cache_bytes / p.cache_segments as u64;
     if p.read_ahead_bytes > segment {
         return Err(SpecError::new(
-            at("read_ahead_bytes"),
+            blame(&["read_ahead_bytes", "cache_bytes", "cache_segments"]),
             format!(
                 "expected a read-ahead of at most one cache segment ({segment} bytes: \
                  cache_bytes / cache_segments), found {}",
@@ -309,15 +331,25 @@ fn hdd(o: &Obj, name: &str) -> Result<DeviceModel, SpecError> {
     let g = HddGeometry::new(&p);
     if g.cylinders < 2.0 {
         return Err(SpecError::new(
-            at("size_bytes"),
+            blame(&[
+                "size_bytes",
+                "rpm",
+                "rate_outer_bps",
+                "rate_inner_bps",
+                "heads",
+            ]),
             format!(
                 "a disk of {} bytes at these rates and {} rpm has fewer than two cylinders",
                 p.size_bytes, p.rpm
             ),
         ));
     }
-    SeekCurve::fit(p.seek_track_ns, p.seek_avg_ns, p.seek_full_ns, g.cylinders)
-        .map_err(|e| SpecError::new(at("seek_avg_ns"), e))?;
+    SeekCurve::fit(p.seek_track_ns, p.seek_avg_ns, p.seek_full_ns, g.cylinders).map_err(|e| {
+        SpecError::new(
+            blame(&["seek_avg_ns", "seek_track_ns", "seek_full_ns", "heads"]),
+            e,
+        )
+    })?;
     Ok(DeviceModel::Hdd(p))
 }
 
@@ -340,7 +372,8 @@ fn ssd(o: &Obj, name: &str) -> Result<DeviceModel, SpecError> {
             "size_bytes" => p.size_bytes = size(v, kp)?,
             "channels" => p.channels = get::int_in(v, kp, "a number of channels", 1, 64)? as u32,
             "dies_per_channel" => {
-                p.dies_per_channel = get::int_in(v, kp, "a number of dies per channel", 1, 64)? as u32
+                p.dies_per_channel =
+                    get::int_in(v, kp, "a number of dies per channel", 1, 64)? as u32
             }
             "page_bytes" => {
                 let n = get::int_in(v, kp, "a flash page size in bytes", 512, 1 << 20)? as u64;

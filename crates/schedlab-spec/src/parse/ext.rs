@@ -18,8 +18,8 @@ use super::get::{self, Obj};
 use crate::cost::CostKey;
 use crate::json::{Json, Number};
 use crate::model::{
-    BlockDevice, Channel, ChannelCost, ChannelKind, Machine, SchedulerChoice,
-    Topology, HZ_CHOICES, HZ_CHOICES_TEXT, MAX_MACHINE_CPUS,
+    BlockDevice, Channel, ChannelCost, ChannelKind, Machine, SchedulerChoice, Topology, HZ_CHOICES,
+    HZ_CHOICES_TEXT, MAX_MACHINE_CPUS,
 };
 use crate::work::Names;
 use crate::SpecError;

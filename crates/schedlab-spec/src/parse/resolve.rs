@@ -37,8 +37,8 @@ use super::ownership;
 use super::task::TaskIr;
 use super::Declared;
 use crate::model::{
-    BlockDevice, Event, GroupId, Headline, IoOffset, Machine, Phase, ResId, Resources,
-    Spec, TaskSpec, TimerMode, ROOT_GROUP,
+    BlockDevice, Event, GroupId, Headline, IoOffset, Machine, Phase, ResId, Resources, Spec,
+    TaskSpec, TimerMode, ROOT_GROUP,
 };
 use crate::work::Names;
 use crate::SpecError;
