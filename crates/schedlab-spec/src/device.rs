@@ -64,8 +64,9 @@ impl SsdParams {
 }
 
 /// A seek time curve in the form of Lee & Katz ("An analytic performance model of disk
-/// arrays", SIGMETRICS 1993): `seek(x) = c + a·√x + b·x` for a seek over a fraction `x`
-/// of the stroke, 0 for no cylinder change. The square-root term dominates short seeks
+/// arrays", SIGMETRICS 1993; theirs is a·√(d−1) + b·(d−1) + c over d cylinders):
+/// `seek(x) = c + a·√x + b·x` for a seek over a fraction `x` of the stroke, 0 for no
+/// cylinder change. The square-root term dominates short seeks
 /// (the arm accelerates and decelerates) and the linear one long seeks (it coasts), as
 /// Ruemmler & Wilkes describe ("An introduction to disk drive modeling", IEEE Computer
 /// 1994). The three coefficients are fitted exactly to the three figures a datasheet
@@ -103,7 +104,7 @@ impl SeekCurve {
         let a = (r1 * q2 - q1 * r2) / det;
         let b = (p1 * r2 - r1 * p2) / det;
         let c = full - a - b;
-        if !(a >= 0.0 && a / 2.0 + b >= 0.0) || !det.is_finite() {
+        if !(a >= 0.0 && a / 2.0 + b >= 0.0 && det.is_finite()) {
             return Err(format!(
                 "no seek curve c + a·√x + b·x that never decreases passes through \
                  seek_track_ns {track_ns}, seek_avg_ns {avg_ns} and seek_full_ns {full_ns} \
@@ -242,6 +243,34 @@ mod tests {
         }
         let mean = sum / weight;
         assert!((mean - 8.5e6).abs() < 8.5e6 * 1e-3, "{mean}");
+    }
+
+    /// Every built-in device profile parses as a device of its model, names itself, and
+    /// says where each of its values comes from.
+    #[test]
+    fn every_builtin_profile_parses_with_provenance_for_each_value() {
+        for b in BUILTIN {
+            let v: serde_json::Value = serde_json::from_str(b.text).unwrap();
+            assert_eq!(v["name"], b.name, "a built-in profile names itself");
+            let model = v["model"].as_str().unwrap();
+            let text = format!(
+                r#"{{"tasks": {{"t": {{"run": 1000}}}}, "global": {{"duration": 1}},
+                   "schedlab": {{"devices": {{"d": {{"model": "{model}", "profile": "{}"}}}}}}}}"#,
+                b.name
+            );
+            let spec = crate::parse_spec(&text).unwrap_or_else(|e| panic!("{}: {e}", b.name));
+            let size = spec.resources.devices[0].model.size_bytes();
+            assert_eq!(Some(size), v["params"]["size_bytes"].as_u64());
+            for (key, _) in v["params"].as_object().unwrap() {
+                let p = &v["provenance"][key];
+                assert!(
+                    ["source", "derived", "assumed"].contains(&p["how"].as_str().unwrap_or("")),
+                    "{}: {key} has no provenance",
+                    b.name
+                );
+                assert!(p["from"].as_str().is_some_and(|f| !f.is_empty()));
+            }
+        }
     }
 
     #[test]

@@ -278,7 +278,13 @@ impl Hdd {
             } else {
                 Some((self.take_segment(c.start), c.start + c.bytes))
             };
-            self.media(dc, t, c.start, c.bytes, Some(c.id), read, 0);
+            let op = Op {
+                end: 0,
+                completes: Some(c.id),
+                read,
+                destaged: 0,
+            };
+            self.media(dc, t, c.start, c.bytes, op);
         } else {
             let i = self.nearest(now as f64, self.dirty.iter().map(|e| e.start));
             let e = &mut self.dirty[i];
@@ -289,7 +295,13 @@ impl Hdd {
             if e.len == 0 {
                 self.dirty.remove(i);
             }
-            self.media(dc, now as f64, start, len, None, None, len);
+            let op = Op {
+                end: 0,
+                completes: None,
+                read: None,
+                destaged: len,
+            };
+            self.media(dc, now as f64, start, len, op);
         }
     }
 
@@ -306,32 +318,17 @@ impl Hdd {
         best.0
     }
 
-    /// Start a media access of `bytes` at byte `start`, positioning from time `t`.
-    #[allow(clippy::too_many_arguments)]
-    fn media(
-        &mut self,
-        dc: &mut DevCtx,
-        t: f64,
-        start: u64,
-        bytes: u64,
-        completes: Option<RqId>,
-        read: Option<(usize, u64)>,
-        destaged: u64,
-    ) {
+    /// Start `op`, a media access of `bytes` at byte `start`, positioning from time `t`.
+    fn media(&mut self, dc: &mut DevCtx, t: f64, start: u64, bytes: u64, mut op: Op) {
         let (s0, s1) = (self.geo.track(start), self.geo.track(start + bytes));
         let at = t + self.positioning_ns(t, start) + self.geo.stream_ns(s0, s1);
-        let end = at.round() as Time;
+        op.end = at.round() as Time;
         self.head = s1;
-        if let Some((seg, b)) = read {
+        if let Some((seg, b)) = op.read {
             self.segments[seg].end = b;
         }
-        self.busy = Some(Op {
-            end,
-            completes,
-            read,
-            destaged,
-        });
-        dc.arm(end, MECH_DONE);
+        self.busy = Some(op);
+        dc.arm(op.end, MECH_DONE);
     }
 
     /// The mechanism's operation ends: read-ahead follows a read; the next operation
