@@ -179,6 +179,40 @@ fn hdd_write_cache_completes_writes_at_interface_speed() {
     assert!(lat["min"].as_f64().unwrap() >= media, "{lat}");
 }
 
+/// A read of bytes the disk has just read is served from its cache segment: the command
+/// overhead and the interface transfer, no positioning.
+#[test]
+fn hdd_a_repeated_read_hits_the_cache() {
+    let r = run(&spec(
+        &readers(1, 2, "read", 4096, "1048576"),
+        r#"{"model": "hdd"}"#,
+    ));
+    let hit = param(HDD, "overhead_ns") + (4096e9 / param(HDD, "interface_bps")).ceil();
+    let lat = &r["devices"][0]["latency_ns"];
+    assert_eq!(lat["min"].as_f64().unwrap(), hit, "{lat}");
+    assert!(
+        lat["max"].as_f64().unwrap() > 10.0 * hit,
+        "the first read goes to the media: {lat}"
+    );
+}
+
+/// The disk's state (head, platter angle, caches) evolves deterministically: the same
+/// spec gives the same result.
+#[test]
+fn hdd_and_ssd_runs_are_deterministic() {
+    for device in [
+        r#"{"model": "hdd"}"#,
+        r#"{"model": "ssd", "write_buffer_bytes": 1048576}"#,
+    ] {
+        let text = spec(&readers(8, 30, "write", 8192, r#""random""#), device);
+        let strip = |mut v: Value| {
+            v["run"]["wall_s"] = Value::Null;
+            v
+        };
+        assert_eq!(strip(run(&text)), strip(run(&text)), "{device}");
+    }
+}
+
 /// SSD reads one at a time: each takes the command overhead, the die's array read, the
 /// page's transfer over its channel and the host transfer — 4 KiB reads of a 4 KiB-aligned
 /// offset, inside one page.

@@ -325,7 +325,9 @@ impl Hdd {
         op.end = at.round() as Time;
         self.head = s1;
         if let Some((seg, b)) = op.read {
-            self.segments[seg].end = b;
+            let seg = &mut self.segments[seg];
+            seg.end = b;
+            seg.start = seg.start.max(b.saturating_sub(self.segment_bytes));
         }
         self.busy = Some(op);
         dc.arm(op.end, MECH_DONE);
