@@ -326,7 +326,11 @@ fn ssd_random_reads_scale_with_dies_when_channels_are_fast() {
 fn every_request_completes_exactly_once() {
     for device in [
         r#"{"model": "hdd", "cache_bytes": 1048576, "read_ahead_bytes": 65536}"#,
+        r#"{"model": "hdd", "cache_bytes": 0, "cache_segments": 1, "read_ahead_bytes": 0,
+            "write_cache": true, "queue_depth": 2}"#,
         r#"{"model": "ssd", "write_buffer_bytes": 65536}"#,
+        r#"{"model": "ssd", "channels": 1, "dies_per_channel": 1, "page_bytes": 512,
+            "channel_bps": 100000}"#,
         r#"{"model": "null_blk", "queue_depth": 4}"#,
     ] {
         let tasks = [

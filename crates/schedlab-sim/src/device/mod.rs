@@ -85,7 +85,9 @@ pub fn construct(model: &DeviceModel) -> Box<dyn Device> {
     }
 }
 
-/// Time (ns, rounded up) to move `bytes` at `bps` bytes per second.
+/// Time (ns, rounded up) to move `bytes` at `bps` bytes per second (the parser bounds
+/// both, so it fits with room to add).
 pub(crate) fn transfer_ns(bytes: u64, bps: u64) -> u64 {
-    ((bytes as u128 * 1_000_000_000).div_ceil(bps as u128)) as u64
+    let ns = (bytes as u128 * 1_000_000_000).div_ceil(bps as u128);
+    ns.min(u64::MAX as u128 / 4) as u64
 }

@@ -63,7 +63,9 @@ const SSD_DEFAULT_PROFILE: &str = "intel-ssdsc2ct240a4";
 
 /// NCQ's 32 tags are the most a SATA device takes.
 const MAX_NCQ_DEPTH: i128 = 32;
-/// Largest rate (bytes/s) and time (ns) a model accepts: 1 TB/s, 10 s.
+/// Rates (bytes/s) a model accepts: 100 kB/s to 1 TB/s (so that moving the largest
+/// request, 2^40 bytes, takes under 2^54 ns); times up to 10 s.
+const MIN_RATE: i128 = 100_000;
 const MAX_RATE: i128 = 1_000_000_000_000;
 const MAX_TIME_NS: i128 = 10_000_000_000;
 
@@ -149,7 +151,13 @@ fn sectors(n: u64, path: &str, what: &str) -> Result<u64, SpecError> {
 }
 
 fn rate(v: &Json, path: &str, what: &str) -> Result<u64, SpecError> {
-    Ok(get::int_in(v, path, &format!("{what} in bytes per second"), 1, MAX_RATE)? as u64)
+    Ok(get::int_in(
+        v,
+        path,
+        &format!("{what} in bytes per second"),
+        MIN_RATE,
+        MAX_RATE,
+    )? as u64)
 }
 
 fn time(v: &Json, path: &str, what: &str, min: i128) -> Result<u64, SpecError> {
