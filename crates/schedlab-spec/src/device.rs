@@ -259,6 +259,21 @@ mod tests {
                 b.name
             );
             let spec = crate::parse_spec(&text).unwrap_or_else(|e| panic!("{}: {e}", b.name));
+            // A profile sets every key of its model: nothing is left at a placeholder.
+            let keys = match model {
+                "hdd" => crate::parse::device::HDD_KEYS,
+                _ => crate::parse::device::SSD_KEYS,
+            };
+            let mut want: Vec<&str> = keys.iter().copied().filter(|k| *k != "profile").collect();
+            let mut have: Vec<&str> = v["params"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            want.sort_unstable();
+            have.sort_unstable();
+            assert_eq!(have, want, "{}", b.name);
             let size = spec.resources.devices[0].model.size_bytes();
             assert_eq!(Some(size), v["params"]["size_bytes"].as_u64());
             for (key, _) in v["params"].as_object().unwrap() {

@@ -68,7 +68,7 @@
 
 mod cgroup;
 mod cost;
-mod device;
+pub(crate) mod device;
 mod event;
 pub(crate) mod ext;
 mod get;

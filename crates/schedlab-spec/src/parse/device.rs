@@ -23,7 +23,7 @@ const MODELS: &str = "\"null_blk\", \"hdd\" or \"ssd\"";
 
 const NULL_BLK_KEYS: &[&str] = &["completion_ns", "queue_depth", "size_bytes"];
 
-const HDD_KEYS: &[&str] = &[
+pub(crate) const HDD_KEYS: &[&str] = &[
     "profile",
     "size_bytes",
     "rpm",
@@ -42,7 +42,7 @@ const HDD_KEYS: &[&str] = &[
     "queue_depth",
 ];
 
-const SSD_KEYS: &[&str] = &[
+pub(crate) const SSD_KEYS: &[&str] = &[
     "profile",
     "size_bytes",
     "channels",
