@@ -245,19 +245,17 @@ impl SortedFifo {
         }
     }
 
-    /// `next` was merged into `rq`: if `next` expires first, `rq` takes its place in
-    /// the FIFO and its expiry (`deadline_merged_requests`); then `next` leaves both
-    /// lists.
-    pub fn merged_requests(&mut self, rq: RqId, next: RqId) {
+    /// `next` is being merged into `rq`: if `next` expires first, `rq` takes its place
+    /// in the FIFO and its expiry (`deadline_merged_requests`). The caller then removes
+    /// `next`.
+    pub fn inherit_expiry(&mut self, rq: RqId, next: RqId) {
         let (Some(d1), Some(d2)) = (self.queued_dir(rq), self.queued_dir(next)) else {
-            self.remove(next);
             return;
         };
         if d1 == d2 && self.fifo_time(next) < self.fifo_time(rq) {
             self.fifo[d1].move_after(rq, next);
             self.entries[rq.0 as usize].fifo_time = self.fifo_time(next);
         }
-        self.remove(next);
     }
 
     fn queued_dir(&self, rq: RqId) -> Option<usize> {
