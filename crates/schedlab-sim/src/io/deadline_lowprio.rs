@@ -29,8 +29,8 @@
 //!   `dispatch()`);
 //! - β runs from the last normal request's arrival, restarted by each one (`mod_timer`),
 //!   and from the elevator's start before any (slide 40 opens with `set(β)`); batch mode
-//!   starts exactly β after the last normal request.
-//!
+//!   starts exactly β after the last normal request; an arrival is a request inserted
+//!   into the scheduler (`elevator_add_req_fn`), not a bio merged into a queued one;
 //! - merging (the seed does not mention it): Deadline's merging applies to released
 //!   requests; a held request takes bios by back merge (the block layer's) and is not
 //!   offered for front merges (it is on no sort list); when two requests merge and only

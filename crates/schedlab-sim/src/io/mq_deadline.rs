@@ -23,6 +23,11 @@
 //! `prio_aging_expire` (ms), `writes_starved`, `fifo_batch`, `front_merges`,
 //! `async_depth`, clamped as `STORE_FUNCTION` clamps them.
 //!
+//! Line numbers in 6.1's file: `dd_request_merged` 200, `dd_merged_requests` 220,
+//! `deadline_check_fifo` 280, `started_after` 409, `__dd_dispatch_request` 423–534,
+//! `dd_dispatch_prio_aged_requests` 540, `dd_dispatch_request` 572, `dd_request_merge`
+//! 732, `dd_insert_request` 784, `dd_finish_request` 892, the sysfs stores 962–991.
+//!
 //! Linux 6.12 (block/mq-deadline.c of 6.12) changed: `next_rq` became `latest_pos`, the
 //! batch continuing at the first request at or after the position of the last one
 //! dispatched (`deadline_from_pos`) rather than at the request after it; the zoned-device
