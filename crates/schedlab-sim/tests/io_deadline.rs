@@ -477,3 +477,24 @@ fn deadline_lowprio_merges_held_requests_and_releases_them_as_one() {
         [201 * MS, 201 * MS, 201 * MS]
     );
 }
+
+#[test]
+fn a_front_merged_request_is_re_sorted_by_its_new_start() {
+    // One tag busy with `first` for 1 ms. Queued: x (sectors 0..8, 5 µs; it holds the
+    // merge cache), a (104..112, 10 µs), s (100..108, 20 µs); at 30 µs b's bio (96..104)
+    // front-merges into a, which now starts at 96, before s. x goes first (the oldest)
+    // and the batch continues in sector order: a (with b), then s.
+    let tasks = [
+        one_request("first", 0, "read", 400, ""),
+        one_request("x", 5, "read", 0, ""),
+        one_request("a", 10, "read", 104, ""),
+        one_request("s", 20, "read", 100, ""),
+        one_request("b", 30, "read", 96, ""),
+    ];
+    for elevator in ["deadline", "mq-deadline"] {
+        let r = run(&spec(&tasks, 1, MS, elevator, ""));
+        assert_eq!(r["devices"][0]["merges"], 1, "{elevator}");
+        let times: Vec<u64> = ["x", "a", "b", "s"].iter().map(|t| done(&r, t)).collect();
+        assert_eq!(times, [2 * MS, 3 * MS, 3 * MS, 4 * MS], "{elevator}");
+    }
+}
