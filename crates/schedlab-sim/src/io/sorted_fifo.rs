@@ -11,7 +11,9 @@
 //!
 //! Storage is indexed by request id and grows with the number of requests a device
 //! holds at once, never with the number of events: the sorted lists are vectors kept in
-//! order (binary search, the kernel's rbtree walk), the FIFOs are linked through slots.
+//! order (binary search for the kernel's rbtree walk; an insertion or removal moves the
+//! entries after it, O(n) in the requests queued, cheap for the hundreds a queue holds),
+//! the FIFOs are linked through slots.
 
 use schedlab_spec::model::IoOp;
 
