@@ -58,9 +58,11 @@
 //!   name; a synchronous reader has nothing queued when it submits, so for sync I/O none
 //!   is missed), and the block layer does not ask `bfq_allow_bio_merge`, which in the
 //!   kernel keeps a bio out of another queue's request;
-//! - the device is taken as non-rotational (`blk_queue_nonrot`: the elevator does not see
-//!   the device model), so idling never pays for throughput alone while the device is
-//!   seen queueing (`hw_tag`), as on an SSD or null_blk;
+//! - the device is taken as non-rotational (`blk_queue_nonrot`: the elevator is not told
+//!   the device's `queue/rotational`), so idling never pays for throughput alone while
+//!   the device is seen queueing (`hw_tag`), as on an SSD or null_blk — on the hard-disk
+//!   model this differs from the kernel, which idles for sequential queues there, and
+//!   `ref_rate`/`ref_wr_duration` are the non-rotational ones;
 //! - a task's exit is not seen (`bfq_exit_icq`): its queue may idle for it once more;
 //! - times are kept in ns where the kernel uses jiffies (a jiffy is taken as 1 ms where a
 //!   jiffy count is a constant: the 4 jiffies of `bfq_bfqq_softrt_next_start`).
@@ -1399,8 +1401,8 @@ impl IoScheduler for Bfq {
                 self.qm(q).next_rq = Some(rq);
             }
             if q == next_q {
-                // `rq` takes `next`'s FIFO place if older, and `next` leaves the lists.
-                self.qm(q).rqs.merged_requests(rq, next);
+                // `rq` takes `next`'s FIFO place and expiry if `next` is older.
+                self.qm(q).rqs.inherit_expiry(rq, next);
             }
         }
         self.remove_request(io, next_q, next);
