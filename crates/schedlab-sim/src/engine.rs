@@ -1037,6 +1037,8 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             self.change_attrs(cpu, t, attr, cpus, group);
             return;
         }
+        // The ops of periodic work (`run`, `timer`, `sleep`) have their cost read here
+        // when no cost varies, without a second dispatch on the op in `op_cost`.
         let cost = match *op {
             Op::Runtime { ns } => {
                 self.rt[t.idx()].stage = Stage::Until(self.core.ctx.now + ns);
@@ -1049,6 +1051,8 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 Some(home) => self.take_softirq_work(home),
                 None => self.draw_op_cost(t, op),
             },
+            Op::Run { ns } if !self.costs_vary => ns,
+            Op::Timer { .. } | Op::Sleep { .. } if !self.costs_vary => self.cfg.sleep_ns,
             _ => self.draw_op_cost(t, op),
         };
         self.begin_burst(cpu, t, cost);
