@@ -561,6 +561,9 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             if self.halted() {
                 return;
             }
+            if self.rt.len() > PREFETCH_MIN_TASKS {
+                self.prefetch_next_buckets();
+            }
             if self.budget.due(self.events) {
                 self.check_budget();
                 if self.halted() {
@@ -610,6 +613,25 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             _ => return,
         };
         self.prefetch_task(task);
+    }
+
+    /// The second step of [`Self::prefetch_next`], once the event is handled: the next
+    /// event's task has its measurement state cached by now, and through it the histogram
+    /// entries the activation will count in (a sample's bucket lives on the heap, where no
+    /// look-ahead reaches without its histogram).
+    #[inline]
+    fn prefetch_next_buckets(&self) {
+        let m = match self.core.ctx.events.peek_kind() {
+            Some(EventKind::Wake { task, .. }) => self.metrics.tasks.get(task.idx()),
+            Some(EventKind::Complete { cpu, .. }) => self.core.ctx.cpus[cpu.idx()]
+                .curr
+                .and_then(|t| self.metrics.tasks.get(t.idx())),
+            _ => None,
+        };
+        if let Some(m) = m {
+            prefetch_addr(m.latency.likely_entry() as usize);
+            prefetch_addr(m.response.likely_entry() as usize);
+        }
     }
 
     /// Prefetch every cache line of `t`'s engine, core and measurement state.
@@ -1917,6 +1939,19 @@ fn prefetch_lines<T>(v: Option<&T>) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = v;
+}
+
+/// Ask the cache for the line holding `addr` (any address: a prefetch never faults).
+#[inline(always)]
+fn prefetch_addr(addr: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is only a hint; it never faults and changes no state.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(addr as *const i8) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = addr;
 }
 
 /// The unique timers a template's program uses, sorted and without repeats.
