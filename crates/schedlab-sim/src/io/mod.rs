@@ -22,7 +22,12 @@
 //! requests by the block layer itself (an elevator may merge); a request is one bio; no
 //! request timeouts or errors.
 
+pub mod cfq;
+pub mod kyber;
 pub mod none;
+pub mod service_tree;
+pub mod sorted_fifo;
+pub mod task_table;
 
 use schedlab_spec::model::{BlockDevice, IoOffset, IoOp, IoPrio, SECTOR_BYTES};
 
@@ -162,13 +167,15 @@ const TIMER_FLAG: u64 = 1 << 35;
 
 /// The I/O schedulers schedlab models, by the name the kernel uses.
 pub fn io_scheduler_names() -> &'static [&'static str] {
-    &["none"]
+    &["none", "cfq", "kyber"]
 }
 
 /// Build the I/O scheduler called `name`.
 pub fn construct(name: &str) -> Result<Box<dyn IoScheduler>, String> {
     match name {
         "none" => Ok(Box::new(none::NoneSched::default())),
+        "cfq" => Ok(Box::new(cfq::Cfq::default())),
+        "kyber" => Ok(Box::new(kyber::Kyber::default())),
         _ => Err(format!(
             "I/O scheduler '{name}' is not simulated yet (available: {})",
             io_scheduler_names().join(", ")

@@ -433,7 +433,7 @@ pub(crate) const NULL_BLK_QUEUE_DEPTH: u32 = 64;
 pub(crate) const NULL_BLK_SIZE_BYTES: u64 = 250 << 30;
 
 /// The blk-mq I/O schedulers (elevators) Linux offers.
-const ELEVATORS: &[&str] = &["none", "mq-deadline", "kyber", "bfq"];
+const ELEVATORS: &[&str] = &["none", "mq-deadline", "kyber", "bfq", "cfq"];
 
 const DEVICE_KEYS: &[&str] = &[
     "model",
