@@ -955,8 +955,8 @@ impl Cfq {
         let busy = self.group.busy_queues_avg[class as usize].max(self.busy_queues_wl(class));
         let mut slice = group_slice * count / busy as i64;
         if self.serving_type == WlType::Async {
-            let tmp = self.t.target_latency * self.busy_async_queues() as i64
-                / self.busy_queues as i64;
+            let tmp =
+                self.t.target_latency * self.busy_async_queues() as i64 / self.busy_queues as i64;
             slice = slice.min(tmp);
             slice = slice * self.t.slice[0] / self.t.slice[1];
         } else {
@@ -969,8 +969,7 @@ impl Cfq {
     fn choose_cfqg(&mut self) {
         if self.group.saved_wl_slice > 0 {
             self.workload_expires = self.now + self.group.saved_wl_slice;
-            if let (Some(ty), Some(class)) = (self.group.saved_wl_type, self.group.saved_wl_class)
-            {
+            if let (Some(ty), Some(class)) = (self.group.saved_wl_type, self.group.saved_wl_class) {
                 self.serving_type = ty;
                 self.serving_class = class;
             }
@@ -1290,7 +1289,9 @@ impl IoScheduler for Cfq {
         self.set_rq_queue(rq, q);
         self.init_prio_data(q, r.ioprio);
         let expires = self.now + self.t.fifo_expire[r.sync as usize];
-        self.queues[q as usize].reqs.insert(rq, r.sector, expires as u64);
+        self.queues[q as usize]
+            .reqs
+            .insert(rq, r.sector, expires as u64);
         // cfq_add_rq_rb
         if !self.queues[q as usize].on_rr {
             self.add_cfqq_rr(q);
