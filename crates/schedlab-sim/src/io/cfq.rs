@@ -1,9 +1,10 @@
 //! `cfq`: Completely Fair Queueing, the default Linux I/O scheduler of the 3.x series.
 //!
-//! Source: block/cfq-iosched.c of Linux 3.10 (the Linux 3.10 tree of AndreiLux/ref-3.10,
-//! the 3.x file closest to 3.12 that could be read; the algorithm functions below did not
-//! change in substance between 3.10 and 3.12, and CFQ was removed in Linux 5.0). Functions
-//! modelled, by their names there:
+//! Source: block/cfq-iosched.c of Linux 3.10, as kept in the AndreiLux/ref-3.10 tree (no
+//! 3.12 tree was at hand to read; 3.12's file may differ from 3.10's in details not
+//! checked here; CFQ was removed in Linux 5.0), configured with CONFIG_CFQ_GROUP_IOSCHED
+//! (without it `cfq_init` sets `group_idle` to 0). Functions modelled, by their names
+//! there:
 //! - queues: `cfq_get_queue` / `cfq_async_queue_prio` (one sync queue per process, async
 //!   queues shared per class and level), `cfq_init_cfqq`, `cfq_init_prio_data` (the idle
 //!   class runs at level 7 and never idles), `check_ioprio_changed`;
@@ -51,6 +52,10 @@
 //!   never seen to exit (`ioc->active_ref`), so idling for an exited process lasts its
 //!   `slice_idle`.
 //! - Request merging is not modelled.
+//! - The idle class waits for no grace period: `CFQ_IDLE_DELAY` (200 ms) is only an
+//!   offset of idle-class queues' keys on their tree; an idle-class queue is served as soon
+//!   as no RT or BE queue is busy, and a busy queue includes the active one while the disk
+//!   idles for it (`choose_wl_class_and_type`, `cfq_service_tree_add`).
 //!
 //! Complexity: O(queues on a service tree + requests in one queue) per operation.
 
@@ -1247,7 +1252,7 @@ impl IoScheduler for Cfq {
             name: "cfq",
             summary: "Completely Fair Queueing: per-process queues served in time slices by I/O \
                       class and level, idling for a process's next sync request",
-            source: "block/cfq-iosched.c (Linux 3.10/3.12): cfq_select_queue, \
+            source: "block/cfq-iosched.c (Linux 3.10): cfq_select_queue, \
                      cfq_dispatch_requests, cfq_completed_request, cfq_prio_slice",
         }
     }
