@@ -187,6 +187,9 @@ pub struct DeviceResult {
     pub scheduler: String,
     /// Requests completed.
     pub requests: u64,
+    /// Bios merged into queued requests plus requests merged into others (as
+    /// /proc/diskstats counts merges): requests + merges = bios submitted and completed.
+    pub merges: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
     /// Time with at least one request in the device.

@@ -734,12 +734,8 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             }
             EventKind::SoftirqWake { cpu } => self.wake_softirq_thread(cpu),
             EventKind::Device { dev, data } => {
-                if let Some(t) = self.blk.event(&mut self.core.ctx, dev, data) {
-                    if self.rt[t.idx()].state == TState::Blocked(Block::Io) {
-                        self.metrics.release(t, self.core.ctx.now, ActKind::Wakeup);
-                        self.make_runnable(t, None, false);
-                    }
-                }
+                self.blk.event(&mut self.core.ctx, dev, data);
+                self.wake_io_waiters();
             }
         }
     }
@@ -1525,6 +1521,20 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 self.block(cpu, t, Block::Io);
             }
         }
+    }
+
+    /// Wake the tasks whose bios a device event completed (`bio_endio` → the waiter's
+    /// wake-up), in bio order.
+    fn wake_io_waiters(&mut self) {
+        let mut woken = std::mem::take(&mut self.blk.woken);
+        for &t in &woken {
+            if self.rt[t.idx()].state == TState::Blocked(Block::Io) {
+                self.metrics.release(t, self.core.ctx.now, ActKind::Wakeup);
+                self.make_runnable(t, None, false);
+            }
+        }
+        woken.clear();
+        self.blk.woken = woken;
     }
 
     /// `t`'s I/O priority: what its spec sets (`ioprio_set`), else what the kernel derives

@@ -675,7 +675,11 @@ impl Run<'_> {
             }
         }
         policy
-            .admit(self.cpus, &admission_requests(self.spec, self.cpus))
+            .admit(
+                self.cpus,
+                &self.spec.cgroups,
+                &admission_requests(self.spec, self.cpus),
+            )
             .map_err(SimError::input)?;
         self.accepts_softirq_threads(policy)?;
         // RT bandwidth changes what RT tasks get: a policy that would ignore it refuses it.

@@ -155,6 +155,7 @@ pub(crate) fn build<S: Scheduler>(e: &mut Engine<S>, spec: &Spec, meta: RunMeta<
             name: q.name.clone(),
             scheduler: q.elevator.info().name.to_string(),
             requests: q.stats.requests,
+            merges: q.stats.merges,
             bytes_read: q.stats.bytes_read,
             bytes_written: q.stats.bytes_written,
             busy_ns: q.stats.busy_ns,

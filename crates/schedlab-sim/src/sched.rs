@@ -64,6 +64,7 @@ pub use crate::ctx::{Ctx, TaskView};
 pub use crate::timer::{ClassSet, FiredTimer, TimerId};
 use crate::types::{CpuId, CpuMask, GroupId, SchedAttrs, TaskId, Time};
 pub use schedlab_core::result::CfsBandwidthStats;
+use schedlab_spec::model::Cgroup;
 
 /// Why a task is being enqueued (kernel ENQUEUE_* flags).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -267,11 +268,18 @@ pub trait Scheduler {
 
     /// Admission control over the whole run, before it starts: the requests every task
     /// will make to the kernel (its own attributes and affinity, then each phase's), in
-    /// spec order. `Err` says why one would be refused (e.g. `sched_dl_overflow`'s EBUSY),
-    /// naming the request's JSON path; the run then fails before it starts. The default
-    /// admits everything.
-    fn admit(&self, nr_cpus: usize, requests: &[AdmissionRequest]) -> Result<(), String> {
-        let _ = (nr_cpus, requests);
+    /// spec order, on a machine of `nr_cpus` CPUs whose cgroup tree is `groups` (the
+    /// root's `cpu.rt_runtime_us` / `cpu.rt_period_us` being the global RT limit). `Err`
+    /// says why one would be refused (e.g. `sched_dl_overflow`'s EBUSY), naming the
+    /// request's JSON path; the run then fails before it starts. The default admits
+    /// everything.
+    fn admit(
+        &self,
+        nr_cpus: usize,
+        groups: &[Cgroup],
+        requests: &[AdmissionRequest],
+    ) -> Result<(), String> {
+        let _ = (nr_cpus, groups, requests);
         Ok(())
     }
 

@@ -45,8 +45,11 @@ fn spec(
     )
 }
 
+/// A 4 KiB `op`, each at the same sector for every task doing `op` (reads at the start,
+/// writes a GiB in): requests with the same start are never adjacent, so none merge.
 fn io(op: &str) -> String {
-    format!(r#""schedlab:io": {{"dev": "nvme0", "op": "{op}", "bytes": 4096}}"#)
+    let offset: u64 = if op == "read" { 0 } else { 1 << 30 };
+    format!(r#""schedlab:io": {{"dev": "nvme0", "op": "{op}", "bytes": 4096, "offset": {offset}}}"#)
 }
 
 fn u(v: &Value) -> u64 {
@@ -69,6 +72,7 @@ fn per_request(r: &Value, prefix: &str) -> (u64, u64) {
 fn one_burst(op: &str, n: u32) -> Value {
     let tasks = format!(r#""t": {{"instance": {n}, "loop": 1, {}}}"#, io(op));
     let r = run(&spec(&tasks, "kyber", 1024, MS, None));
+    assert_eq!(u(&r["devices"][0]["merges"]), 0);
     assert_eq!(
         u(&r["devices"][0]["requests"]),
         n as u64,
@@ -104,6 +108,7 @@ fn mixed(elevator: &str, seconds: f64) -> (u64, u64, u64) {
     // Each completed request woke its task once; every task has one request on the device
     // or waiting for a token when the run ends.
     assert_eq!(u(&r["summary"]["blocked_at_end"]), 32);
+    assert_eq!(u(&r["devices"][0]["merges"]), 0);
     assert_eq!(
         u(&r["devices"][0]["requests"]),
         per_request(&r, "reader").0 + per_request(&r, "writer").0 - 32,

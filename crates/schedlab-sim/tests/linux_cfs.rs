@@ -544,7 +544,6 @@ fn stack_picks_rt_before_cfs_and_names_the_policy() {
         "sched_migration_cost_ns",
         "gentle_fair_sleepers",
         "start_debit",
-        "sched_rt_runtime_us",
         "dl_reclaim",
     ] {
         assert!(names.contains(&want), "missing tunable {want}");

@@ -135,6 +135,17 @@ fn machine(cpus: u32, duration_us: u64, tasks: Value) -> Run {
     }
 }
 
+/// `r` with the global RT limit lifted: the root group's `cpu.rt_runtime_us` -1, which is
+/// `sched_rt_runtime_us` -1 (no RT throttling, no deadline admission limit).
+fn unlimited(r: &Run) -> Run {
+    let mut spec = r.spec.clone();
+    spec["schedlab"]["cgroups"] = json!({"/": {"cpu.rt_runtime_us": -1}});
+    Run {
+        spec,
+        duration_ns: r.duration_ns,
+    }
+}
+
 /// A greedy deadline task (it always wants the CPU) beside a fair and an RT hog never gets
 /// more than its runtime in any window of whole periods: exactly with HRTICK_DL, within one
 /// tick's overrun (seen at the tick, paid back in the next period) without.
@@ -336,7 +347,7 @@ fn admission_refuses_an_oversubscribed_set_with_ebusy() {
         let e = refusal(try_run(&three, sched, &[]).expect_err("1.2 > 0.95"));
         assert!(e.contains("$.tasks.c") && e.contains("EBUSY"), "{e}");
         // With sched_rt_runtime_us = -1 there is no limit.
-        try_run(&three, sched, &[("sched_rt_runtime_us", "-1")]).unwrap();
+        try_run(&unlimited(&three), sched, &[]).unwrap();
     }
     // Instances count each.
     let many = machine(
@@ -385,7 +396,7 @@ fn admission_refuses_a_restricted_affinity() {
             "{e}"
         );
         // With no bandwidth limit (sched_rt_runtime_us = -1) the rule is not enforced.
-        try_run(&spec, sched, &[("sched_rt_runtime_us", "-1")]).unwrap();
+        try_run(&unlimited(&spec), sched, &[]).unwrap();
     }
 }
 
@@ -571,10 +582,10 @@ fn cbs_wakeup_rule_keeps_or_renews_the_deadline() {
                 "y": dl(9_000, 15_000, json!({"loop": 1, "run": 100_000})),
             }),
         );
+        // 0.5 + 0.6 is over the default admission limit: lifted.
+        let spec = unlimited(&spec);
         for sched in STACKS {
-            // 0.5 + 0.6 is over the default admission limit: lifted.
-            let params = [("hrtick_dl", "1"), ("sched_rt_runtime_us", "-1")];
-            let out = run(&spec, sched, &params).json();
+            let out = run(&spec, sched, &[("hrtick_dl", "1")]).json();
             let x = &task(&out, "x")["wakeup_latency_ns"];
             assert_eq!(x["count"], 1, "{sched}: the wake-up after the sleep");
             assert_eq!(
@@ -646,5 +657,33 @@ fn rt_tasks_are_not_sent_to_a_cpu_running_a_deadline_task() {
             Some(0),
             "{sched}: {r2}"
         );
+    }
+}
+
+/// One global RT limit: the root cgroup's `cpu.rt_runtime_us` / `cpu.rt_period_us` (the
+/// sysctls `sched_rt_runtime_us` / `sched_rt_period_us`) bounds deadline admission as it
+/// bounds RT throttling; the deadline class has no copy of it as a tunable.
+#[test]
+fn admission_reads_the_root_groups_rt_limit() {
+    let one = machine(
+        1,
+        10_000,
+        json!({"a": dl(60_000, 100_000, json!({"run": 1_000}))}),
+    );
+    let mut half = one.spec.clone();
+    half["schedlab"]["cgroups"] =
+        json!({"/": {"cpu.rt_runtime_us": 500_000, "cpu.rt_period_us": 1_000_000}});
+    let half = Run {
+        spec: half,
+        duration_ns: one.duration_ns,
+    };
+    for sched in STACKS {
+        try_run(&one, sched, &[]).unwrap();
+        let e = refusal(try_run(&half, sched, &[]).expect_err("0.6 > 0.5"));
+        assert!(e.contains("$.tasks.a") && e.contains("EBUSY"), "{e}");
+        let e = refusal(
+            try_run(&one, sched, &[("sched_rt_runtime_us", "-1")]).expect_err("no such tunable"),
+        );
+        assert!(e.contains("sched_rt_runtime_us"), "{e}");
     }
 }

@@ -748,7 +748,8 @@ pub enum DeviceModel {
 pub struct BlockDevice {
     pub name: String,
     pub model: DeviceModel,
-    /// The I/O scheduler (elevator): "none", "mq-deadline", "kyber" or "bfq".
+    /// The I/O scheduler (elevator): "none", "noop", "deadline", "deadline-lowprio",
+    /// "mq-deadline", "kyber" or "bfq".
     pub scheduler: String,
     /// The elevator's tunables as given (`name` → textual value); the I/O layer parses them.
     pub params: Vec<(String, String)>,

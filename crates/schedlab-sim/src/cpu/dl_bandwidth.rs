@@ -22,16 +22,12 @@
 //!   1 s through `dl_server_apply_params(.., init = 1)`, i.e. `__dl_add` of its bandwidth
 //!   to the root domain and `__add_rq_bw` to its CPU.
 
+use schedlab_spec::model;
 pub use schedlab_spec::model::{to_ratio, BW_SHIFT, BW_UNIT};
 /// `RATIO_SHIFT`: `bw_ratio` (1 / U_max) has 8 fractional bits.
 pub const RATIO_SHIFT: u32 = 8;
 /// `DL_SCALE`: `dl_entity_overflow` drops this many low bits of each time (~1 µs).
 pub const DL_SCALE: u32 = 10;
-
-/// `sysctl_sched_rt_period` default (µs): the model's root-group default.
-pub const DEFAULT_RT_PERIOD_US: i64 = schedlab_spec::model::DEFAULT_RT_PERIOD_US as i64;
-/// `sysctl_sched_rt_runtime` default (µs); -1 is `RUNTIME_INF`.
-pub const DEFAULT_RT_RUNTIME_US: i64 = schedlab_spec::model::ROOT_RT_RUNTIME_US;
 
 /// The fair server's reservation in Linux 6.8+ (`dl_server_start`): runtime and period.
 pub const FAIR_SERVER_RUNTIME_NS: u64 = 50_000_000;
@@ -77,6 +73,15 @@ pub struct GlobalBw {
 }
 
 impl GlobalBw {
+    /// From the root cgroup's `cpu.rt_runtime_us` / `cpu.rt_period_us`, which are the
+    /// sysctls (the kernel's defaults where the spec does not set them).
+    pub fn of_root(root: &model::CpuCgroup) -> GlobalBw {
+        GlobalBw::new(
+            root.rt_runtime_us.unwrap_or(model::ROOT_RT_RUNTIME_US),
+            root.rt_period_us.unwrap_or(model::DEFAULT_RT_PERIOD_US) as i64,
+        )
+    }
+
     /// From the sysctls in µs (`runtime_us` -1 = `RUNTIME_INF`).
     pub fn new(runtime_us: i64, period_us: i64) -> GlobalBw {
         if runtime_us < 0 {
@@ -158,12 +163,12 @@ mod tests {
 
     #[test]
     fn default_sysctls_give_the_kernels_ratios() {
-        let g = GlobalBw::new(DEFAULT_RT_RUNTIME_US, DEFAULT_RT_PERIOD_US);
+        let g = GlobalBw::of_root(&model::CpuCgroup::default());
         assert_eq!(g.bw, Some(996_147));
         // to_ratio(950000 µs, 1 s) >> 12 = 1103764 >> 12.
         assert_eq!(g.bw_ratio, 269);
         assert!(!g.overflows(2, 0, 0, 2 * 996_147));
         assert!(g.overflows(2, 0, 0, 2 * 996_147 + 1));
-        assert_eq!(GlobalBw::new(-1, DEFAULT_RT_PERIOD_US).bw, None);
+        assert_eq!(GlobalBw::new(-1, 1_000_000).bw, None);
     }
 }

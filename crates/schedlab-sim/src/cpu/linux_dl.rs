@@ -72,12 +72,12 @@
 
 use super::deadline_queue::{DeadlineQueues, Key};
 use super::dl_bandwidth::{
-    grub_reclaim, to_ratio, DlKernel, GlobalBw, GrubRq, BW_SHIFT, DEFAULT_RT_PERIOD_US,
-    DEFAULT_RT_RUNTIME_US, DL_SCALE, FAIR_SERVER_PERIOD_NS, FAIR_SERVER_RUNTIME_NS,
+    grub_reclaim, to_ratio, DlKernel, GlobalBw, GrubRq, BW_SHIFT, DL_SCALE, FAIR_SERVER_PERIOD_NS, FAIR_SERVER_RUNTIME_NS,
 };
 use super::dl_server::{After, FairServer};
 use super::stack::{ClassPick, SchedClass};
 use super::tunables::{self, Tunable};
+use schedlab_spec::model::{Cgroup, CpuCgroup, ROOT_GROUP};
 use crate::ctx::Ctx;
 use crate::sched::{
     AdmissionRequest, ClassSet, DequeueKind, EnqueueKind, FiredTimer, PolicyInfo, Scheduler,
@@ -89,10 +89,6 @@ use crate::types::{CpuId, CpuMask, Policy, SchedAttrs, TaskId, Time};
 /// The deadline class's tunables.
 #[derive(Clone, Debug)]
 pub struct DlTunables {
-    /// `sysctl_sched_rt_runtime` (µs; -1 = no limit).
-    pub rt_runtime_us: i64,
-    /// `sysctl_sched_rt_period` (µs).
-    pub rt_period_us: i64,
     /// SCHED_FLAG_RECLAIM on every deadline task.
     pub reclaim: bool,
     /// `sched_feat(HRTICK_DL)`.
@@ -106,8 +102,6 @@ pub struct DlTunables {
 impl Default for DlTunables {
     fn default() -> Self {
         DlTunables {
-            rt_runtime_us: DEFAULT_RT_RUNTIME_US,
-            rt_period_us: DEFAULT_RT_PERIOD_US,
             reclaim: false,
             hrtick_dl: false,
             fair_server_runtime_ns: FAIR_SERVER_RUNTIME_NS as i64,
@@ -146,21 +140,6 @@ fn tunables(kernel: DlKernel) -> Vec<Tunable<DlTunables>> {
 
 fn common_tunables() -> Vec<Tunable<DlTunables>> {
     vec![
-        Tunable::int(
-            "sched_rt_runtime_us",
-            "RT and deadline bandwidth per period in µs (/proc/sys/kernel/sched_rt_runtime_us; \
-             -1 = no limit): the deadline admission limit is runtime/period of every CPU",
-            -1,
-            i32::MAX as i64,
-            |p| &mut p.rt_runtime_us,
-        ),
-        Tunable::int(
-            "sched_rt_period_us",
-            "period of the RT bandwidth in µs (/proc/sys/kernel/sched_rt_period_us)",
-            1,
-            i32::MAX as i64,
-            |p| &mut p.rt_period_us,
-        ),
         Tunable::flag(
             "dl_reclaim",
             "SCHED_FLAG_RECLAIM for every SCHED_DEADLINE task: GRUB reclaims the bandwidth \
@@ -274,7 +253,7 @@ impl LinuxDl {
         let n = nr_cpus.max(1);
         let mut s = LinuxDl {
             kernel,
-            global: GlobalBw::new(params.rt_runtime_us, params.rt_period_us),
+            global: GlobalBw::of_root(&CpuCgroup::default()),
             params,
             se: Vec::new(),
             rqs: vec![DlRq::default(); n],
@@ -1044,15 +1023,6 @@ impl Scheduler for LinuxDl {
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
         tunables::set(&tunables(self.kernel), &mut self.params, "linux-dl", name, value)?;
-        let p = &self.params;
-        if p.rt_runtime_us > p.rt_period_us {
-            return Err(format!(
-                "sched_rt_runtime_us ({}) must not exceed sched_rt_period_us ({}) \
-                 (sched_rt_global_validate: EINVAL)",
-                p.rt_runtime_us, p.rt_period_us
-            ));
-        }
-        self.global = GlobalBw::new(p.rt_runtime_us, p.rt_period_us);
         self.reset_bandwidth();
         Ok(())
     }
@@ -1067,7 +1037,13 @@ impl Scheduler for LinuxDl {
 
     /// `__sched_setscheduler`'s affinity rule and `sched_dl_overflow` over the run's
     /// deadline tasks.
-    fn admit(&self, nr_cpus: usize, requests: &[AdmissionRequest]) -> Result<(), String> {
+    fn admit(
+        &self,
+        nr_cpus: usize,
+        groups: &[Cgroup],
+        requests: &[AdmissionRequest],
+    ) -> Result<(), String> {
+        let global = GlobalBw::of_root(&groups[ROOT_GROUP as usize].cpu);
         // Checked here, once every parameter is set, whatever their order.
         let p = &self.params;
         if p.fair_server_runtime_ns > p.fair_server_period_ns {
@@ -1079,7 +1055,7 @@ impl Scheduler for LinuxDl {
         }
         let machine = CpuMask::first_n(nr_cpus);
         // dl_bandwidth_enabled(): sched_rt_runtime_us is not -1.
-        let enforced = self.global.bw.is_some();
+        let enforced = global.bw.is_some();
         let spans = |m: &CpuMask| !enforced || m.and(&machine) == machine;
         let mut total = self.fair_server_bw() * nr_cpus as u64;
         let mut i = 0;
@@ -1096,7 +1072,7 @@ impl Scheduler for LinuxDl {
                     continue;
                 }
                 let Some(p) = r.attrs.dl else { continue };
-                if self.global.bw == Some(0) {
+                if global.bw == Some(0) {
                     return Err(format!(
                         "{}: sched_setattr() refuses SCHED_DEADLINE with EPERM when no \
                          deadline bandwidth is available (sched_rt_runtime_us = 0)",
@@ -1124,8 +1100,8 @@ impl Scheduler for LinuxDl {
             }
             let Some((bw, r)) = largest else { continue };
             for _ in 0..r.instances {
-                if self.global.overflows(nr_cpus, total, 0, bw) {
-                    let limit = self.global.limit().unwrap_or(f64::INFINITY);
+                if global.overflows(nr_cpus, total, 0, bw) {
+                    let limit = global.limit().unwrap_or(f64::INFINITY);
                     let reserved = self.fair_server_bw() as f64 * nr_cpus as f64
                         / super::dl_bandwidth::BW_UNIT as f64;
                     let fair = if reserved > 0.0 {
@@ -1161,6 +1137,9 @@ impl Scheduler for LinuxDl {
             self.pushable = DeadlineQueues::new(ctx.nr_cpus());
             self.reset_bandwidth();
         }
+        // The global limit is the root cgroup's RT bandwidth (`sched_rt_runtime_us` /
+        // `sched_rt_period_us`), the one the RT class throttles by.
+        self.global = GlobalBw::of_root(&ctx.group(ROOT_GROUP).cpu);
         self.ensure(t);
         self.se[t.idx()] = DlSe::default();
         self.set_params(ctx, t);

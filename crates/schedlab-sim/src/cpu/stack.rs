@@ -55,6 +55,7 @@
 //!
 //! Cost: routing is O(1) per hook (one byte per task records the class holding it).
 
+use schedlab_spec::model::Cgroup;
 use crate::ctx::Ctx;
 use crate::sched::{
     AdmissionRequest, BalanceKind, CfsBandwidthStats, ClassSet, DequeueKind, EnqueueKind,
@@ -326,9 +327,14 @@ impl<Hi: SchedClass, Lo: SchedClass> Scheduler for Stacked<Hi, Lo> {
     }
 
     /// Both classes check the requests (each those of its own tasks).
-    fn admit(&self, nr_cpus: usize, requests: &[AdmissionRequest]) -> Result<(), String> {
-        self.hi.admit(nr_cpus, requests)?;
-        self.lo.admit(nr_cpus, requests)
+    fn admit(
+        &self,
+        nr_cpus: usize,
+        groups: &[Cgroup],
+        requests: &[AdmissionRequest],
+    ) -> Result<(), String> {
+        self.hi.admit(nr_cpus, groups, requests)?;
+        self.lo.admit(nr_cpus, groups, requests)
     }
 
     /// Asked of the class that runs the tasks the feature concerns: fair-class tasks for

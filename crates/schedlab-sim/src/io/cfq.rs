@@ -51,7 +51,14 @@
 //!   splitting) and `REQ_PRIO` / `REQ_NOIDLE` requests are not modelled; a process is
 //!   never seen to exit (`ioc->active_ref`), so idling for an exited process lasts its
 //!   `slice_idle`.
-//! - Request merging is not modelled.
+//! - Merging: the block layer merges bios and requests (`io/merge.rs`); CFQ re-sorts a
+//!   request after a front merge (`cfq_merged_request`) and drops a request merged into
+//!   another (`cfq_merged_requests`). It offers no front-merge candidates of its own:
+//!   `cfq_merge` looks only in the submitting process's queue, which the block layer does
+//!   not name; a process waiting for its sync request has nothing else queued there, so
+//!   for sync I/O that search finds nothing either. The block layer has no `allow_merge`
+//!   veto, so a bio may join a request of another process's queue, which
+//!   `cfq_allow_merge` forbids.
 //! - The idle class waits for no grace period: `CFQ_IDLE_DELAY` (200 ms) is only an
 //!   offset of idle-class queues' keys on their tree; an idle-class queue is served as soon
 //!   as no RT or BE queue is busy, and a busy queue includes the active one while the disk
@@ -64,7 +71,7 @@ use schedlab_spec::model::{IoPrio, IoPrioClass, IOPRIO_LEVELS};
 use super::service_tree::ServiceTree;
 use super::sorted_fifo::SortedFifo;
 use super::task_table::TaskTable;
-use super::{IoCtx, IoSchedInfo, IoScheduler, Request, RqId};
+use super::{IoCtx, IoSchedInfo, IoScheduler, MergeKind, Request, RqId};
 use crate::types::{TaskId, Time};
 
 /// Jiffies per second the model counts in.
@@ -86,6 +93,9 @@ const SEEK_THR: u64 = 8 * 100;
 const CLOSE_THR: u64 = 8 * 1024;
 /// `PAGE_CACHE_SIZE`.
 const PAGE_BYTES: u64 = 4096;
+/// The one sort list and FIFO of a queue (a queue holds both directions): the shared
+/// [`SortedFifo`]'s first pair; FIFO expiries are kept in jiffies.
+const LIST: usize = 0;
 /// Width of an idle-timer token (`IoCtx::arm_timer` takes 35 bits).
 const TOKEN_MASK: u64 = (1 << 35) - 1;
 
@@ -183,7 +193,6 @@ struct Tree {
 }
 
 /// `struct cfq_queue`.
-#[derive(Clone, Debug)]
 struct Queue {
     sync: bool,
     class: IoPrioClass,
@@ -222,7 +231,7 @@ impl Queue {
             class: IoPrioClass::Be,
             ioprio: 4,
             prio_changed: true,
-            reqs: SortedFifo::default(),
+            reqs: SortedFifo::new(),
             next_rq: None,
             dispatched: 0,
             on_rr: false,
@@ -299,7 +308,6 @@ enum Selection {
 }
 
 /// CFQ's per-device state (`struct cfq_data`).
-#[derive(Clone, Debug)]
 pub struct Cfq {
     t: Tunables,
     queues: Vec<Queue>,
@@ -523,10 +531,11 @@ impl Cfq {
     /// `cfq_find_next_rq`: the request to follow `last` in its queue.
     fn find_next_rq(&self, io: &IoCtx, q: u32, last: RqId) -> Option<RqId> {
         let reqs = &self.queues[q as usize].reqs;
-        let sector = io.request(last).sector;
-        let (prev, next) = reqs.neighbours(last, sector);
-        let next = next.or_else(|| reqs.first().filter(|&f| f != last));
-        self.choose_req(io, next, prev, sector)
+        let prev = reqs.former(last);
+        let next = reqs
+            .latter(last)
+            .or_else(|| reqs.sorted_first(LIST).filter(|&f| f != last));
+        self.choose_req(io, next, prev, io.request(last).sector)
     }
 
     /// `cfq_slice_offset`.
@@ -687,8 +696,7 @@ impl Cfq {
         if self.queues[q as usize].next_rq == Some(rq) {
             self.queues[q as usize].next_rq = self.find_next_rq(io, q, rq);
         }
-        let sector = io.request(rq).sector;
-        self.queues[q as usize].reqs.remove(rq, sector);
+        self.queues[q as usize].reqs.remove(rq);
         self.rq_queued -= 1;
     }
 
@@ -726,7 +734,7 @@ impl Cfq {
         if !queue.sync || queue.class == IoPrioClass::Idle {
             return;
         }
-        if queue.reqs.len() >= 4 {
+        if queue.reqs.len(LIST) >= 4 {
             queue.deep = true;
         }
         if slice_idle == 0 || (!queue.deep && queue.seeky()) {
@@ -796,14 +804,14 @@ impl Cfq {
             && nq
                 .tree
                 .is_some_and(|(c, t)| self.tree(c, t).queues.len() == 2)
-            && aq.reqs.is_empty()
+            && aq.reqs.is_empty(LIST)
         {
             return true;
         }
         if nq.class == IoPrioClass::Rt && aq.class != IoPrioClass::Rt {
             return true;
         }
-        if aq.reqs.is_empty() && !self.should_idle(active) {
+        if aq.reqs.is_empty(LIST) && !self.should_idle(active) {
             return true;
         }
         if self.active_process.is_none() || !aq.wait_request {
@@ -896,7 +904,7 @@ impl Cfq {
             self.queues[q as usize].slice_resid = resid;
         }
         self.group_served();
-        if self.queues[q as usize].on_rr && self.queues[q as usize].reqs.is_empty() {
+        if self.queues[q as usize].on_rr && self.queues[q as usize].reqs.is_empty(LIST) {
             self.del_cfqq_rr(q);
         }
         self.resort_rr_list(q);
@@ -1001,13 +1009,13 @@ impl Cfq {
             return Selection::Keep(None);
         }
         let queue = &self.queues[q as usize];
-        if queue.wait_busy && !queue.reqs.is_empty() {
+        if queue.wait_busy && !queue.reqs.is_empty(LIST) {
             return Selection::Expire;
         }
         if self.slice_used(q) && !queue.must_dispatch {
             // The slice ran out while idling for the last request: let the group fill up.
             if self.group.nr_cfqq == 1
-                && queue.reqs.is_empty()
+                && queue.reqs.is_empty(LIST)
                 && queue.dispatched > 0
                 && self.should_idle(q)
             {
@@ -1015,7 +1023,7 @@ impl Cfq {
             }
             return self.check_group_idle();
         }
-        if !queue.reqs.is_empty() {
+        if !queue.reqs.is_empty(LIST) {
             return Selection::Keep(Some(q));
         }
         if self.idle_timer.is_some() {
@@ -1117,8 +1125,8 @@ impl Cfq {
             return None;
         }
         queue.fifo_expire = true;
-        let (rq, expires) = queue.reqs.fifo_front()?;
-        (self.now >= expires as i64).then_some(rq)
+        let rq = queue.reqs.fifo_first(LIST)?;
+        (self.now >= queue.reqs.fifo_time(rq) as i64).then_some(rq)
     }
 
     /// `cfq_dispatch_request` with `cfq_dispatch_insert` and the driver's
@@ -1153,7 +1161,7 @@ impl Cfq {
     /// `cfq_should_wait_busy`.
     fn should_wait_busy(&self, q: u32) -> bool {
         let queue = &self.queues[q as usize];
-        if !queue.reqs.is_empty() || self.group.nr_cfqq > 1 {
+        if !queue.reqs.is_empty(LIST) || self.group.nr_cfqq > 1 {
             return false;
         }
         if self.thinktime_big(&self.group.ttime, true) {
@@ -1219,13 +1227,23 @@ impl Cfq {
                 return;
             }
             if !self.slice_used(q) {
-                if self.busy_queues == 0 || !queue.reqs.is_empty() {
+                if self.busy_queues == 0 || !queue.reqs.is_empty(LIST) {
                     return;
                 }
                 self.queues[q as usize].deep = false;
             }
         }
         self.slice_expired(timed_out);
+    }
+
+    /// `RQ_CFQQ` of a request queued here (not one dispatched, merged away or never
+    /// inserted).
+    fn queue_of(&self, rq: RqId) -> Option<u32> {
+        let q = *self.rq_queue.get(rq.0 as usize)?;
+        self.queues
+            .get(q as usize)
+            .is_some_and(|queue| queue.reqs.contains(rq))
+            .then_some(q)
     }
 
     fn set_rq_queue(&mut self, rq: RqId, q: u32) {
@@ -1296,7 +1314,7 @@ impl IoScheduler for Cfq {
         let expires = self.now + self.t.fifo_expire[r.sync as usize];
         self.queues[q as usize]
             .reqs
-            .insert(rq, r.sector, expires as u64);
+            .add(rq, LIST, r.sector, expires as Time);
         // cfq_add_rq_rb
         if !self.queues[q as usize].on_rr {
             self.add_cfqq_rr(q);
@@ -1304,6 +1322,49 @@ impl IoScheduler for Cfq {
         let next = self.queues[q as usize].next_rq;
         self.queues[q as usize].next_rq = self.choose_req(io, next, Some(rq), self.last_position);
         self.rq_enqueued(q, &r);
+    }
+
+    /// `cfq_merged_request`: a front merge moved `rq`'s start, so it is sorted again and
+    /// may now be its queue's best next request (`cfq_reposition_rq_rb`).
+    fn request_merged(&mut self, io: &mut IoCtx, rq: RqId, kind: MergeKind) {
+        if kind != MergeKind::Front {
+            return;
+        }
+        let Some(q) = self.queue_of(rq) else {
+            return;
+        };
+        let sector = io.request(rq).sector;
+        self.queues[q as usize].reqs.resort(rq, sector);
+        let next = self.queues[q as usize].next_rq;
+        self.queues[q as usize].next_rq = self.choose_req(io, next, Some(rq), self.last_position);
+    }
+
+    fn merges_requests(&self) -> bool {
+        true
+    }
+
+    /// `cfq_merged_requests`: queued `next` joined queued `rq`. Within one queue `rq` takes
+    /// `next`'s FIFO place and expiry if `next` expires first; `next` leaves its queue,
+    /// and that queue leaves its service tree if it is now empty and not the active one.
+    fn requests_merged(&mut self, io: &mut IoCtx, rq: RqId, next: RqId) {
+        self.now = jiffies(io.now());
+        let Some(next_q) = self.queue_of(next) else {
+            return;
+        };
+        if self.queue_of(rq) == Some(next_q) {
+            let queue = &mut self.queues[next_q as usize];
+            if queue.next_rq == Some(next) {
+                queue.next_rq = Some(rq);
+            }
+            queue.reqs.merged_requests(rq, next);
+            self.rq_queued -= 1;
+        } else {
+            self.remove_request(io, next_q, next);
+        }
+        let queue = &self.queues[next_q as usize];
+        if queue.on_rr && queue.reqs.is_empty(LIST) && self.active != Some(next_q) {
+            self.del_cfqq_rr(next_q);
+        }
     }
 
     fn has_work(&self, _io: &IoCtx) -> bool {
@@ -1362,7 +1423,7 @@ impl IoScheduler for Cfq {
         if self.active != Some(q) {
             return;
         }
-        let empty = self.queues[q as usize].reqs.is_empty();
+        let empty = self.queues[q as usize].reqs.is_empty(LIST);
         if self.queues[q as usize].slice_new {
             self.set_prio_slice(q);
             self.queues[q as usize].slice_new = false;

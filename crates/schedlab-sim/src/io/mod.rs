@@ -18,16 +18,27 @@
 //! `blk_mq_complete_request`, `block_rq_complete`), the elevator is told (`completed`),
 //! the waiting task is woken, and the queue is run again.
 //!
-//! Simplifications: one hardware queue per device; no plugging and no merging of adjacent
-//! requests by the block layer itself (an elevator may merge); a request is one bio; no
-//! request timeouts or errors.
+//! A request holds one or more bios (`merge.rs`: bios join queued requests, and queued
+//! requests join each other, as 6.1's `elv_merge` and `attempt_merge` allow); each bio
+//! names the task that waits for it, and every one of them is woken when the request
+//! completes.
+//!
+//! Simplifications: one hardware queue per device; no plugging; no request timeouts or
+//! errors.
 
 pub mod cfq;
+pub mod deadline;
+pub mod deadline_lowprio;
 pub mod kyber;
+pub mod merge;
+pub mod mq_deadline;
 pub mod none;
+pub mod noop;
 pub mod service_tree;
 pub mod sorted_fifo;
 pub mod task_table;
+
+pub use merge::{Bio, MergeKind, NoMerges, QueueLimits};
 
 use schedlab_spec::model::{BlockDevice, IoOffset, IoOp, IoPrio, SECTOR_BYTES};
 
@@ -40,9 +51,10 @@ use crate::types::{TaskId, Time};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RqId(pub u32);
 
-/// A block I/O request (`struct request` with its one bio).
+/// A block I/O request (`struct request`) with its bios.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request {
+    /// The task whose bio started it.
     pub task: TaskId,
     pub op: IoOp,
     /// First sector (512-byte units).
@@ -53,16 +65,27 @@ pub struct Request {
     /// A synchronous request (`op_is_sync`: a read, or a write its task waits for), which
     /// CFQ and BFQ queue apart from asynchronous writes (writeback).
     pub sync: bool,
-    /// When the task submitted it.
+    /// When its first bio was submitted (the earlier of two merged requests' times, as
+    /// `attempt_merge` keeps `start_time_ns`).
     pub submitted: Time,
     /// When the device started it (`block_rq_issue`); `None` while queued.
     pub issued: Option<Time>,
+    /// Bios merged into it (1 for an unmerged request).
+    pub nr_bios: u32,
+    /// Its first and last bio in the queue's bio table (`rq->bio`, `rq->biotail`).
+    bio_head: u32,
+    bio_tail: u32,
 }
 
 impl Request {
     /// Sectors covered (`blk_rq_sectors`).
     pub fn nr_sectors(&self) -> u64 {
         self.bytes / SECTOR_BYTES
+    }
+
+    /// The sector after its last (`blk_rq_pos + blk_rq_sectors`, the request hash's key).
+    pub fn end_sector(&self) -> u64 {
+        self.sector + self.nr_sectors()
     }
 }
 
@@ -122,11 +145,41 @@ pub trait IoScheduler {
         Err(format!("unknown parameter '{name}'"))
     }
 
-    /// Try to merge a new request into one already queued (`request_merge` /
-    /// `bio_merge`); `Some(into)` if merged (the new request is then dropped).
-    fn merge(&mut self, io: &mut IoCtx, rq: RqId) -> Option<RqId> {
-        let _ = (io, rq);
+    /// A queued request a new bio of `bytes` bytes at `sector` could join, and how
+    /// (`request_merge`: mq-deadline and BFQ offer front merges from their sector-sorted
+    /// trees). Asked only after the block layer's own one-hit cache and back-merge hash
+    /// found nothing; the block layer checks the candidate (still queued, same direction
+    /// and priority, adjacent, within `max_sectors_kb`) and does the merge.
+    fn request_merge(
+        &mut self,
+        io: &IoCtx,
+        sector: u64,
+        bytes: u64,
+        op: IoOp,
+    ) -> Option<(RqId, MergeKind)> {
+        let _ = (io, sector, bytes, op);
         None
+    }
+
+    /// A bio was merged into queued request `rq` (`request_merged`); after a front merge
+    /// its start sector is earlier, and a sector-sorted elevator re-sorts it.
+    fn request_merged(&mut self, io: &mut IoCtx, rq: RqId, kind: MergeKind) {
+        let _ = (io, rq, kind);
+    }
+
+    /// Whether queued requests may be merged with each other (`true` only for an
+    /// elevator that implements `requests_merged`; the kernel's `none` and kyber have
+    /// none).
+    fn merges_requests(&self) -> bool {
+        false
+    }
+
+    /// Queued request `next` was appended to queued request `rq` and goes away
+    /// (`requests_merged`): drop it from every queue, keeping what it should pass on (an
+    /// earlier FIFO deadline). `next` may also be a new request that was never inserted
+    /// (`elv_attempt_insert_merge`). `rq` is already grown; `next` is still readable.
+    fn requests_merged(&mut self, io: &mut IoCtx, rq: RqId, next: RqId) {
+        let _ = (io, rq, next);
     }
 
     /// Queue a new request (`insert_requests`).
@@ -167,13 +220,25 @@ const TIMER_FLAG: u64 = 1 << 35;
 
 /// The I/O schedulers schedlab models, by the name the kernel uses.
 pub fn io_scheduler_names() -> &'static [&'static str] {
-    &["none", "cfq", "kyber"]
+    &[
+        "none",
+        "noop",
+        "deadline",
+        "deadline-lowprio",
+        "mq-deadline",
+        "cfq",
+        "kyber",
+    ]
 }
 
 /// Build the I/O scheduler called `name`.
 pub fn construct(name: &str) -> Result<Box<dyn IoScheduler>, String> {
     match name {
         "none" => Ok(Box::new(none::NoneSched::default())),
+        "noop" => Ok(Box::new(noop::Noop::default())),
+        "deadline" => Ok(Box::new(deadline::Deadline::default())),
+        "deadline-lowprio" => Ok(Box::new(deadline_lowprio::DeadlineLowprio::default())),
+        "mq-deadline" => Ok(Box::new(mq_deadline::MqDeadline::default())),
         "cfq" => Ok(Box::new(cfq::Cfq::default())),
         "kyber" => Ok(Box::new(kyber::Kyber::default())),
         _ => Err(format!(
@@ -187,6 +252,12 @@ pub fn construct(name: &str) -> Result<Box<dyn IoScheduler>, String> {
 #[derive(Clone, Debug, Default)]
 pub struct DeviceStats {
     pub requests: u64,
+    /// Merges, as /proc/diskstats counts them: a bio joining a queued request and a
+    /// request joining another (`blk_account_io_merge_bio`,
+    /// `blk_account_io_merge_request`).
+    pub merges: u64,
+    /// Bios completed (each woke its task).
+    pub bios: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
     /// Time with at least one request on the device.
@@ -202,6 +273,16 @@ pub struct BlockQueue {
     pub device: Box<dyn Device>,
     reqs: Vec<Option<Request>>,
     free: Vec<u32>,
+    bios: Vec<Bio>,
+    free_bios: Vec<u32>,
+    /// Queued requests by end sector (`elv_rqhash`) and by start sector.
+    by_end: merge::SectorHash,
+    by_start: merge::SectorHash,
+    /// The one-hit merge cache (`q->last_merge`).
+    last_merge: Option<RqId>,
+    /// The elevator can forget a request merged away (`IoScheduler::merges_requests`).
+    merges_requests: bool,
+    pub limits: QueueLimits,
     in_flight: u32,
     busy_since: Time,
     /// Per task: where its next sequential request starts (bytes).
@@ -213,6 +294,9 @@ pub struct BlockQueue {
 #[derive(Default)]
 pub struct BlockLayer {
     pub queues: Vec<BlockQueue>,
+    /// The tasks whose bios the last event completed, one entry per bio, in bio order
+    /// (drained by the engine).
+    pub woken: Vec<TaskId>,
 }
 
 impl BlockLayer {
@@ -223,17 +307,32 @@ impl BlockLayer {
             .map(|d| {
                 let mut elevator =
                     construct(&d.scheduler).map_err(|e| format!("device {}: {e}", d.name))?;
+                let mut limits = QueueLimits::default();
                 for (k, v) in &d.params {
+                    if limits
+                        .set(k, v)
+                        .map_err(|e| format!("device {}: {k}={v}: {e}", d.name))?
+                    {
+                        continue;
+                    }
                     elevator.set_param(k, v).map_err(|e| {
                         format!("device {} scheduler {}: {k}={v}: {e}", d.name, d.scheduler)
                     })?;
                 }
+                let merges_requests = elevator.merges_requests();
                 Ok(BlockQueue {
                     name: d.name.clone(),
                     elevator,
                     device: device::construct(&d.model),
                     reqs: Vec::new(),
                     free: Vec::new(),
+                    bios: Vec::new(),
+                    free_bios: Vec::new(),
+                    by_end: Default::default(),
+                    by_start: Default::default(),
+                    last_merge: None,
+                    merges_requests,
+                    limits,
                     in_flight: 0,
                     busy_since: 0,
                     next_offset: Vec::new(),
@@ -241,7 +340,10 @@ impl BlockLayer {
                 })
             })
             .collect::<Result<_, String>>()?;
-        Ok(BlockLayer { queues })
+        Ok(BlockLayer {
+            queues,
+            woken: Vec::new(),
+        })
     }
 
     /// `t` submits a request to device `dev` at I/O priority `ioprio`; the caller puts it
@@ -280,32 +382,35 @@ impl BlockLayer {
         if let Some(n) = q.next_offset.get_mut(t.idx()) {
             *n = start + bytes;
         }
-        let rq = Request {
+        let b = q.alloc_bio(Bio {
             task: t,
-            op,
             sector: start / SECTOR_BYTES,
             bytes,
-            ioprio,
-            sync: true,
-            submitted: ctx.now(),
-            issued: None,
-        };
-        let id = q.alloc(rq);
-        let now = ctx.now();
-        let mut io = IoCtx {
-            reqs: &q.reqs,
-            now,
-            dev,
-            events: ctx,
-        };
-        if q.elevator.merge(&mut io, id).is_none() {
-            q.elevator.insert(&mut io, id);
+            next: merge::NIL,
+        });
+        if !q.try_bio_merge(ctx, dev, b, op, ioprio) {
+            let rq = Request {
+                task: t,
+                op,
+                sector: start / SECTOR_BYTES,
+                bytes,
+                ioprio,
+                sync: true,
+                submitted: ctx.now(),
+                issued: None,
+                nr_bios: 1,
+                bio_head: b,
+                bio_tail: b,
+            };
+            let id = q.alloc(rq);
+            q.insert(ctx, dev, id);
         }
         q.run(ctx, dev);
     }
 
-    /// A device event popped: a completion (returns the task to wake) or an elevator timer.
-    pub fn event(&mut self, ctx: &mut Ctx, dev: u32, data: u64) -> Option<TaskId> {
+    /// A device event popped: a completion (its bios' tasks are left in `woken`) or an
+    /// elevator timer.
+    pub fn event(&mut self, ctx: &mut Ctx, dev: u32, data: u64) {
         let q = &mut self.queues[dev as usize];
         let now = ctx.now();
         if data & TIMER_FLAG != 0 {
@@ -317,7 +422,7 @@ impl BlockLayer {
             };
             q.elevator.timer(&mut io, data & !TIMER_FLAG);
             q.run(ctx, dev);
-            return None;
+            return;
         }
         let id = RqId(data as u32);
         let rq = q.reqs[id.0 as usize].expect("a completed request is live");
@@ -339,9 +444,9 @@ impl BlockLayer {
             IoOp::Write => q.stats.bytes_written += rq.bytes,
         }
         q.stats.latency.record(now - rq.submitted);
+        q.end_bios(&rq, &mut self.woken);
         q.release(id);
         q.run(ctx, dev);
-        Some(rq.task)
     }
 
     /// Close the busy intervals still open at `now` (the end of the run).
@@ -370,8 +475,51 @@ impl BlockQueue {
     }
 
     fn release(&mut self, id: RqId) {
+        self.unhash(id);
         self.reqs[id.0 as usize] = None;
         self.free.push(id.0);
+    }
+
+    fn alloc_bio(&mut self, bio: Bio) -> u32 {
+        match self.free_bios.pop() {
+            Some(i) => {
+                self.bios[i as usize] = bio;
+                i
+            }
+            None => {
+                self.bios.push(bio);
+                self.bios.len() as u32 - 1
+            }
+        }
+    }
+
+    /// `blk_update_request` → `bio_endio` for each bio of a completed request: its task
+    /// is to be woken.
+    fn end_bios(&mut self, rq: &Request, woken: &mut Vec<TaskId>) {
+        let mut b = rq.bio_head;
+        while b != merge::NIL {
+            let bio = self.bios[b as usize];
+            woken.push(bio.task);
+            self.stats.bios += 1;
+            self.free_bios.push(b);
+            b = bio.next;
+        }
+    }
+
+    /// Queue a new request: merged into queued ones if the elevator allows
+    /// (`elv_attempt_insert_merge`), else inserted into the elevator and indexed.
+    fn insert(&mut self, ctx: &mut Ctx, dev: u32, id: RqId) {
+        if self.try_insert_merge(ctx, dev, id) {
+            return;
+        }
+        let mut io = IoCtx {
+            reqs: &self.reqs,
+            now: ctx.now(),
+            dev,
+            events: ctx,
+        };
+        self.elevator.insert(&mut io, id);
+        self.hash_queued(id);
     }
 
     /// `blk_mq_run_hw_queue`: hand the device requests while it has a free tag.

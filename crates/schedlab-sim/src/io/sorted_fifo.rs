@@ -1,142 +1,309 @@
-//! A queue of requests kept twice: sorted by start sector (the elevator's `sort_list`
-//! red-black tree, block/elevator.c `elv_rb_add` / `elv_rb_del` / `elv_rb_find`) and in
-//! arrival order with an expiry time each (the `fifo` list whose entries carry
-//! `rq_fifo_time`). Deadline-style and CFQ-style elevators keep one per queue.
+//! The queues Linux's deadline family keeps for each data direction: a list sorted by
+//! start sector (the `sort_list` red-black tree, `elv_rb_add` / `elv_rb_del` /
+//! `elv_rb_find` of block/elevator.c) and a list in arrival order (the `fifo_list`, whose
+//! requests carry an expiry time, `rq->fifo_time`). A request sits on both lists of its
+//! direction. Used by `deadline` (Linux 3.12 block/deadline-iosched.c), by
+//! `deadline-lowprio` through it, by `mq-deadline` (one per priority class,
+//! Linux 6.1 block/mq-deadline.c `struct dd_per_prio`), and by `cfq` (one per queue, whose
+//! `sort_list` and `fifo` hold both directions: it uses one direction's pair).
 //!
-//! Requests with the same start sector keep their arrival order in the sorted view, as
-//! `elv_rb_add` links an equal key to the right.
+//! Also [`RqList`], the kernel's intrusive `list_head` over requests (FIFO with removal
+//! from the middle), which `noop`'s queue and `deadline-lowprio`'s held requests use.
 //!
-//! Both views are vectors: insertion and removal are O(n) in the queue's length, with no
-//! allocation once the vectors have grown to the longest the queue has been.
+//! Storage is indexed by request id and grows with the number of requests a device
+//! holds at once, never with the number of events: the sorted lists are vectors kept in
+//! order (binary search, the kernel's rbtree walk), the FIFOs are linked through slots.
 
-use std::collections::VecDeque;
+use schedlab_spec::model::IoOp;
 
 use super::RqId;
+use crate::types::Time;
 
-/// Requests by sector and by arrival.
-#[derive(Clone, Debug, Default)]
-pub struct SortedFifo {
-    by_sector: Vec<(u64, RqId)>,
-    fifo: VecDeque<(RqId, u64)>,
+/// `READ` / `WRITE` (`rq_data_dir`), the index of a direction's lists.
+pub const READ: usize = 0;
+pub const WRITE: usize = 1;
+
+/// The direction index of an operation.
+pub fn dir_of(op: IoOp) -> usize {
+    match op {
+        IoOp::Read => READ,
+        IoOp::Write => WRITE,
+    }
 }
 
-impl SortedFifo {
+const NIL: u32 = u32::MAX;
+
+/// An intrusive doubly linked list of requests (`struct list_head` threaded through
+/// `rq->queuelist`): append, remove any member, move one after another, all O(1).
+pub struct RqList {
+    head: u32,
+    tail: u32,
+    len: usize,
+    links: Vec<Link>,
+}
+
+#[derive(Clone, Copy)]
+struct Link {
+    prev: u32,
+    next: u32,
+    linked: bool,
+}
+
+const UNLINKED: Link = Link {
+    prev: NIL,
+    next: NIL,
+    linked: false,
+};
+
+impl Default for RqList {
+    fn default() -> Self {
+        RqList::new()
+    }
+}
+
+impl RqList {
+    pub fn new() -> RqList {
+        RqList {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+            links: Vec::new(),
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.by_sector.is_empty()
+        self.len == 0
     }
 
     pub fn len(&self) -> usize {
-        self.by_sector.len()
+        self.len
     }
 
-    /// Queue `rq` starting at `sector`, expiring at `expires` (in the caller's clock).
-    pub fn insert(&mut self, rq: RqId, sector: u64, expires: u64) {
-        let at = self.by_sector.partition_point(|&(s, _)| s <= sector);
-        self.by_sector.insert(at, (sector, rq));
-        self.fifo.push_back((rq, expires));
+    pub fn contains(&self, rq: RqId) -> bool {
+        self.links.get(rq.0 as usize).is_some_and(|l| l.linked)
     }
 
-    /// Take `rq` (queued at `sector`) out of both views.
-    pub fn remove(&mut self, rq: RqId, sector: u64) {
-        let at = self.sorted_index(rq, sector);
-        self.by_sector.remove(at);
-        let pos = self
-            .fifo
-            .iter()
-            .position(|&(r, _)| r == rq)
-            .expect("a queued request is in the FIFO");
-        self.fifo.remove(pos);
-    }
-
-    /// `rq` now starts at `new_sector` (a front merge): re-sort it, keeping its FIFO place.
-    pub fn reposition(&mut self, rq: RqId, old_sector: u64, new_sector: u64) {
-        let at = self.sorted_index(rq, old_sector);
-        self.by_sector.remove(at);
-        let at = self.by_sector.partition_point(|&(s, _)| s <= new_sector);
-        self.by_sector.insert(at, (new_sector, rq));
-    }
-
-    /// The oldest request and its expiry (`rq_entry_fifo(fifo.next)`).
-    pub fn fifo_front(&self) -> Option<(RqId, u64)> {
-        self.fifo.front().copied()
-    }
-
-    /// The expiry recorded for `rq`.
-    pub fn expiry(&self, rq: RqId) -> Option<u64> {
-        self.fifo.iter().find(|&&(r, _)| r == rq).map(|&(_, e)| e)
-    }
-
-    /// Give `rq` a new expiry and move it just before `before` in the FIFO (a merge that
-    /// keeps the older of two requests' deadlines).
-    pub fn take_fifo_place(&mut self, rq: RqId, before: RqId, expires: u64) {
-        let from = self.fifo.iter().position(|&(r, _)| r == rq);
-        if let Some(from) = from {
-            self.fifo.remove(from);
-        }
-        let to = self
-            .fifo
-            .iter()
-            .position(|&(r, _)| r == before)
-            .unwrap_or(self.fifo.len());
-        self.fifo.insert(to, (rq, expires));
-    }
-
-    /// The lowest-sector request (`rb_first`).
+    /// The oldest member (`list_first_entry`).
     pub fn first(&self) -> Option<RqId> {
-        self.by_sector.first().map(|&(_, r)| r)
+        (self.head != NIL).then_some(RqId(self.head))
     }
 
-    /// The requests just before and just after `rq` (at `sector`) in sector order
-    /// (`rb_prev`, `rb_next`).
-    pub fn neighbours(&self, rq: RqId, sector: u64) -> (Option<RqId>, Option<RqId>) {
-        let at = self.sorted_index(rq, sector);
-        let prev = at.checked_sub(1).map(|i| self.by_sector[i].1);
-        let next = self.by_sector.get(at + 1).map(|&(_, r)| r);
-        (prev, next)
-    }
-
-    /// A request starting exactly at `sector` (`elv_rb_find`), the first queued there.
-    pub fn find_at(&self, sector: u64) -> Option<RqId> {
-        let at = self.by_sector.partition_point(|&(s, _)| s < sector);
-        match self.by_sector.get(at) {
-            Some(&(s, r)) if s == sector => Some(r),
-            _ => None,
+    /// `list_add_tail`.
+    pub fn push_back(&mut self, rq: RqId) {
+        let i = rq.0 as usize;
+        if self.links.len() <= i {
+            self.links.resize(i + 1, UNLINKED);
         }
+        debug_assert!(!self.links[i].linked, "request {i} listed twice");
+        self.links[i] = Link {
+            prev: self.tail,
+            next: NIL,
+            linked: true,
+        };
+        match self.tail {
+            NIL => self.head = rq.0,
+            t => self.links[t as usize].next = rq.0,
+        }
+        self.tail = rq.0;
+        self.len += 1;
     }
 
-    /// Requests in sector order.
-    pub fn iter_sorted(&self) -> impl Iterator<Item = RqId> + '_ {
-        self.by_sector.iter().map(|&(_, r)| r)
+    /// Take the oldest member off.
+    pub fn pop_front(&mut self) -> Option<RqId> {
+        let first = self.first()?;
+        self.remove(first);
+        Some(first)
     }
 
-    fn sorted_index(&self, rq: RqId, sector: u64) -> usize {
-        let from = self.by_sector.partition_point(|&(s, _)| s < sector);
-        from + self.by_sector[from..]
-            .iter()
-            .position(|&(_, r)| r == rq)
-            .expect("a queued request is in the sorted view at its sector")
+    /// `list_del_init`; false if `rq` was not listed.
+    pub fn remove(&mut self, rq: RqId) -> bool {
+        if !self.contains(rq) {
+            return false;
+        }
+        let l = self.links[rq.0 as usize];
+        match l.prev {
+            NIL => self.head = l.next,
+            p => self.links[p as usize].next = l.next,
+        }
+        match l.next {
+            NIL => self.tail = l.prev,
+            n => self.links[n as usize].prev = l.prev,
+        }
+        self.links[rq.0 as usize] = UNLINKED;
+        self.len -= 1;
+        true
+    }
+
+    /// `list_move(&rq->queuelist, &after->queuelist)`: `rq` right after `after`.
+    pub fn move_after(&mut self, rq: RqId, after: RqId) {
+        if rq == after || !self.contains(after) || !self.remove(rq) {
+            return;
+        }
+        let a = self.links[after.0 as usize];
+        self.links[rq.0 as usize] = Link {
+            prev: after.0,
+            next: a.next,
+            linked: true,
+        };
+        match a.next {
+            NIL => self.tail = rq.0,
+            n => self.links[n as usize].prev = rq.0,
+        }
+        self.links[after.0 as usize].next = rq.0;
+        self.len += 1;
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Per request: where it sits in its sorted list, and its FIFO expiry.
+#[derive(Clone, Copy, Default)]
+struct Entry {
+    dir: u8,
+    sector: u64,
+    /// Insertion order among requests at the same sector: `elv_rb_add` puts a request
+    /// to the right of those already at its sector.
+    seq: u64,
+    fifo_time: Time,
+}
 
-    #[test]
-    fn equal_sectors_keep_arrival_order_and_the_fifo_keeps_arrival() {
-        let mut q = SortedFifo::default();
-        q.insert(RqId(1), 80, 10);
-        q.insert(RqId(2), 8, 11);
-        q.insert(RqId(3), 80, 12);
-        let sorted: Vec<_> = q.iter_sorted().collect();
-        assert_eq!(sorted, vec![RqId(2), RqId(1), RqId(3)]);
-        assert_eq!(q.fifo_front(), Some((RqId(1), 10)));
-        assert_eq!(q.neighbours(RqId(1), 80), (Some(RqId(2)), Some(RqId(3))));
-        assert_eq!(q.find_at(80), Some(RqId(1)));
-        q.remove(RqId(1), 80);
-        assert_eq!(q.fifo_front(), Some((RqId(2), 11)));
-        q.reposition(RqId(3), 80, 0);
-        assert_eq!(q.first(), Some(RqId(3)));
-        assert_eq!(q.len(), 2);
+/// The sort list and FIFO of each direction (`sort_list[2]`, `fifo_list[2]`).
+#[derive(Default)]
+pub struct SortedFifo {
+    sorted: [Vec<(u64, u64, RqId)>; 2],
+    fifo: [RqList; 2],
+    entries: Vec<Entry>,
+    seq: u64,
+}
+
+impl SortedFifo {
+    pub fn new() -> SortedFifo {
+        SortedFifo::default()
+    }
+
+    /// Nothing queued in direction `dir` (`list_empty(&fifo_list[dir])`).
+    pub fn is_empty(&self, dir: usize) -> bool {
+        self.fifo[dir].is_empty()
+    }
+
+    pub fn len(&self, dir: usize) -> usize {
+        self.fifo[dir].len()
+    }
+
+    pub fn contains(&self, rq: RqId) -> bool {
+        self.fifo.iter().any(|f| f.contains(rq))
+    }
+
+    /// `deadline_add_rq_rb` + `list_add_tail` on the FIFO, with expiry `fifo_time`.
+    pub fn add(&mut self, rq: RqId, dir: usize, sector: u64, fifo_time: Time) {
+        let i = rq.0 as usize;
+        if self.entries.len() <= i {
+            self.entries.resize(i + 1, Entry::default());
+        }
+        self.entries[i].fifo_time = fifo_time;
+        self.entries[i].dir = dir as u8;
+        self.sort_in(rq, sector);
+        self.fifo[dir].push_back(rq);
+    }
+
+    /// Off both lists (`deadline_remove_request`); false if it was not queued.
+    pub fn remove(&mut self, rq: RqId) -> bool {
+        let Some(dir) = self.queued_dir(rq) else {
+            return false;
+        };
+        self.fifo[dir].remove(rq);
+        self.sort_out(rq);
+        true
+    }
+
+    /// The oldest request of `dir` (`rq_entry_fifo(fifo_list[dir].next)`).
+    pub fn fifo_first(&self, dir: usize) -> Option<RqId> {
+        self.fifo[dir].first()
+    }
+
+    /// `rq_fifo_time`.
+    pub fn fifo_time(&self, rq: RqId) -> Time {
+        self.entries[rq.0 as usize].fifo_time
+    }
+
+    /// The request after `rq` in sector order (`deadline_latter_request`, `rb_next`).
+    pub fn latter(&self, rq: RqId) -> Option<RqId> {
+        let (dir, at) = self.position(rq);
+        self.sorted[dir].get(at + 1).map(|&(_, _, r)| r)
+    }
+
+    /// The request before `rq` in sector order (`elv_rb_former_request`, `rb_prev`).
+    pub fn former(&self, rq: RqId) -> Option<RqId> {
+        let (dir, at) = self.position(rq);
+        at.checked_sub(1).map(|i| self.sorted[dir][i].2)
+    }
+
+    /// The lowest-sector request of `dir` (`rb_first`).
+    pub fn sorted_first(&self, dir: usize) -> Option<RqId> {
+        self.sorted[dir].first().map(|&(_, _, r)| r)
+    }
+
+    /// The first request of `dir` starting at `sector` (`elv_rb_find`): the candidate
+    /// for a front merge of a bio that ends there.
+    pub fn find_at(&self, dir: usize, sector: u64) -> Option<RqId> {
+        let list = &self.sorted[dir];
+        let at = list.partition_point(|&(s, _, _)| s < sector);
+        list.get(at).filter(|e| e.0 == sector).map(|&(_, _, r)| r)
+    }
+
+    /// `rq`'s start sector changed (a front merge): `elv_rb_del` then `elv_rb_add`.
+    pub fn resort(&mut self, rq: RqId, sector: u64) {
+        if self.queued_dir(rq).is_some() {
+            self.sort_out(rq);
+            self.sort_in(rq, sector);
+        }
+    }
+
+    /// `next` was merged into `rq`: if `next` expires first, `rq` takes its place in
+    /// the FIFO and its expiry (`deadline_merged_requests`); then `next` leaves both
+    /// lists.
+    pub fn merged_requests(&mut self, rq: RqId, next: RqId) {
+        let (Some(d1), Some(d2)) = (self.queued_dir(rq), self.queued_dir(next)) else {
+            self.remove(next);
+            return;
+        };
+        if d1 == d2 && self.fifo_time(next) < self.fifo_time(rq) {
+            self.fifo[d1].move_after(rq, next);
+            self.entries[rq.0 as usize].fifo_time = self.fifo_time(next);
+        }
+        self.remove(next);
+    }
+
+    fn queued_dir(&self, rq: RqId) -> Option<usize> {
+        let e = self.entries.get(rq.0 as usize)?;
+        let dir = e.dir as usize;
+        self.fifo[dir].contains(rq).then_some(dir)
+    }
+
+    fn key(&self, rq: RqId) -> (u64, u64, RqId) {
+        let e = &self.entries[rq.0 as usize];
+        (e.sector, e.seq, rq)
+    }
+
+    fn position(&self, rq: RqId) -> (usize, usize) {
+        let dir = self.entries[rq.0 as usize].dir as usize;
+        let at = self.sorted[dir]
+            .binary_search(&self.key(rq))
+            .expect("a queued request is in its sort list");
+        (dir, at)
+    }
+
+    fn sort_in(&mut self, rq: RqId, sector: u64) {
+        self.seq += 1;
+        let e = &mut self.entries[rq.0 as usize];
+        e.sector = sector;
+        e.seq = self.seq;
+        let dir = e.dir as usize;
+        let key = self.key(rq);
+        let at = self.sorted[dir].partition_point(|k| *k < key);
+        self.sorted[dir].insert(at, key);
+    }
+
+    fn sort_out(&mut self, rq: RqId) {
+        let (dir, at) = self.position(rq);
+        self.sorted[dir].remove(at);
     }
 }

@@ -432,8 +432,18 @@ pub(crate) const NULL_BLK_COMPLETION_NS: u64 = 10_000;
 pub(crate) const NULL_BLK_QUEUE_DEPTH: u32 = 64;
 pub(crate) const NULL_BLK_SIZE_BYTES: u64 = 250 << 30;
 
-/// The blk-mq I/O schedulers (elevators) Linux offers.
-const ELEVATORS: &[&str] = &["none", "mq-deadline", "kyber", "bfq", "cfq"];
+/// The I/O schedulers (elevators) Linux offers: blk-mq's, and the legacy block layer's
+/// (`noop`, `deadline`, `cfq`, Linux 3.12) with seed 004's `deadline-lowprio` built on it.
+const ELEVATORS: &[&str] = &[
+    "none",
+    "mq-deadline",
+    "kyber",
+    "bfq",
+    "noop",
+    "deadline",
+    "deadline-lowprio",
+    "cfq",
+];
 
 const DEVICE_KEYS: &[&str] = &[
     "model",

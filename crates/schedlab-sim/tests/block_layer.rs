@@ -1,0 +1,143 @@
+//! The block layer's own mechanisms through the engine: bios of different tasks merged
+//! into one request (Linux 6.1 `elv_merge`: the one-hit cache, then the back-merge hash),
+//! every waiting task woken at the merged request's completion, the `queue/nomerges` and
+//! `queue/max_sectors_kb` limits.
+
+mod common;
+
+use common::{run_text, task_in};
+
+/// A 4-CPU machine with one null_blk device of one tag, 10 µs per request, and `params`
+/// (a JSON object's body) as its tunables.
+fn spec(tasks: &str, params: &str) -> String {
+    format!(
+        r#"{{
+        "tasks": {{ {tasks} }},
+        "schedlab": {{
+            "machine": {{"cpus": 4, "hz": 1000}},
+            "devices": {{"nullb0": {{"model": "null_blk", "completion_ns": 10000,
+                                     "queue_depth": 1, "scheduler": "none",
+                                     "params": {{ {params} }}}}}}
+        }}
+    }}"#
+    )
+}
+
+/// One read of 4 KiB at byte `offset` by task `name` (tasks start in declaration order at
+/// time 0, each on its own CPU).
+fn reader(name: &str, offset: u64) -> String {
+    format!(
+        r#""{name}": {{"loop": 1, "schedlab:io": {{"dev": "nullb0", "op": "read", "bytes": 4096, "offset": {offset}}}}}"#
+    )
+}
+
+fn run(text: &str) -> serde_json::Value {
+    run_text(text, "linux-cfs", &[], None).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `blocker` takes the device's one tag for 10 µs; `a` (sectors 0..8) and `b` (8..16) wait
+/// behind it, so `b`'s bio can join `a`'s queued request.
+fn two_adjacent(params: &str) -> String {
+    let tasks = [
+        reader("blocker", 1 << 30),
+        reader("a", 0),
+        reader("b", 4096),
+    ]
+    .join(",");
+    spec(&tasks, params)
+}
+
+#[test]
+fn adjacent_requests_of_two_tasks_merge_and_both_tasks_wake_at_its_completion() {
+    let r = run(&two_adjacent(""));
+    let dev = &r["devices"][0];
+    assert_eq!(dev["merges"], 1);
+    assert_eq!(dev["requests"], 2, "blocker's, and a's with b's bio in it");
+    assert_eq!(dev["bytes_read"], 3 * 4096);
+    // The merged request waited for the blocker, then took one service time.
+    assert_eq!(dev["latency_ns"]["max"], 20_000);
+    for t in ["a", "b"] {
+        assert_eq!(task_in(&r, t)["sleep_ns"], 20_000, "{t}");
+        assert_eq!(task_in(&r, t)["activations"], 1, "{t} woken once");
+    }
+    assert_eq!(r["summary"]["makespan_ns"], 20_000);
+}
+
+#[test]
+fn nomerges_2_keeps_every_bio_in_its_own_request() {
+    let r = run(&two_adjacent(r#""queue/nomerges": "2""#));
+    let dev = &r["devices"][0];
+    assert_eq!(dev["merges"], 0);
+    assert_eq!(dev["requests"], 3);
+    assert_eq!(task_in(&r, "a")["sleep_ns"], 20_000);
+    assert_eq!(task_in(&r, "b")["sleep_ns"], 30_000);
+}
+
+#[test]
+fn max_sectors_kb_refuses_a_merge_that_would_exceed_it() {
+    let r = run(&two_adjacent(r#""queue/max_sectors_kb": "4""#));
+    assert_eq!(r["devices"][0]["merges"], 0);
+    assert_eq!(r["devices"][0]["requests"], 3);
+    let r = run(&two_adjacent(r#""queue/max_sectors_kb": "8""#));
+    assert_eq!(r["devices"][0]["merges"], 1, "8 KiB fits exactly");
+}
+
+#[test]
+fn nomerges_1_merges_only_into_the_one_hit_cache() {
+    // a (sectors 0..8) is the first queued request: the one-hit cache. c (2048..2056)
+    // queues behind it; b joins a through the cache, d joins c only through the hash.
+    let tasks = [
+        reader("blocker", 1 << 30),
+        reader("a", 0),
+        reader("c", 1 << 20),
+        reader("b", 4096),
+    ]
+    .join(",");
+    let d = r#""d": {"delay": 1, "loop": 1, "schedlab:io": {"dev": "nullb0", "op": "read", "bytes": 4096, "offset": 1052672}}"#;
+    let tasks = format!("{tasks}, {d}");
+    let merges = |params: &str| run(&spec(&tasks, params))["devices"][0]["merges"].clone();
+    assert_eq!(merges(""), 2);
+    assert_eq!(merges(r#""queue/nomerges": "1""#), 1);
+    assert_eq!(merges(r#""queue/nomerges": "2""#), 0);
+}
+
+#[test]
+fn bios_of_different_io_priorities_do_not_merge() {
+    let tasks = [
+        reader("blocker", 1 << 30),
+        reader("a", 0),
+        r#""b": {"loop": 1, "schedlab:ioprio": {"class": "be", "level": 0},
+                 "schedlab:io": {"dev": "nullb0", "op": "read", "bytes": 4096, "offset": 4096}}"#
+            .to_string(),
+    ]
+    .join(",");
+    let r = run(&spec(&tasks, ""));
+    assert_eq!(r["devices"][0]["merges"], 0);
+}
+
+#[test]
+fn every_bio_completes_once_when_many_tasks_merge() {
+    // Eight writers, each writing its own 4 KiB blocks sequentially from sector 0, through
+    // two tags: their requests touch each other's and merge in many ways.
+    let text = r#"{
+        "tasks": {
+            "w": {"instance": 8, "loop": 25, "run": 3,
+                  "schedlab:io": {"dev": "nullb0", "op": "write", "bytes": 4096}}
+        },
+        "schedlab": {
+            "machine": {"cpus": 2, "hz": 1000},
+            "devices": {"nullb0": {"model": "null_blk", "completion_ns": 10000,
+                                   "queue_depth": 2, "scheduler": "none"}}
+        }
+    }"#;
+    let r = run(text);
+    let dev = &r["devices"][0];
+    let merges = dev["merges"].as_u64().unwrap();
+    assert!(merges > 0, "sequential writers merged: {dev}");
+    assert_eq!(dev["requests"].as_u64().unwrap() + merges, 8 * 25);
+    assert_eq!(dev["bytes_written"], 8 * 25 * 4096);
+    for t in r["tasks"].as_array().unwrap() {
+        assert_eq!(t["activations"], 25, "{}: woken once per bio", t["name"]);
+    }
+    assert_eq!(r["summary"]["blocked_at_end"], 0);
+}
