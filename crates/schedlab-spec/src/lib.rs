@@ -12,6 +12,7 @@
 //! docs/spec.md.
 
 pub mod cost;
+pub mod device;
 pub mod error;
 pub mod gen;
 mod json;

@@ -741,6 +741,21 @@ pub enum DeviceModel {
         queue_depth: u32,
         size_bytes: u64,
     },
+    /// A hard disk (`crate::device::HddParams`).
+    Hdd(crate::device::HddParams),
+    /// A flash SSD (`crate::device::SsdParams`).
+    Ssd(crate::device::SsdParams),
+}
+
+impl DeviceModel {
+    /// Capacity in bytes.
+    pub fn size_bytes(&self) -> u64 {
+        match self {
+            DeviceModel::NullBlk { size_bytes, .. } => *size_bytes,
+            DeviceModel::Hdd(p) => p.size_bytes,
+            DeviceModel::Ssd(p) => p.size_bytes,
+        }
+    }
 }
 
 /// A block device (`schedlab.devices`).

@@ -68,6 +68,7 @@
 
 mod cgroup;
 mod cost;
+pub(crate) mod device;
 mod event;
 pub(crate) mod ext;
 mod get;

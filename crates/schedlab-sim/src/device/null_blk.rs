@@ -5,9 +5,8 @@
 //! drivers/block/null_blk/main.c (`null_handle_cmd` → `nullb_complete_cmd` → the
 //! hrtimer for IRQ_TIMER).
 
-use super::Device;
-use crate::io::Request;
-use crate::types::Time;
+use super::{DevCtx, Device};
+use crate::io::{Request, RqId};
 
 pub struct NullBlk {
     pub completion_ns: u64,
@@ -24,7 +23,13 @@ impl Device for NullBlk {
         self.size_bytes
     }
 
-    fn service_ns(&mut self, _rq: &Request, _now: Time) -> u64 {
-        self.completion_ns
+    /// The completion timer: one event per request, its token the request's tag.
+    fn queue(&mut self, dc: &mut DevCtx, id: RqId, _rq: &Request) {
+        let at = dc.now() + self.completion_ns;
+        dc.arm(at, id.0 as u64);
+    }
+
+    fn event(&mut self, _dc: &mut DevCtx, token: u64) -> Option<RqId> {
+        Some(RqId(token as u32))
     }
 }

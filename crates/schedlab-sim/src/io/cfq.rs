@@ -1356,11 +1356,9 @@ impl IoScheduler for Cfq {
             if queue.next_rq == Some(next) {
                 queue.next_rq = Some(rq);
             }
-            queue.reqs.merged_requests(rq, next);
-            self.rq_queued -= 1;
-        } else {
-            self.remove_request(io, next_q, next);
+            queue.reqs.inherit_expiry(rq, next);
         }
+        self.remove_request(io, next_q, next);
         let queue = &self.queues[next_q as usize];
         if queue.on_rr && queue.reqs.is_empty(LIST) && self.active != Some(next_q) {
             self.del_cfqq_rr(next_q);

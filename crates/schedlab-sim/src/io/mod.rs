@@ -43,7 +43,7 @@ pub use merge::{Bio, MergeKind, NoMerges, QueueLimits};
 use schedlab_spec::model::{BlockDevice, IoOffset, IoOp, IoPrio, SECTOR_BYTES};
 
 use crate::ctx::Ctx;
-use crate::device::{self, Device};
+use crate::device::{self, DevCtx, Device};
 use crate::event::EventKind;
 use crate::types::{TaskId, Time};
 
@@ -424,7 +424,10 @@ impl BlockLayer {
             q.run(ctx, dev);
             return;
         }
-        let id = RqId(data as u32);
+        let Some(id) = q.device.event(&mut DevCtx::new(ctx, dev), data) else {
+            // The device's own work (a disk destaging its cache): nothing completed.
+            return;
+        };
         let rq = q.reqs[id.0 as usize].expect("a completed request is live");
         trace_rq(ctx, dev, &rq, false);
         let mut io = IoCtx {
@@ -547,15 +550,8 @@ impl BlockQueue {
                 self.busy_since = now;
             }
             self.in_flight += 1;
-            let service = self.device.service_ns(&rq, now);
             trace_rq(ctx, dev, &rq, true);
-            ctx.push(
-                now + service,
-                EventKind::Device {
-                    dev,
-                    data: id.0 as u64,
-                },
-            );
+            self.device.queue(&mut DevCtx::new(ctx, dev), id, &rq);
         }
     }
 }

@@ -12,7 +12,9 @@
 //!
 //! Storage is indexed by request id and grows with the number of requests a device
 //! holds at once, never with the number of events: the sorted lists are vectors kept in
-//! order (binary search, the kernel's rbtree walk), the FIFOs are linked through slots.
+//! order (binary search for the kernel's rbtree walk; an insertion or removal moves the
+//! entries after it, O(n) in the requests queued, cheap for the hundreds a queue holds),
+//! the FIFOs are linked through slots.
 
 use schedlab_spec::model::IoOp;
 
@@ -257,19 +259,17 @@ impl SortedFifo {
         }
     }
 
-    /// `next` was merged into `rq`: if `next` expires first, `rq` takes its place in
-    /// the FIFO and its expiry (`deadline_merged_requests`); then `next` leaves both
-    /// lists.
-    pub fn merged_requests(&mut self, rq: RqId, next: RqId) {
+    /// `next` is being merged into `rq`: if `next` expires first, `rq` takes its place
+    /// in the FIFO and its expiry (`deadline_merged_requests`). The caller then removes
+    /// `next`.
+    pub fn inherit_expiry(&mut self, rq: RqId, next: RqId) {
         let (Some(d1), Some(d2)) = (self.queued_dir(rq), self.queued_dir(next)) else {
-            self.remove(next);
             return;
         };
         if d1 == d2 && self.fifo_time(next) < self.fifo_time(rq) {
             self.fifo[d1].move_after(rq, next);
             self.entries[rq.0 as usize].fifo_time = self.fifo_time(next);
         }
-        self.remove(next);
     }
 
     fn queued_dir(&self, rq: RqId) -> Option<usize> {

@@ -18,8 +18,8 @@ use super::get::{self, Obj};
 use crate::cost::CostKey;
 use crate::json::{Json, Number};
 use crate::model::{
-    BlockDevice, Channel, ChannelCost, ChannelKind, DeviceModel, Machine, SchedulerChoice,
-    Topology, HZ_CHOICES, HZ_CHOICES_TEXT, MAX_MACHINE_CPUS, SECTOR_BYTES,
+    BlockDevice, Channel, ChannelCost, ChannelKind, Machine, SchedulerChoice, Topology, HZ_CHOICES,
+    HZ_CHOICES_TEXT, MAX_MACHINE_CPUS,
 };
 use crate::work::Names;
 use crate::SpecError;
@@ -426,12 +426,6 @@ fn channels(
     Ok(())
 }
 
-/// null_blk's defaults (Documentation/block/null_blk.rst): `completion_nsec=10000`,
-/// `hw_queue_depth=64`, `gb=250`.
-pub(crate) const NULL_BLK_COMPLETION_NS: u64 = 10_000;
-pub(crate) const NULL_BLK_QUEUE_DEPTH: u32 = 64;
-pub(crate) const NULL_BLK_SIZE_BYTES: u64 = 250 << 30;
-
 /// The I/O schedulers (elevators) Linux offers: blk-mq's, and the legacy block layer's
 /// (`noop`, `deadline`, `cfq`, Linux 3.12) with seed 004's `deadline-lowprio` built on it.
 const ELEVATORS: &[&str] = &[
@@ -443,15 +437,6 @@ const ELEVATORS: &[&str] = &[
     "deadline",
     "deadline-lowprio",
     "cfq",
-];
-
-const DEVICE_KEYS: &[&str] = &[
-    "model",
-    "completion_ns",
-    "queue_depth",
-    "size_bytes",
-    "scheduler",
-    "params",
 ];
 
 /// `"devices": {"nullb0": {"model": "null_blk", "completion_ns": 10000, "queue_depth": 64,
@@ -476,45 +461,11 @@ fn devices(v: &Json, path: &str) -> Result<Vec<BlockDevice>, SpecError> {
 fn device(name: &str, v: &Json, path: &str) -> Result<BlockDevice, SpecError> {
     let o = Obj::new(v, path, &format!("device {name:?}"))?;
     o.no_repeats(|_| false)?;
-    let model = o.get("model").ok_or_else(|| {
-        SpecError::new(
-            path,
-            format!("device {name:?} needs \"model\" (\"null_blk\")"),
-        )
-    })?;
-    let model = get::string(model, &o.at("model"), "a device model")?;
-    if model != "null_blk" {
-        return Err(SpecError::new(
-            o.at("model"),
-            format!(
-                "expected a device model \"null_blk\" (the only one modelled yet), found {model:?}"
-            ),
-        ));
-    }
-    let mut completion_ns = NULL_BLK_COMPLETION_NS;
-    let mut queue_depth = NULL_BLK_QUEUE_DEPTH;
-    let mut size_bytes = NULL_BLK_SIZE_BYTES;
+    let model = super::device::model(&o, name)?;
     let mut scheduler = "none".to_string();
     let mut params = Vec::new();
     for (k, kv, kp) in o.iter() {
         match k {
-            "model" => {}
-            "completion_ns" => completion_ns = cost(kv, &kp, "a completion time in ns")?,
-            "queue_depth" => {
-                queue_depth = get::int_in(kv, &kp, "a hardware queue depth", 1, 1 << 16)? as u32
-            }
-            "size_bytes" => {
-                let max = i64::MAX as i128;
-                size_bytes =
-                    get::int_in(kv, &kp, "a device size in bytes", SECTOR_BYTES as i128, max)?
-                        as u64;
-                if !size_bytes.is_multiple_of(SECTOR_BYTES) {
-                    return Err(SpecError::new(
-                        kp,
-                        format!("expected a device size that is a multiple of {SECTOR_BYTES}, found {size_bytes}"),
-                    ));
-                }
-            }
             "scheduler" => {
                 let s = get::string(kv, &kp, "an I/O scheduler")?;
                 if !ELEVATORS.contains(&s) {
@@ -529,23 +480,13 @@ fn device(name: &str, v: &Json, path: &str) -> Result<BlockDevice, SpecError> {
                 scheduler = s.to_string();
             }
             "params" => params = tunables(kv, &kp, "I/O scheduler tunables ({name: value})")?,
-            _ => {
-                return Err(get::unknown_key(
-                    &kp,
-                    k,
-                    &format!("device {name:?}"),
-                    DEVICE_KEYS,
-                ))
-            }
+            // The model's keys, read by `device::model`.
+            _ => {}
         }
     }
     Ok(BlockDevice {
         name: name.to_string(),
-        model: DeviceModel::NullBlk {
-            completion_ns,
-            queue_depth,
-            size_bytes,
-        },
+        model,
         scheduler,
         params,
     })

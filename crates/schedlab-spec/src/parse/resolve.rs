@@ -37,8 +37,8 @@ use super::ownership;
 use super::task::TaskIr;
 use super::Declared;
 use crate::model::{
-    BlockDevice, DeviceModel, Event, GroupId, Headline, IoOffset, Machine, Phase, ResId, Resources,
-    Spec, TaskSpec, TimerMode, ROOT_GROUP,
+    BlockDevice, Event, GroupId, Headline, IoOffset, Machine, Phase, ResId, Resources, Spec,
+    TaskSpec, TimerMode, ROOT_GROUP,
 };
 use crate::work::Names;
 use crate::SpecError;
@@ -509,7 +509,7 @@ fn device(
             format!("device {name:?} is not declared (expected a name from $.schedlab.devices)"),
         ));
     };
-    let DeviceModel::NullBlk { size_bytes, .. } = devices[i].model;
+    let size_bytes = devices[i].model.size_bytes();
     let start = match offset {
         IoOffset::At(o) => o,
         IoOffset::Sequential | IoOffset::Random => 0,
