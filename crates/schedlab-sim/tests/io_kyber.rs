@@ -157,3 +157,25 @@ fn reads_over_target_throttle_writes_until_reads_no_longer_wait() {
         "kyber: {write_tokens} writes in flight"
     );
 }
+
+#[test]
+fn a_latency_target_that_is_not_a_number_is_refused_naming_the_tunable() {
+    let text = spec(
+        &format!(r#""r": {{"loop": 1, {}}}"#, io("read")),
+        "kyber",
+        1,
+        MS,
+        None,
+    )
+    .replace(
+        r#""scheduler": "kyber""#,
+        r#""scheduler": "kyber", "params": {"read_lat_nsec": "2ms"}"#,
+    );
+    let e = schedlab_sim::simulate_text(&text, &SimConfig::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("device nvme0 scheduler kyber: read_lat_nsec=2ms: '2ms' is not a non-negative integer (ns)"),
+        "{e}"
+    );
+}
