@@ -3,8 +3,9 @@
 //! `elv_rb_find` of block/elevator.c) and a list in arrival order (the `fifo_list`, whose
 //! requests carry an expiry time, `rq->fifo_time`). A request sits on both lists of its
 //! direction. Used by `deadline` (Linux 3.12 block/deadline-iosched.c), by
-//! `deadline-lowprio` through it, and by `mq-deadline` (one per priority class,
-//! Linux 6.1 block/mq-deadline.c `struct dd_per_prio`).
+//! `deadline-lowprio` through it, by `mq-deadline` (one per priority class,
+//! Linux 6.1 block/mq-deadline.c `struct dd_per_prio`), and by `cfq` (one per queue, whose
+//! `sort_list` and `fifo` hold both directions: it uses one direction's pair).
 //!
 //! Also [`RqList`], the kernel's intrusive `list_head` over requests (FIFO with removal
 //! from the middle), which `noop`'s queue and `deadline-lowprio`'s held requests use.
@@ -229,6 +230,17 @@ impl SortedFifo {
     pub fn latter(&self, rq: RqId) -> Option<RqId> {
         let (dir, at) = self.position(rq);
         self.sorted[dir].get(at + 1).map(|&(_, _, r)| r)
+    }
+
+    /// The request before `rq` in sector order (`elv_rb_former_request`, `rb_prev`).
+    pub fn former(&self, rq: RqId) -> Option<RqId> {
+        let (dir, at) = self.position(rq);
+        at.checked_sub(1).map(|i| self.sorted[dir][i].2)
+    }
+
+    /// The lowest-sector request of `dir` (`rb_first`).
+    pub fn sorted_first(&self, dir: usize) -> Option<RqId> {
+        self.sorted[dir].first().map(|&(_, _, r)| r)
     }
 
     /// The first request of `dir` starting at `sector` (`elv_rb_find`): the candidate
