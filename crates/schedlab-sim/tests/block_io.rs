@@ -133,6 +133,7 @@ fn an_io_scheduler_not_simulated_is_refused_before_the_run() {
         "noop",
         "deadline",
         "deadline-lowprio",
+        "cfq",
     ] {
         let text = spec(
             r#""r": {"loop": 1, "schedlab:io": {"dev": "nullb0", "op": "read", "bytes": 4096}}"#,

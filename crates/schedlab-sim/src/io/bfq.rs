@@ -456,7 +456,7 @@ impl Bfq {
         let prev = rqs.former(last);
         let next = rqs
             .latter(last)
-            .or_else(|| rqs.first(LIST).filter(|&f| f != last));
+            .or_else(|| rqs.sorted_first(LIST).filter(|&f| f != last));
         self.choose_req(io, next, prev, pos)
     }
 

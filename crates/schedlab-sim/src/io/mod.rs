@@ -27,14 +27,18 @@
 //! errors.
 
 pub mod bfq;
+pub mod cfq;
 pub mod deadline;
 pub mod deadline_lowprio;
+pub mod kyber;
 pub mod merge;
 pub mod mq_deadline;
 pub mod none;
 pub mod noop;
 pub mod process_queues;
+pub mod service_tree;
 pub mod sorted_fifo;
+pub mod task_table;
 
 pub use merge::{Bio, MergeKind, NoMerges, QueueLimits};
 
@@ -224,6 +228,8 @@ pub fn io_scheduler_names() -> &'static [&'static str] {
         "deadline",
         "deadline-lowprio",
         "mq-deadline",
+        "cfq",
+        "kyber",
         "bfq",
     ]
 }
@@ -236,6 +242,8 @@ pub fn construct(name: &str) -> Result<Box<dyn IoScheduler>, String> {
         "deadline" => Ok(Box::new(deadline::Deadline::default())),
         "deadline-lowprio" => Ok(Box::new(deadline_lowprio::DeadlineLowprio::default())),
         "mq-deadline" => Ok(Box::new(mq_deadline::MqDeadline::default())),
+        "cfq" => Ok(Box::new(cfq::Cfq::default())),
+        "kyber" => Ok(Box::new(kyber::Kyber::default())),
         "bfq" => Ok(Box::new(bfq::Bfq::default())),
         _ => Err(format!(
             "I/O scheduler '{name}' is not simulated yet (available: {})",

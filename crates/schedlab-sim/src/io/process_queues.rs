@@ -5,11 +5,13 @@
 //! `bfq_get_queue`, `bfq_async_queue_prio`; block/cfq-iosched.c, 3.12:
 //! `cfq_async_queue_prio`).
 //!
-//! The table maps to queue indices; the scheduler keeps the queues themselves. It grows
-//! with the tasks, never with requests.
+//! The table maps to queue indices; the scheduler keeps the queues themselves. The sync
+//! queues are per-task slots of [`TaskTable`]; it grows with the tasks, never with
+//! requests.
 
 use schedlab_spec::model::{IoPrio, IoPrioClass, IOPRIO_LEVELS};
 
+use super::task_table::TaskTable;
 use crate::types::TaskId;
 
 const NONE: u32 = u32::MAX;
@@ -17,7 +19,7 @@ const NONE: u32 = u32::MAX;
 /// Task and priority → the index of the queue a request belongs to.
 #[derive(Clone, Debug)]
 pub struct ProcessQueues {
-    sync: Vec<u32>,
+    sync: TaskTable<u32>,
     /// [RT, BE][level].
     async_by_prio: [[u32; IOPRIO_LEVELS as usize]; 2],
     async_idle: u32,
@@ -26,7 +28,7 @@ pub struct ProcessQueues {
 impl Default for ProcessQueues {
     fn default() -> Self {
         ProcessQueues {
-            sync: Vec::new(),
+            sync: TaskTable::default(),
             async_by_prio: [[NONE; IOPRIO_LEVELS as usize]; 2],
             async_idle: NONE,
         }
@@ -34,13 +36,8 @@ impl Default for ProcessQueues {
 }
 
 impl ProcessQueues {
-    fn slot(&mut self, task: TaskId, ioprio: IoPrio, sync: bool) -> &mut u32 {
-        if sync {
-            if self.sync.len() <= task.idx() {
-                self.sync.resize(task.idx() + 1, NONE);
-            }
-            return &mut self.sync[task.idx()];
-        }
+    /// The async queue slot of `ioprio` (`bfq_async_queue_prio`).
+    fn async_slot(&mut self, ioprio: IoPrio) -> &mut u32 {
         let level = ioprio.level.min(IOPRIO_LEVELS - 1) as usize;
         match ioprio.class {
             IoPrioClass::Rt => &mut self.async_by_prio[0][level],
@@ -58,7 +55,10 @@ impl ProcessQueues {
         sync: bool,
         mut create: impl FnMut() -> u32,
     ) -> u32 {
-        let slot = self.slot(task, ioprio, sync);
+        if sync {
+            return *self.sync.get_or_insert_with(task, create);
+        }
+        let slot = self.async_slot(ioprio);
         if *slot == NONE {
             *slot = create();
         }

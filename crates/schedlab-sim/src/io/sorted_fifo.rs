@@ -4,8 +4,9 @@
 //! requests carry an expiry time, `rq->fifo_time`). A request sits on both lists of its
 //! direction. Used by `deadline` (Linux 3.12 block/deadline-iosched.c), by
 //! `deadline-lowprio` through it, by `mq-deadline` (one per priority class,
-//! Linux 6.1 block/mq-deadline.c `struct dd_per_prio`), and by `bfq` (one per queue,
-//! every request in one list: a `bfq_queue`'s `sort_list` and `fifo`).
+//! Linux 6.1 block/mq-deadline.c `struct dd_per_prio`), by `cfq` and by `bfq` (one per
+//! queue, whose `sort_list` and `fifo` hold both directions: each uses one direction's
+//! pair).
 //!
 //! Also [`RqList`], the kernel's intrusive `list_head` over requests (FIFO with removal
 //! from the middle), which `noop`'s queue and `deadline-lowprio`'s held requests use.
@@ -226,21 +227,21 @@ impl SortedFifo {
         self.entries[rq.0 as usize].fifo_time
     }
 
-    /// The lowest-sector request of `dir` (`rb_first`).
-    pub fn first(&self, dir: usize) -> Option<RqId> {
-        self.sorted[dir].first().map(|&(_, _, r)| r)
+    /// The request after `rq` in sector order (`deadline_latter_request`, `rb_next`).
+    pub fn latter(&self, rq: RqId) -> Option<RqId> {
+        let (dir, at) = self.position(rq);
+        self.sorted[dir].get(at + 1).map(|&(_, _, r)| r)
     }
 
-    /// The request before `rq` in sector order (`rb_prev`).
+    /// The request before `rq` in sector order (`elv_rb_former_request`, `rb_prev`).
     pub fn former(&self, rq: RqId) -> Option<RqId> {
         let (dir, at) = self.position(rq);
         at.checked_sub(1).map(|i| self.sorted[dir][i].2)
     }
 
-    /// The request after `rq` in sector order (`deadline_latter_request`, `rb_next`).
-    pub fn latter(&self, rq: RqId) -> Option<RqId> {
-        let (dir, at) = self.position(rq);
-        self.sorted[dir].get(at + 1).map(|&(_, _, r)| r)
+    /// The lowest-sector request of `dir` (`rb_first`).
+    pub fn sorted_first(&self, dir: usize) -> Option<RqId> {
+        self.sorted[dir].first().map(|&(_, _, r)| r)
     }
 
     /// The first request of `dir` starting at `sector` (`elv_rb_find`): the candidate
