@@ -42,7 +42,7 @@ pub mod task_table;
 
 pub use merge::{Bio, MergeKind, NoMerges, QueueLimits};
 
-use schedlab_spec::model::{BlockDevice, IoOffset, IoOp, IoPrio, SECTOR_BYTES};
+use schedlab_spec::model::{BlockDevice, IoOffset, IoOp, IoPrio, IO_SCHEDULERS, SECTOR_BYTES};
 
 use crate::ctx::Ctx;
 use crate::device::{self, DevCtx, Device};
@@ -220,21 +220,7 @@ fn trace_rq(ctx: &mut Ctx, dev: u32, rq: &Request, issue: bool) {
 /// Bit of a device event's word that marks an elevator timer (below it: a request id).
 const TIMER_FLAG: u64 = 1 << 35;
 
-/// The I/O schedulers schedlab models, by the name the kernel uses.
-pub fn io_scheduler_names() -> &'static [&'static str] {
-    &[
-        "none",
-        "noop",
-        "deadline",
-        "deadline-lowprio",
-        "mq-deadline",
-        "cfq",
-        "kyber",
-        "bfq",
-    ]
-}
-
-/// Build the I/O scheduler called `name`.
+/// Build the I/O scheduler called `name` (one of [`IO_SCHEDULERS`]).
 pub fn construct(name: &str) -> Result<Box<dyn IoScheduler>, String> {
     match name {
         "none" => Ok(Box::new(none::NoneSched::default())),
@@ -246,8 +232,8 @@ pub fn construct(name: &str) -> Result<Box<dyn IoScheduler>, String> {
         "kyber" => Ok(Box::new(kyber::Kyber::default())),
         "bfq" => Ok(Box::new(bfq::Bfq::default())),
         _ => Err(format!(
-            "I/O scheduler '{name}' is not simulated yet (available: {})",
-            io_scheduler_names().join(", ")
+            "unknown I/O scheduler '{name}' (available: {})",
+            IO_SCHEDULERS.join(", ")
         )),
     }
 }
