@@ -83,6 +83,7 @@ mod wf2q;
 use schedlab_spec::model::{IoPrio, IoPrioClass, IOPRIO_LEVELS};
 
 use super::process_queues::ProcessQueues;
+use super::seek::{self, BackSeek};
 use super::sorted_fifo::{SortedFifo, READ};
 use super::{IoCtx, IoSchedInfo, IoScheduler, MergeKind, Request, RqId};
 use crate::types::Time;
@@ -389,47 +390,13 @@ impl Bfq {
     }
 
     /// `bfq_choose_req`: of two requests, the one to serve next from head position
-    /// `last` (sync first, then the nearer ahead, a short distance behind costing
-    /// `back_seek_penalty` times as much).
+    /// `last` (`seek::choose_req`, the rule BFQ kept from CFQ).
     fn choose_req(&self, io: &IoCtx, a: Option<RqId>, b: Option<RqId>, last: u64) -> Option<RqId> {
-        let (r1, r2) = match (a, b) {
-            (None, x) | (x, None) => return x,
-            (Some(r1), Some(r2)) if r1 == r2 => return Some(r2),
-            (Some(r1), Some(r2)) => (r1, r2),
+        let back = BackSeek {
+            max_kib: self.back_max,
+            penalty: self.back_penalty,
         };
-        let (q1, q2) = (io.request(r1), io.request(r2));
-        if q1.sync != q2.sync {
-            return Some(if q1.sync { r1 } else { r2 });
-        }
-        let back_max = self.back_max * 2;
-        let dist = |s: u64| -> Option<u64> {
-            if s >= last {
-                Some(s - last)
-            } else if s + back_max >= last {
-                Some((last - s) * self.back_penalty)
-            } else {
-                None
-            }
-        };
-        let (s1, s2) = (q1.sector, q2.sector);
-        Some(match (dist(s1), dist(s2)) {
-            (Some(d1), Some(d2)) => {
-                if d1 < d2 || (d1 == d2 && s1 >= s2) {
-                    r1
-                } else {
-                    r2
-                }
-            }
-            (Some(_), None) => r1,
-            (None, Some(_)) => r2,
-            (None, None) => {
-                if s1 <= s2 {
-                    r1
-                } else {
-                    r2
-                }
-            }
-        })
+        seek::choose_req(io, a, b, last, back)
     }
 
     /// `bfq_check_fifo`: the oldest request if it expired (once per slot).

@@ -36,6 +36,7 @@ pub mod mq_deadline;
 pub mod none;
 pub mod noop;
 pub mod process_queues;
+pub mod seek;
 pub mod service_tree;
 pub mod sorted_fifo;
 pub mod task_table;
