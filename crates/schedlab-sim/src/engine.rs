@@ -16,7 +16,9 @@
 
 use schedlab_spec::cost::{draw, CostKey, Spread, Spreads};
 use schedlab_spec::kernel::SpanKind;
-use schedlab_spec::model::{ChannelKind, Event as Op, IoPrio, Phase, Policy, Spec, TimerMode};
+use schedlab_spec::model::{
+    ChannelKind, Event as Op, IoPrio, IoSpec, Phase, Policy, Spec, TimerMode,
+};
 
 use crate::budget::{self, Budget};
 use crate::ctx::Ctx;
@@ -887,6 +889,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             Block::Mutex | Block::Io => PrevState::Uninterruptible,
             _ => PrevState::Sleeping,
         };
+        self.blk.task_blocks(&mut self.core.ctx, t);
         self.core.block(cpu, state);
         self.rt[t.idx()].voluntary += 1;
         self.set_state(t, TState::Blocked(why));
@@ -1513,14 +1516,25 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 op,
                 bytes,
                 offset,
-            } => {
-                self.next_op(cpu, t);
-                let ioprio = self.ioprio_of(t);
-                self.blk
-                    .submit(&mut self.core.ctx, dev, t, ioprio, op, bytes, offset);
-                self.block(cpu, t, Block::Io);
+            } => self.io(cpu, t, &IoSpec::single(dev, op, bytes, offset)),
+            Op::IoBatch(ref spec) => {
+                let spec = **spec;
+                self.io(cpu, t, &spec)
+            }
+            Op::Fsync { .. } | Op::Unlink { .. } => {
+                unreachable!("refused before the run: io::check_supported")
             }
         }
+    }
+
+    /// `t` runs a `schedlab:io` op: it submits what its depth allows and sleeps until a
+    /// completion lets it go on; the op is over once every request is submitted.
+    fn io(&mut self, cpu: CpuId, t: TaskId, spec: &IoSpec) {
+        let ioprio = self.ioprio_of(t);
+        if self.blk.io_submit(&mut self.core.ctx, t, ioprio, spec) {
+            self.next_op(cpu, t);
+        }
+        self.block(cpu, t, Block::Io);
     }
 
     /// Wake the tasks whose bios a device event completed (`bio_endio` → the waiter's

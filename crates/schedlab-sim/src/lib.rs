@@ -762,7 +762,8 @@ impl cpu::PolicyVisitor for Run<'_> {
                 .memory_budget
                 .unwrap_or(budget::DEFAULT_MEMORY_BUDGET),
         };
-        let blk = io::BlockLayer::new(&self.spec.resources.devices).map_err(SimError::input)?;
+        io::check_supported(self.spec).map_err(SimError::input)?;
+        let blk = io::BlockLayer::new(&self.spec.resources).map_err(SimError::input)?;
         let (mode, sample_path) = sample_mode(&self.cfg.samples)?;
         let with_threads = kernel::with_softirq_threads(self.spec, &rcfg.kernel, self.cpus);
         let spec = with_threads.as_ref().unwrap_or(self.spec);

@@ -330,12 +330,96 @@ pub enum Event {
     Exit,
     /// schedlab extension `schedlab:io`: submit one block I/O request of `bytes` bytes to
     /// device `dev` (an index into [`Resources::devices`]) and block until it completes.
+    /// The parser emits this form for every `schedlab:io` that is one direct request to
+    /// a device, and [`Event::IoBatch`] for the others.
     Io {
         dev: ResId,
         op: IoOp,
         bytes: u64,
         offset: IoOffset,
     },
+    /// schedlab extension `schedlab:io` on a file, buffered, or with several requests.
+    IoBatch(Box<IoSpec>),
+    /// schedlab extension `schedlab:fsync`: write a file's dirty pages back and wait for
+    /// them, then flush the device's cache (`fsync(2)`).
+    Fsync {
+        file: ResId,
+    },
+    /// schedlab extension `schedlab:unlink`: delete a file (its metadata updates go to the
+    /// device; its cached pages are dropped).
+    Unlink {
+        file: ResId,
+    },
+}
+
+/// Where a `schedlab:io` goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoTarget {
+    /// A device, by index into [`Resources::devices`].
+    Dev(ResId),
+    /// A file, by index into [`Resources::files`]; offsets are relative to its start.
+    File(ResId),
+}
+
+/// A `schedlab:io` in full: `count` requests of `bytes` bytes, at most `depth` in flight
+/// (libaio-like), each at `offset`; `direct` ones go to the device, the others through
+/// the page cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoSpec {
+    pub target: IoTarget,
+    pub op: IoOp,
+    pub bytes: u64,
+    pub offset: IoOffset,
+    pub direct: bool,
+    pub count: u32,
+    pub depth: u32,
+}
+
+impl IoSpec {
+    /// The event for this I/O: the one-request form when it is one direct request to a
+    /// device.
+    pub fn into_event(self) -> Event {
+        match self {
+            IoSpec {
+                target: IoTarget::Dev(dev),
+                direct: true,
+                count: 1,
+                depth: 1,
+                op,
+                bytes,
+                offset,
+            } => Event::Io {
+                dev,
+                op,
+                bytes,
+                offset,
+            },
+            _ => Event::IoBatch(Box::new(self)),
+        }
+    }
+
+    /// The one-request form of [`Event::Io`].
+    pub fn single(dev: ResId, op: IoOp, bytes: u64, offset: IoOffset) -> IoSpec {
+        IoSpec {
+            target: IoTarget::Dev(dev),
+            op,
+            bytes,
+            offset,
+            direct: true,
+            count: 1,
+            depth: 1,
+        }
+    }
+}
+
+/// A file (`schedlab.files`): `bytes` bytes of device `dev` from byte `offset`, contiguous
+/// (one extent), disjoint from every other file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileSpec {
+    pub name: String,
+    pub dev: ResId,
+    pub offset: u64,
+    pub bytes: u64,
 }
 
 /// One phase: a list of events repeated `loop_count` times (-1 = forever).
@@ -451,6 +535,8 @@ pub struct Resources {
     /// Block devices (`schedlab.devices`), in declaration order; [`Event::Io`] names them
     /// by index.
     pub devices: Vec<BlockDevice>,
+    /// Files (`schedlab.files`), in declaration order.
+    pub files: Vec<FileSpec>,
 }
 
 /// The most CPUs a simulated machine has.
@@ -741,6 +827,15 @@ pub enum DeviceModel {
         queue_depth: u32,
         size_bytes: u64,
     },
+}
+
+impl DeviceModel {
+    /// Capacity in bytes.
+    pub fn size_bytes(&self) -> u64 {
+        match *self {
+            DeviceModel::NullBlk { size_bytes, .. } => size_bytes,
+        }
+    }
 }
 
 /// A block device (`schedlab.devices`).

@@ -23,15 +23,20 @@
 //! names the task that waits for it, and every one of them is woken when the request
 //! completes.
 //!
-//! Simplifications: one hardware queue per device; no plugging; no request timeouts or
-//! errors.
+//! A task that submits several requests at once holds them on its plug (`plug.rs`)
+//! until it is done or blocks. A task's `schedlab:io` op submits its requests as libaio
+//! does (`submit.rs`).
+//!
+//! Simplifications: one hardware queue per device; no request timeouts or errors.
 
 pub mod merge;
 pub mod none;
+pub mod plug;
+pub mod submit;
 
 pub use merge::{Bio, MergeKind, NoMerges, QueueLimits};
 
-use schedlab_spec::model::{BlockDevice, IoOffset, IoOp, IoPrio, SECTOR_BYTES};
+use schedlab_spec::model::{Event, IoOp, IoPrio, Resources, Spec, SECTOR_BYTES};
 
 use crate::ctx::Ctx;
 use crate::device::{self, Device};
@@ -66,6 +71,8 @@ pub struct Request {
     /// Its first and last bio in the queue's bio table (`rq->bio`, `rq->biotail`).
     bio_head: u32,
     bio_tail: u32,
+    /// On its submitter's plug, not yet in the elevator.
+    plugged: bool,
 }
 
 impl Request {
@@ -225,6 +232,26 @@ pub fn construct(name: &str) -> Result<Box<dyn IoScheduler>, String> {
     }
 }
 
+/// What the block layer does not simulate yet, if `spec` uses it: buffered I/O, fsync and
+/// unlink.
+pub fn check_supported(spec: &Spec) -> Result<(), String> {
+    for t in &spec.tasks {
+        for e in t.phases.iter().flat_map(|p| &p.events) {
+            let what = match e {
+                Event::IoBatch(s) if !s.direct => "buffered I/O (\"direct\": false)",
+                Event::Fsync { .. } => "schedlab:fsync",
+                Event::Unlink { .. } => "schedlab:unlink",
+                _ => continue,
+            };
+            return Err(format!(
+                "task {:?}: {what} is not simulated yet (the page cache is not modelled)",
+                t.name
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Per-device totals for the result.
 #[derive(Clone, Debug, Default)]
 pub struct DeviceStats {
@@ -271,15 +298,22 @@ pub struct BlockQueue {
 #[derive(Default)]
 pub struct BlockLayer {
     pub queues: Vec<BlockQueue>,
-    /// The tasks whose bios the last event completed, one entry per bio, in bio order
-    /// (drained by the engine).
+    /// The tasks the last event made ready to go on, in bio order (drained by the engine).
     pub woken: Vec<TaskId>,
+    /// Bios the last event completed, in completion order.
+    ended: Vec<Bio>,
+    /// Per task: its I/O op in progress and its plug.
+    tasks: Vec<submit::TaskIo>,
+    plugs: Vec<plug::Plug>,
+    /// Files (`schedlab.files`): extents of the devices.
+    files: Vec<submit::FileExtent>,
 }
 
 impl BlockLayer {
-    /// The devices a spec declares, with their elevators and tunables.
-    pub fn new(devices: &[BlockDevice]) -> Result<BlockLayer, String> {
-        let queues = devices
+    /// The devices and files a spec declares, with the devices' elevators and tunables.
+    pub fn new(res: &Resources) -> Result<BlockLayer, String> {
+        let queues = res
+            .devices
             .iter()
             .map(|d| {
                 let mut elevator =
@@ -317,77 +351,24 @@ impl BlockLayer {
                 })
             })
             .collect::<Result<_, String>>()?;
+        let files = (res.files.iter())
+            .map(|f| submit::FileExtent::new(f.dev, f.offset, f.bytes))
+            .collect();
         Ok(BlockLayer {
             queues,
-            woken: Vec::new(),
+            files,
+            ..BlockLayer::default()
         })
     }
 
-    /// `t` submits a request to device `dev` at I/O priority `ioprio`; the caller puts it
-    /// to sleep until [`Self::event`] reports it complete.
-    #[allow(clippy::too_many_arguments)]
-    pub fn submit(
-        &mut self,
-        ctx: &mut Ctx,
-        dev: u32,
-        t: TaskId,
-        ioprio: IoPrio,
-        op: IoOp,
-        bytes: u64,
-        offset: IoOffset,
-    ) {
-        let q = &mut self.queues[dev as usize];
-        let size = q.device.size_bytes();
-        let start = match offset {
-            IoOffset::At(b) => b,
-            IoOffset::Sequential => {
-                if q.next_offset.len() <= t.idx() {
-                    q.next_offset.resize(t.idx() + 1, 0);
-                }
-                let at = q.next_offset[t.idx()];
-                if at + bytes > size {
-                    0
-                } else {
-                    at
-                }
-            }
-            IoOffset::Random => {
-                let slots = (size - bytes) / SECTOR_BYTES + 1;
-                (ctx.random() % slots) * SECTOR_BYTES
-            }
-        };
-        if let Some(n) = q.next_offset.get_mut(t.idx()) {
-            *n = start + bytes;
-        }
-        let b = q.alloc_bio(Bio {
-            task: t,
-            sector: start / SECTOR_BYTES,
-            bytes,
-            next: merge::NIL,
-        });
-        if !q.try_bio_merge(ctx, dev, b, op, ioprio) {
-            let rq = Request {
-                task: t,
-                op,
-                sector: start / SECTOR_BYTES,
-                bytes,
-                ioprio,
-                sync: true,
-                submitted: ctx.now(),
-                issued: None,
-                nr_bios: 1,
-                bio_head: b,
-                bio_tail: b,
-            };
-            let id = q.alloc(rq);
-            q.insert(ctx, dev, id);
-        }
-        q.run(ctx, dev);
+    /// A device event popped: a completion (the tasks it wakes are left in `woken`) or
+    /// an elevator timer.
+    pub fn event(&mut self, ctx: &mut Ctx, dev: u32, data: u64) {
+        self.device_event(ctx, dev, data);
+        self.end_io();
     }
 
-    /// A device event popped: a completion (its bios' tasks are left in `woken`) or an
-    /// elevator timer.
-    pub fn event(&mut self, ctx: &mut Ctx, dev: u32, data: u64) {
+    fn device_event(&mut self, ctx: &mut Ctx, dev: u32, data: u64) {
         let q = &mut self.queues[dev as usize];
         let now = ctx.now();
         if data & TIMER_FLAG != 0 {
@@ -421,7 +402,7 @@ impl BlockLayer {
             IoOp::Write => q.stats.bytes_written += rq.bytes,
         }
         q.stats.latency.record(now - rq.submitted);
-        q.end_bios(&rq, &mut self.woken);
+        q.end_bios(&rq, &mut self.ended);
         q.release(id);
         q.run(ctx, dev);
     }
@@ -471,12 +452,12 @@ impl BlockQueue {
     }
 
     /// `blk_update_request` → `bio_endio` for each bio of a completed request: its task
-    /// is to be woken.
-    fn end_bios(&mut self, rq: &Request, woken: &mut Vec<TaskId>) {
+    /// hears of it.
+    fn end_bios(&mut self, rq: &Request, ended: &mut Vec<Bio>) {
         let mut b = rq.bio_head;
         while b != merge::NIL {
             let bio = self.bios[b as usize];
-            woken.push(bio.task);
+            ended.push(bio);
             self.stats.bios += 1;
             self.free_bios.push(b);
             b = bio.next;
