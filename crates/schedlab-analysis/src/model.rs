@@ -210,6 +210,7 @@ fn event_name(e: &Event) -> &'static str {
         Event::Io { .. } | Event::IoBatch(_) => "schedlab:io",
         Event::Fsync { .. } => "schedlab:fsync",
         Event::Unlink { .. } => "schedlab:unlink",
+        Event::Writeback { .. } => "writeback",
     }
 }
 

@@ -350,6 +350,11 @@ pub enum Event {
     Unlink {
         file: ResId,
     },
+    /// A writeback pass of device `dev`'s page cache. The parser never emits this: it is
+    /// the program of the flusher thread an engine adds per device.
+    Writeback {
+        dev: ResId,
+    },
 }
 
 /// Where a `schedlab:io` goes.
@@ -537,6 +542,43 @@ pub struct Resources {
     pub devices: Vec<BlockDevice>,
     /// Files (`schedlab.files`), in declaration order.
     pub files: Vec<FileSpec>,
+    /// The page cache's memory and writeback settings (`schedlab.vm`).
+    pub vm: Vm,
+}
+
+/// The memory the page cache may use and Linux's writeback sysctls (`vm.*`), Linux 6.1
+/// defaults (mm/page-writeback.c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Vm {
+    /// Memory for cached pages (all of it dirtyable).
+    pub memory_bytes: u64,
+    /// `vm.dirty_ratio`: % of memory dirty and under writeback that throttles writers.
+    pub dirty_ratio: u32,
+    /// `vm.dirty_background_ratio`: % of memory dirty that starts background writeback.
+    pub dirty_background_ratio: u32,
+    /// `vm.dirty_expire_centisecs`: age at which dirty data is written.
+    pub dirty_expire_centisecs: u32,
+    /// `vm.dirty_writeback_centisecs`: the flusher's period while dirty data remains.
+    pub dirty_writeback_centisecs: u32,
+    /// CPU time per byte a buffered read or write copies, ps (`None`: the machine's pipe
+    /// copy cost, `machine.channel_costs.pipe.byte_cost_ps`).
+    pub copy_byte_ps: Option<u64>,
+}
+
+/// [`Vm::memory_bytes`] by default: 4 GiB.
+pub const DEFAULT_VM_MEMORY_BYTES: u64 = 4 << 30;
+
+impl Default for Vm {
+    fn default() -> Self {
+        Vm {
+            memory_bytes: DEFAULT_VM_MEMORY_BYTES,
+            dirty_ratio: 20,
+            dirty_background_ratio: 10,
+            dirty_expire_centisecs: 3000,
+            dirty_writeback_centisecs: 500,
+            copy_byte_ps: None,
+        }
+    }
 }
 
 /// The most CPUs a simulated machine has.

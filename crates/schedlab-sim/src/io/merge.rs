@@ -88,13 +88,18 @@ impl NoMerges {
     }
 }
 
-/// The queue limits merging obeys (`struct queue_limits`).
+/// The queue limits merging obeys (`struct queue_limits`), and the queue's read-ahead.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueueLimits {
     pub nomerges: NoMerges,
     /// `max_sectors_kb` in sectors: no merge makes a request larger.
     pub max_sectors: u64,
+    /// `read_ahead_kb` (`bdi->ra_pages` in KiB): the largest read-ahead window.
+    pub read_ahead_kb: u64,
 }
+
+/// `VM_READAHEAD_PAGES` (include/linux/mm.h, 6.1): 128 KiB.
+pub const DEFAULT_READ_AHEAD_KB: u64 = 128;
 
 /// `BLK_DEF_MAX_SECTORS` (include/linux/blkdev.h, 6.1): 2560 sectors = 1280 KiB, the
 /// `max_sectors_kb` of a disk that states no smaller limit (most SATA disks).
@@ -105,6 +110,7 @@ impl Default for QueueLimits {
         QueueLimits {
             nomerges: NoMerges::Merge,
             max_sectors: DEFAULT_MAX_SECTORS,
+            read_ahead_kb: DEFAULT_READ_AHEAD_KB,
         }
     }
 }
@@ -128,6 +134,11 @@ impl QueueLimits {
                     .ok_or_else(|| format!("'{value}' is not a size in KiB of at least 4"))?;
                 self.max_sectors = kb * 1024 / SECTOR_BYTES;
             }
+            "queue/read_ahead_kb" => {
+                self.read_ahead_kb = value
+                    .parse()
+                    .map_err(|_| format!("'{value}' is not a size in KiB"))?;
+            }
             _ => return Ok(false),
         }
         Ok(true)
@@ -150,6 +161,11 @@ pub struct Bio {
     pub submitted: crate::types::Time,
     /// The next bio of its request.
     pub(crate) next: u32,
+    /// The page-cache mapping whose pages it reads or writes (`NIL`: direct I/O).
+    pub(crate) mapping: u32,
+    /// Its task sleeps until it completes (direct I/O, `fsync`'s flush, `unlink`'s
+    /// writes); a page-cache bio wakes whoever waits for its pages instead.
+    pub(crate) waiter: bool,
 }
 
 /// Requests keyed by a sector, newest first within a key (the kernel's `hash_add` puts an
@@ -233,7 +249,7 @@ impl SectorHash {
 /// `blk_rq_merge_ok` and `blk_try_merge`: how `bio` would join `rq` (same direction and
 /// priority, adjacent), if at all.
 pub(super) fn bio_joins(rq: &super::Request, bio: &Bio) -> Option<MergeKind> {
-    if rq.op != bio.op || rq.ioprio != bio.ioprio {
+    if rq.op != bio.op || rq.ioprio != bio.ioprio || rq.flush || bio.bytes == 0 {
         return None;
     }
     if rq.end_sector() == bio.sector {
@@ -368,6 +384,8 @@ impl BlockQueue {
             return false;
         };
         if a.op != b.op
+            || a.flush
+            || b.flush
             || a.ioprio != b.ioprio
             || a.end_sector() != b.sector
             || a.nr_sectors() + b.nr_sectors() > self.limits.max_sectors

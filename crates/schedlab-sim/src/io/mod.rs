@@ -29,14 +29,20 @@
 //!
 //! Simplifications: one hardware queue per device; no request timeouts or errors.
 
+pub mod buffered;
 pub mod merge;
 pub mod none;
+pub mod pagecache;
 pub mod plug;
 pub mod submit;
 
 pub use merge::{Bio, MergeKind, NoMerges, QueueLimits};
+pub use submit::IoStep;
 
-use schedlab_spec::model::{Event, IoOp, IoPrio, Resources, Spec, SECTOR_BYTES};
+use schedlab_spec::model::{
+    ChannelKind, Event, IoOp, IoPrio, Phase, Policy, SchedAttr, Spec, TaskSpec, Uclamp, ROOT_GROUP,
+    SECTOR_BYTES,
+};
 
 use crate::ctx::Ctx;
 use crate::device::{self, Device};
@@ -68,6 +74,8 @@ pub struct Request {
     pub issued: Option<Time>,
     /// Bios merged into it (1 for an unmerged request).
     pub nr_bios: u32,
+    /// A cache flush with no data (`REQ_OP_FLUSH`, `bytes` 0): never merged.
+    pub flush: bool,
     /// Its first and last bio in the queue's bio table (`rq->bio`, `rq->biotail`).
     bio_head: u32,
     bio_tail: u32,
@@ -106,10 +114,10 @@ impl IoCtx<'_> {
     }
 
     /// Call `IoScheduler::timer` with `token` at `at` (a kernel timer of the elevator);
-    /// `token` must fit in 35 bits.
+    /// `token` must be below 2^35 − 1.
     pub fn arm_timer(&mut self, at: Time, token: u64) {
         assert!(
-            token < TIMER_FLAG,
+            token <= MAX_ELEVATOR_TOKEN,
             "elevator timer token {token:#x} too wide"
         );
         let at = at.max(self.now);
@@ -215,6 +223,8 @@ fn trace_rq(ctx: &mut Ctx, dev: u32, rq: &Request, issue: bool) {
 
 /// Bit of a device event's word that marks an elevator timer (below it: a request id).
 const TIMER_FLAG: u64 = 1 << 35;
+/// The largest token an elevator's timer may carry (the one above it is the flusher's).
+const MAX_ELEVATOR_TOKEN: u64 = TIMER_FLAG - 2;
 
 /// The I/O schedulers schedlab models, by the name the kernel uses.
 pub fn io_scheduler_names() -> &'static [&'static str] {
@@ -232,24 +242,61 @@ pub fn construct(name: &str) -> Result<Box<dyn IoScheduler>, String> {
     }
 }
 
-/// What the block layer does not simulate yet, if `spec` uses it: buffered I/O, fsync and
-/// unlink.
-pub fn check_supported(spec: &Spec) -> Result<(), String> {
-    for t in &spec.tasks {
-        for e in t.phases.iter().flat_map(|p| &p.events) {
-            let what = match e {
-                Event::IoBatch(s) if !s.direct => "buffered I/O (\"direct\": false)",
-                Event::Fsync { .. } => "schedlab:fsync",
-                Event::Unlink { .. } => "schedlab:unlink",
-                _ => continue,
-            };
-            return Err(format!(
-                "task {:?}: {what} is not simulated yet (the page cache is not modelled)",
-                t.name
-            ));
-        }
+/// Whether a device event's word is a flusher's timer (which, like a policy timer, does
+/// not outlive the workload's last task).
+pub fn is_flusher_timer(data: u64) -> bool {
+    data == buffered::FLUSHER_TIMER
+}
+
+/// Whether `spec` reads or writes through the page cache (buffered I/O, `fsync`,
+/// `unlink`): only then are the page cache and the flusher threads built.
+pub fn uses_page_cache(spec: &Spec) -> bool {
+    spec.tasks
+        .iter()
+        .flat_map(|t| &t.phases)
+        .flat_map(|p| &p.events)
+        .any(|e| {
+            matches!(e, Event::Fsync { .. } | Event::Unlink { .. })
+                || matches!(e, Event::IoBatch(s) if !s.direct)
+        })
+}
+
+/// `spec` with one flusher thread template per device appended (`flush-251:<dev>`, a
+/// `SCHED_OTHER` kernel thread at nice 0 whose program is a writeback pass, for ever),
+/// if it uses the page cache.
+pub fn with_flusher_threads(spec: &Spec) -> Option<Spec> {
+    if !uses_page_cache(spec) {
+        return None;
     }
-    Ok(())
+    let mut with = spec.clone();
+    for d in 0..spec.resources.devices.len() as u32 {
+        with.tasks.push(TaskSpec {
+            name: format!("flush-251:{d}"),
+            instances: 0,
+            loop_count: -1,
+            delay_ns: 0,
+            attr: SchedAttr {
+                policy: Policy::Other,
+                priority: 0,
+                dl: None,
+                slice_ns: None,
+                uclamp: Uclamp::default(),
+            },
+            cpus: None,
+            phases: vec![Phase {
+                name: "writeback".into(),
+                loop_count: 1,
+                events: vec![Event::Writeback { dev: d }],
+                attr: None,
+                cpus: None,
+                group: None,
+            }],
+            process: None,
+            group: ROOT_GROUP,
+            ioprio: None,
+        });
+    }
+    Some(with)
 }
 
 /// Per-device totals for the result.
@@ -307,12 +354,27 @@ pub struct BlockLayer {
     plugs: Vec<plug::Plug>,
     /// Files (`schedlab.files`): extents of the devices.
     files: Vec<submit::FileExtent>,
+    /// The page cache, when the spec reads or writes through it.
+    cache: Option<pagecache::PageCache>,
+    /// Devices whose flusher is to be woken (drained by the engine).
+    pub kicks: Vec<u32>,
+    /// Per device: its flusher's timer is pending; where its journal's head is.
+    flusher_timer: Vec<bool>,
+    journal_head: Vec<u64>,
+    /// The flusher threads, per device (set by the engine when it creates them).
+    pub flushers: Vec<TaskId>,
+    /// The template of the first flusher thread, if the spec has them.
+    pub flusher_tmpl: Option<u32>,
+    /// Scratch list of page runs to write.
+    wb_ios: Vec<pagecache::PageIo>,
 }
 
 impl BlockLayer {
-    /// The devices and files a spec declares, with the devices' elevators and tunables.
-    pub fn new(res: &Resources) -> Result<BlockLayer, String> {
-        let queues = res
+    /// The devices and files a spec declares, with the devices' elevators and tunables,
+    /// and the page cache if the spec uses it.
+    pub fn new(spec: &Spec) -> Result<BlockLayer, String> {
+        let res = &spec.resources;
+        let queues: Vec<BlockQueue> = res
             .devices
             .iter()
             .map(|d| {
@@ -351,19 +413,46 @@ impl BlockLayer {
                 })
             })
             .collect::<Result<_, String>>()?;
-        let files = (res.files.iter())
+        let files: Vec<submit::FileExtent> = (res.files.iter())
             .map(|f| submit::FileExtent::new(f.dev, f.offset, f.bytes))
             .collect();
+        let cache = uses_page_cache(spec).then(|| {
+            let mappings = (res.files.iter())
+                .map(|f| pagecache::Mapping::new(f.dev, f.offset, f.bytes))
+                .chain(
+                    (queues.iter().enumerate())
+                        .map(|(d, q)| pagecache::Mapping::new(d as u32, 0, q.device.size_bytes())),
+                )
+                .collect();
+            let ra_pages = (queues.iter())
+                .map(|q| q.limits.read_ahead_kb * 1024 / pagecache::PAGE_BYTES)
+                .collect();
+            let copy = (res.vm.copy_byte_ps)
+                .unwrap_or(spec.machine.channel_costs[ChannelKind::Pipe.index()].byte_cost_ps);
+            pagecache::PageCache::new(res.vm, copy, mappings, ra_pages)
+        });
+        let n = queues.len();
         Ok(BlockLayer {
             queues,
             files,
+            cache,
+            flusher_timer: vec![false; n],
+            journal_head: vec![0; n],
             ..BlockLayer::default()
         })
+    }
+
+    /// Whether `t` is a flusher thread.
+    pub fn is_flusher(&self, t: TaskId) -> bool {
+        self.flushers.contains(&t)
     }
 
     /// A device event popped: a completion (the tasks it wakes are left in `woken`) or
     /// an elevator timer.
     pub fn event(&mut self, ctx: &mut Ctx, dev: u32, data: u64) {
+        if data == buffered::FLUSHER_TIMER {
+            return self.flusher_timer_fired(dev);
+        }
         self.device_event(ctx, dev, data);
         self.end_io();
     }

@@ -15,7 +15,7 @@
 //! from the run's seeded PRNG; a number is that byte offset. On a file, offsets are
 //! relative to its first byte and requests stay inside it.
 
-use schedlab_spec::model::{IoOffset, IoOp, IoPrio, IoSpec, IoTarget, SECTOR_BYTES};
+use schedlab_spec::model::{IoOffset, IoPrio, IoSpec, IoTarget, SECTOR_BYTES};
 
 use super::merge::{Bio, NIL};
 use super::{BlockLayer, Request};
@@ -25,13 +25,28 @@ use crate::types::TaskId;
 /// `AIO_PLUG_THRESHOLD` (fs/aio.c, 6.1): `io_submit` plugs when it submits more.
 pub const AIO_PLUG_THRESHOLD: u32 = 2;
 
+/// What the engine does with a task after its I/O op ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoStep {
+    /// The op is over: go on with the program.
+    Next,
+    /// The op is over once the task is woken: move on, then sleep.
+    Sleep,
+    /// Sleep, then run the op again (it has more to do).
+    Retry,
+}
+
 /// A task's op in progress.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct TaskIo {
     /// Requests still to submit.
-    left: u32,
-    /// Requests submitted and not completed.
-    in_flight: u32,
+    pub(super) left: u32,
+    /// Requests submitted and not completed that it waits for.
+    pub(super) in_flight: u32,
+    /// A buffered read that waits for its pages: its byte offset in its mapping.
+    pub(super) pending: Option<u64>,
+    /// Where an `fsync` or `unlink` is.
+    pub(super) sync: super::buffered::SyncStage,
 }
 
 /// A file: a contiguous extent of a device, and each task's sequential position in it.
@@ -89,17 +104,29 @@ fn place(
 }
 
 impl BlockLayer {
-    fn task_io(&mut self, t: TaskId) -> &mut TaskIo {
+    pub(super) fn task_io(&mut self, t: TaskId) -> &mut TaskIo {
         if self.tasks.len() <= t.idx() {
             self.tasks.resize(t.idx() + 1, TaskIo::default());
         }
         &mut self.tasks[t.idx()]
     }
 
-    /// `t` runs its `schedlab:io` op `call`: submit what the depth allows. `true` when
-    /// every request of the op is submitted (the program moves on); either way the
-    /// caller puts `t` to sleep until it appears in `woken`.
-    pub fn io_submit(&mut self, ctx: &mut Ctx, t: TaskId, ioprio: IoPrio, call: &IoSpec) -> bool {
+    /// `t` runs its `schedlab:io` op `call`: a direct one submits what the depth allows
+    /// (and always sleeps), a buffered one goes through the page cache.
+    pub fn io(&mut self, ctx: &mut Ctx, t: TaskId, ioprio: IoPrio, call: &IoSpec) -> IoStep {
+        if !call.direct {
+            return self.buffered(ctx, t, ioprio, call);
+        }
+        if self.io_submit(ctx, t, ioprio, call) {
+            IoStep::Sleep
+        } else {
+            IoStep::Retry
+        }
+    }
+
+    /// Submit what the depth allows of direct op `call`; `true` when every request of
+    /// the op is submitted.
+    fn io_submit(&mut self, ctx: &mut Ctx, t: TaskId, ioprio: IoPrio, call: &IoSpec) -> bool {
         let st = self.task_io(t);
         if st.left == 0 && st.in_flight == 0 {
             st.left = call.count;
@@ -112,9 +139,22 @@ impl BlockLayer {
         if plugged {
             self.start_plug(t);
         }
+        let now = ctx.now();
         for _ in 0..n {
             let (dev, start) = self.locate(ctx, t, call);
-            self.submit_bio(ctx, dev, t, ioprio, call.op, start, call.bytes, true);
+            let bio = Bio {
+                task: t,
+                op: call.op,
+                ioprio,
+                sync: true,
+                sector: start / SECTOR_BYTES,
+                bytes: call.bytes,
+                submitted: now,
+                next: NIL,
+                mapping: NIL,
+                waiter: true,
+            };
+            self.submit_bio(ctx, dev, bio);
         }
         if plugged {
             self.finish_plug(ctx, t);
@@ -123,7 +163,7 @@ impl BlockLayer {
     }
 
     /// The device and byte offset of `t`'s next request of `call`.
-    fn locate(&mut self, ctx: &mut Ctx, t: TaskId, call: &IoSpec) -> (u32, u64) {
+    pub(super) fn locate(&mut self, ctx: &mut Ctx, t: TaskId, call: &IoSpec) -> (u32, u64) {
         match call.target {
             IoTarget::Dev(dev) => {
                 let q = &mut self.queues[dev as usize];
@@ -146,52 +186,34 @@ impl BlockLayer {
         }
     }
 
-    /// `submit_bio` → `blk_mq_submit_bio`: a bio of `bytes` at byte `start` of device
-    /// `dev` for task `t`, merged into a plugged or queued request if one takes it, else
-    /// a new request on `t`'s plug or in the elevator (then the queue is run).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn submit_bio(
-        &mut self,
-        ctx: &mut Ctx,
-        dev: u32,
-        t: TaskId,
-        ioprio: IoPrio,
-        op: IoOp,
-        start: u64,
-        bytes: u64,
-        sync: bool,
-    ) {
-        let now = ctx.now();
+    /// `submit_bio` → `blk_mq_submit_bio`: `bio` for device `dev`, merged into a
+    /// plugged or queued request if one takes it, else a new request on its task's plug
+    /// or in the elevator (then the queue is run).
+    pub(super) fn submit_bio(&mut self, ctx: &mut Ctx, dev: u32, bio: Bio) {
+        let t = bio.task;
         let q = &mut self.queues[dev as usize];
-        let bio = Bio {
-            task: t,
-            op,
-            ioprio,
-            sync,
-            sector: start / SECTOR_BYTES,
-            bytes,
-            submitted: now,
-            next: NIL,
-        };
         let b = q.alloc_bio(bio);
         let plugged = self.plugged(t);
-        if plugged && self.try_plug_merge(t, dev, b) {
-            return;
+        if bio.bytes > 0 {
+            if plugged && self.try_plug_merge(t, dev, b) {
+                return;
+            }
+            if self.queues[dev as usize].try_bio_merge(ctx, dev, b) {
+                return;
+            }
         }
         let q = &mut self.queues[dev as usize];
-        if q.try_bio_merge(ctx, dev, b) {
-            return;
-        }
         let id = q.alloc(Request {
             task: t,
-            op,
+            op: bio.op,
             sector: bio.sector,
-            bytes,
-            ioprio,
-            sync,
-            submitted: now,
+            bytes: bio.bytes,
+            ioprio: bio.ioprio,
+            sync: bio.sync,
+            submitted: bio.submitted,
             issued: None,
             nr_bios: 1,
+            flush: bio.bytes == 0,
             bio_head: b,
             bio_tail: b,
             plugged: false,
@@ -208,7 +230,14 @@ impl BlockLayer {
     /// is woken when it may submit more or has nothing left in flight (`io_getevents`).
     pub(super) fn end_io(&mut self) {
         for i in 0..self.ended.len() {
-            let t = self.ended[i].task;
+            let bio = self.ended[i];
+            if bio.mapping != NIL {
+                self.end_cached(&bio);
+            }
+            if !bio.waiter {
+                continue;
+            }
+            let t = bio.task;
             let st = self.task_io(t);
             st.in_flight -= 1;
             if st.left > 0 || st.in_flight == 0 {

@@ -10,8 +10,9 @@
 //! `run: -1` runs for ever ([`crate::model::RUN_FOREVER`]: rt-app passes the `int` -1 to
 //! `loadwait(unsigned long)`). rt-app's `mem` and `iorun` events (and so `memrun`, which
 //! starts with `mem`) are refused: schedlab has no memory model, and rt-app's `iorun`
-//! writes through the page cache to the file `global.io_device`, which schedlab does not
-//! simulate (its own block requests are `schedlab:io` on a `schedlab.devices` entry).
+//! writes through the page cache to the host file `global.io_device`, which a spec cannot
+//! place on a simulated device (buffered writes are `schedlab:io` with `"direct": false`
+//! on a `schedlab.files` entry).
 //!
 //! Events keep resource *names* here; `resolve.rs` turns them into indices once every task
 //! has been read (a fork may name a task defined further down the file).
@@ -312,9 +313,8 @@ pub(crate) fn parse(k: Kind, key: &str, v: &Json, path: &str) -> Result<Ev, Spec
                 path,
                 &format!(
                     "the {key:?} event (rt-app's iorun writes to the file global.io_device \
-                     through the page cache; schedlab has no page cache or file system, and \
-                     its block layer, schedlab:io on a schedlab.devices entry, is not \
-                     simulated by the engine yet)"
+                     through the page cache; schedlab models no host file a spec names: \
+                     write a schedlab.files entry with schedlab:io and \"direct\": false)"
                 ),
             ))
         }

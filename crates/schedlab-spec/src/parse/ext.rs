@@ -19,7 +19,7 @@ use crate::cost::CostKey;
 use crate::json::{Json, Number};
 use crate::model::{
     BlockDevice, Channel, ChannelCost, ChannelKind, DeviceModel, Machine, SchedulerChoice,
-    Topology, HZ_CHOICES, HZ_CHOICES_TEXT, MAX_MACHINE_CPUS, SECTOR_BYTES,
+    Topology, Vm, HZ_CHOICES, HZ_CHOICES_TEXT, MAX_MACHINE_CPUS, SECTOR_BYTES,
 };
 use crate::work::Names;
 use crate::SpecError;
@@ -105,6 +105,7 @@ pub(crate) struct ExtRest {
     pub devices: Vec<BlockDevice>,
     /// Files with their devices still named (`resolve.rs` checks them).
     pub files: Vec<FileIr>,
+    pub vm: Vm,
     pub headline: HeadlineIr,
 }
 
@@ -130,6 +131,7 @@ const TOP_KEYS: &[&str] = &[
     "cgroups",
     "devices",
     "files",
+    "vm",
     "scheduler",
     "seed",
     "headline",
@@ -150,6 +152,7 @@ pub(crate) fn parse(v: Option<&Json>) -> Result<Ext, SpecError> {
             channel_names: Names::default(),
             devices: Vec::new(),
             files: Vec::new(),
+            vm: Vm::default(),
             headline: HeadlineIr::None,
         },
     };
@@ -169,6 +172,7 @@ pub(crate) fn parse(v: Option<&Json>) -> Result<Ext, SpecError> {
             "cgroups" => ext.cgroups = cgroup::parse(kv, &kp)?,
             "devices" => ext.rest.devices = devices(kv, &kp)?,
             "files" => ext.rest.files = files(kv, &kp)?,
+            "vm" => ext.rest.vm = vm(kv, &kp)?,
             "scheduler" => ext.rest.scheduler = scheduler(kv, &kp)?,
             "seed" => {
                 let seed = get::int_in(kv, &kp, "a PRNG seed", 0, u64::MAX as i128)?;
@@ -617,6 +621,57 @@ fn files(v: &Json, path: &str) -> Result<Vec<FileIr>, SpecError> {
         });
     }
     Ok(out)
+}
+
+/// `"vm": {"memory_bytes": …, "dirty_ratio": 20, "dirty_background_ratio": 10,
+/// "dirty_expire_centisecs": 3000, "dirty_writeback_centisecs": 500, "copy_byte_ps": …}`.
+fn vm(v: &Json, path: &str) -> Result<Vm, SpecError> {
+    const KEYS: &[&str] = &[
+        "memory_bytes",
+        "dirty_ratio",
+        "dirty_background_ratio",
+        "dirty_expire_centisecs",
+        "dirty_writeback_centisecs",
+        "copy_byte_ps",
+    ];
+    let o = Obj::new(
+        v,
+        path,
+        "the vm object (the page cache's memory and writeback settings)",
+    )?;
+    o.no_repeats(|_| false)?;
+    let mut vm = Vm::default();
+    for (k, kv, kp) in o.iter() {
+        let int = |what: &str, min: i128, max: i128| get::int_in(kv, &kp, what, min, max);
+        match k {
+            "memory_bytes" => {
+                let n = int("a memory size in bytes", FILE_BLOCK_BYTES as i128, 1 << 50)? as u64;
+                if !n.is_multiple_of(FILE_BLOCK_BYTES) {
+                    return Err(SpecError::new(
+                        kp,
+                        format!("expected a memory size that is a multiple of {FILE_BLOCK_BYTES} (the page size), found {n}"),
+                    ));
+                }
+                vm.memory_bytes = n;
+            }
+            "dirty_ratio" => vm.dirty_ratio = int("a percentage", 0, 100)? as u32,
+            "dirty_background_ratio" => {
+                vm.dirty_background_ratio = int("a percentage", 0, 100)? as u32
+            }
+            // proc_dointvec_minmax bounds in kernel/sysctl.c: 0..=INT_MAX.
+            "dirty_expire_centisecs" => {
+                vm.dirty_expire_centisecs = int("centiseconds", 0, i32::MAX as i128)? as u32
+            }
+            "dirty_writeback_centisecs" => {
+                vm.dirty_writeback_centisecs = int("centiseconds", 0, i32::MAX as i128)? as u32
+            }
+            "copy_byte_ps" => {
+                vm.copy_byte_ps = Some(int("picoseconds per byte", 0, 1_000_000)? as u64)
+            }
+            _ => return Err(get::unknown_key(&kp, k, "the vm object", KEYS)),
+        }
+    }
+    Ok(vm)
 }
 
 /// `{name: value}` tunables kept as text (string, number or boolean values).

@@ -441,6 +441,7 @@ pub(crate) fn build(
             marks: marks.names,
             devices: ext.devices,
             files,
+            vm: ext.vm,
         },
         machine,
         scheduler: ext.scheduler,
