@@ -153,10 +153,25 @@ pub struct TaskResult {
     pub dl_throttles: Option<u64>,
     pub wakeup_latency_ns: Summary,
     pub response_ns: Summary,
-    /// A kernel thread the simulator added (a CPU's softirq thread), not a task of the
-    /// spec: written only when true.
+    /// A kernel thread the simulator added (a CPU's softirq thread, a device's flusher),
+    /// not a task of the spec: written only when true.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub kernel_thread: bool,
+    /// The block I/O the task submitted; written only for a task that submitted any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io: Option<TaskIoResult>,
+}
+
+/// A task's block I/O: the bios it submitted (each `schedlab:io` request of a direct op,
+/// each read-ahead or writeback run of the page cache, each metadata write or flush), as
+/// they completed.
+#[derive(Clone, Debug, Serialize)]
+pub struct TaskIoResult {
+    pub requests: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Submission → completion of each (from a histogram).
+    pub latency_ns: Summary,
 }
 
 /// Per-CPU time.

@@ -3,7 +3,8 @@
 
 use schedlab_core::result::{
     CpuResult, DeviceResult, EngineKind, GroupResult, Headline as HeadlineOut, KernelInfo,
-    RtThrottleResult, RunInfo, RunResult, RunSummary, SampleInfo, TaskResult, Totals, SCHEMA,
+    RtThrottleResult, RunInfo, RunResult, RunSummary, SampleInfo, TaskIoResult, TaskResult, Totals,
+    SCHEMA,
 };
 use schedlab_core::stats::{Histogram, Summary};
 use schedlab_spec::model::{Headline, Spec};
@@ -230,6 +231,12 @@ fn task<S: Scheduler>(e: &Engine<S>, src: &mut Source, i: usize, name: String) -
         wakeup_latency_ns: src.task(e, i, Series::Latency),
         response_ns: src.task(e, i, Series::Response),
         kernel_thread: e.is_kernel_thread(TaskId(i as u32)),
+        io: e.blk.task_stats(TaskId(i as u32)).map(|s| TaskIoResult {
+            requests: s.requests,
+            bytes_read: s.bytes_read,
+            bytes_written: s.bytes_written,
+            latency_ns: Summary::of_histogram(&s.latency),
+        }),
     }
 }
 

@@ -59,7 +59,14 @@ fn adjacent_requests_of_two_tasks_merge_and_both_tasks_wake_at_its_completion() 
     for t in ["a", "b"] {
         assert_eq!(task_in(&r, t)["sleep_ns"], 20_000, "{t}");
         assert_eq!(task_in(&r, t)["activations"], 1, "{t} woken once");
+        // Each task's own request, as it saw it: submitted at 0, completed at 20 µs.
+        let io = &task_in(&r, t)["io"];
+        assert_eq!(io["requests"], 1, "{t}");
+        assert_eq!(io["bytes_read"], 4096, "{t}");
+        assert_eq!(io["bytes_written"], 0, "{t}");
+        assert_eq!(io["latency_ns"]["max"], 20_000, "{t}");
     }
+    assert_eq!(task_in(&r, "blocker")["io"]["latency_ns"]["max"], 10_000);
     assert_eq!(r["summary"]["makespan_ns"], 20_000);
 }
 
@@ -316,5 +323,45 @@ fn random_requests_on_a_file_stay_inside_it() {
     assert_eq!(
         dev["requests"].as_u64().unwrap() + dev["merges"].as_u64().unwrap(),
         50
+    );
+}
+
+#[test]
+fn the_trace_shows_requests_entering_the_scheduler_but_not_bios_merged_into_them() {
+    // blocker's and a's requests are inserted (block_rq_insert); b's bio joins a's.
+    let dir = std::env::temp_dir().join(format!("schedlab-blkins-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.trace");
+    let cfg = schedlab_sim::SimConfig {
+        scheduler: Some("linux-cfs".into()),
+        trace: Some(path.clone()),
+        check: true,
+        ..Default::default()
+    };
+    schedlab_sim::simulate_text(&two_adjacent(""), &cfg).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let insert =
+        regex::Regex::new(r"(\w+)-\d+ .* block_rq_insert: 251,0 R 0 \(\) (\d+) \+ (\d+) \[(\w+)\]")
+            .unwrap();
+    let got: Vec<(String, u64, u64)> = insert
+        .captures_iter(&text)
+        .map(|c| {
+            (
+                c[4].to_string(),
+                c[2].parse().unwrap(),
+                c[3].parse().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [("blocker".to_string(), 2097152, 8), ("a".to_string(), 0, 8)],
+        "{text}"
+    );
+    // The merged request is issued whole.
+    assert!(
+        text.contains("block_rq_issue: 251,0 R 0 () 0 + 16 [swapper]"),
+        "{text}"
     );
 }

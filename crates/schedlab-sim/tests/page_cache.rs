@@ -203,6 +203,8 @@ fn fsync_writes_the_dirty_pages_then_flushes_the_device_cache() {
     let got = issues(&text);
     assert_eq!(got[0], (0, 0, 128, true));
     assert_eq!(got[1], (10_000, 0, 0, true));
+    assert_eq!(task_in(&r, "w")["io"]["requests"], 2);
+    assert_eq!(task_in(&r, "w")["io"]["bytes_written"], 65536);
 }
 
 #[test]

@@ -47,6 +47,7 @@ use schedlab_spec::model::{
 use crate::ctx::Ctx;
 use crate::device::{self, Device};
 use crate::event::EventKind;
+use crate::trace::writer::RqTrace;
 use crate::types::{TaskId, Time};
 
 /// A request in a device's table (its tag in the elevator's eyes), reused once completed.
@@ -208,17 +209,45 @@ pub trait IoScheduler {
     }
 }
 
-/// `block_rq_issue` / `block_rq_complete` on the CPU of the task the request is for.
+/// `block_rq_insert`, `block_rq_issue` or `block_rq_complete` (`issue`: true for the
+/// issue, false for the completion) on the CPU of the task the request is for.
 fn trace_rq(ctx: &mut Ctx, dev: u32, rq: &Request, issue: bool) {
+    let kind = if issue {
+        RqTrace::Issue
+    } else {
+        RqTrace::Complete
+    };
+    trace_rq_as(ctx, dev, rq, kind);
+}
+
+fn trace_rq_as(ctx: &mut Ctx, dev: u32, rq: &Request, kind: RqTrace) {
     if !ctx.tracer.enabled() {
         return;
     }
     let cpu = ctx.task(rq.task).cpu;
     let on = ctx.curr(cpu);
-    let write = rq.op == IoOp::Write;
     let now = ctx.now();
-    ctx.tracer
-        .block_rq(now, cpu, on, dev, write, rq.sector, rq.nr_sectors(), issue);
+    ctx.tracer.block_rq(
+        now,
+        cpu,
+        on,
+        dev,
+        rwbs(rq),
+        rq.sector,
+        rq.nr_sectors(),
+        kind,
+    );
+}
+
+/// The request's `rwbs` as `blk_fill_rwbs` spells it (Linux 6.1), without the flag
+/// letters schedlab does not track (S, M, A): `R`, `W`, or `FF` for a cache flush
+/// (block/blk-flush.c: `REQ_OP_FLUSH | REQ_PREFLUSH`).
+fn rwbs(rq: &Request) -> &'static [u8] {
+    match (rq.flush, rq.op) {
+        (true, _) => b"FF",
+        (false, IoOp::Write) => b"W",
+        (false, IoOp::Read) => b"R",
+    }
 }
 
 /// Bit of a device event's word that marks an elevator timer (below it: a request id).
@@ -367,6 +396,18 @@ pub struct BlockLayer {
     pub flusher_tmpl: Option<u32>,
     /// Scratch list of page runs to write.
     wb_ios: Vec<pagecache::PageIo>,
+    /// Per task: its completed bios.
+    task_stats: Vec<TaskIoStats>,
+}
+
+/// A task's completed bios.
+#[derive(Clone, Debug, Default)]
+pub struct TaskIoStats {
+    pub requests: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Submission → completion of each.
+    pub latency: schedlab_core::stats::Histogram,
 }
 
 impl BlockLayer {
@@ -442,6 +483,26 @@ impl BlockLayer {
         })
     }
 
+    /// `t`'s completed bios, if it submitted any.
+    pub fn task_stats(&self, t: TaskId) -> Option<&TaskIoStats> {
+        self.task_stats.get(t.idx()).filter(|s| s.requests > 0)
+    }
+
+    /// Count a completed bio for its task at `now`.
+    fn account_bio(&mut self, bio: &Bio, now: Time) {
+        let i = bio.task.idx();
+        if self.task_stats.len() <= i {
+            self.task_stats.resize_with(i + 1, TaskIoStats::default);
+        }
+        let s = &mut self.task_stats[i];
+        s.requests += 1;
+        match bio.op {
+            IoOp::Read => s.bytes_read += bio.bytes,
+            IoOp::Write => s.bytes_written += bio.bytes,
+        }
+        s.latency.record(now - bio.submitted);
+    }
+
     /// Whether `t` is a flusher thread.
     pub fn is_flusher(&self, t: TaskId) -> bool {
         self.flushers.contains(&t)
@@ -454,6 +515,11 @@ impl BlockLayer {
             return self.flusher_timer_fired(dev);
         }
         self.device_event(ctx, dev, data);
+        let now = ctx.now();
+        for i in 0..self.ended.len() {
+            let bio = self.ended[i];
+            self.account_bio(&bio, now);
+        }
         self.end_io();
     }
 
@@ -567,6 +633,10 @@ impl BlockQueue {
         };
         self.elevator.insert(&mut io, id);
         self.hash_queued(id);
+        let rq = *self.reqs[id.0 as usize]
+            .as_ref()
+            .expect("an inserted request");
+        trace_rq_as(ctx, dev, &rq, RqTrace::Insert);
     }
 
     /// `blk_mq_run_hw_queue`: hand the device requests while it has a free tag.
