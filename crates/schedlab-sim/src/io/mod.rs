@@ -404,6 +404,8 @@ pub struct BlockLayer {
 #[derive(Clone, Debug, Default)]
 pub struct TaskIoStats {
     pub requests: u64,
+    /// Of them, reads.
+    pub reads: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
     /// Submission → completion of each.
@@ -497,7 +499,10 @@ impl BlockLayer {
         let s = &mut self.task_stats[i];
         s.requests += 1;
         match bio.op {
-            IoOp::Read => s.bytes_read += bio.bytes,
+            IoOp::Read => {
+                s.reads += 1;
+                s.bytes_read += bio.bytes
+            }
             IoOp::Write => s.bytes_written += bio.bytes,
         }
         s.latency.record(now - bio.submitted);
