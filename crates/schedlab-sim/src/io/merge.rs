@@ -446,6 +446,10 @@ impl BlockQueue {
     /// cache, as the elevators' `insert_requests` do).
     pub(super) fn hash_queued(&mut self, id: RqId) {
         let rq = self.request(id);
+        if rq.flush {
+            // A cache flush is never merged (`rq_mergeable`): not hashed.
+            return;
+        }
         let (start, end) = (rq.sector, rq.end_sector());
         self.by_end.add(end, id);
         self.by_start.add(start, id);
