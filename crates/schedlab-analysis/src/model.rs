@@ -207,7 +207,10 @@ fn event_name(e: &Event) -> &'static str {
         Event::Read { .. } => "schedlab:read",
         Event::Mark { .. } => "schedlab:mark",
         Event::Exit => "schedlab:exit",
-        Event::Io { .. } => "schedlab:io",
+        Event::Io { .. } | Event::IoBatch(_) => "schedlab:io",
+        Event::Fsync { .. } => "schedlab:fsync",
+        Event::Unlink { .. } => "schedlab:unlink",
+        Event::Writeback { .. } => "writeback",
     }
 }
 

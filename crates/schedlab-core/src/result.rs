@@ -153,10 +153,25 @@ pub struct TaskResult {
     pub dl_throttles: Option<u64>,
     pub wakeup_latency_ns: Summary,
     pub response_ns: Summary,
-    /// A kernel thread the simulator added (a CPU's softirq thread), not a task of the
-    /// spec: written only when true.
+    /// A kernel thread the simulator added (a CPU's softirq thread, a device's flusher),
+    /// not a task of the spec: written only when true.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub kernel_thread: bool,
+    /// The block I/O the task submitted; written only for a task that submitted any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io: Option<TaskIoResult>,
+}
+
+/// A task's block I/O: the bios it submitted (each `schedlab:io` request of a direct op,
+/// each read-ahead or writeback run of the page cache, each metadata write or flush), as
+/// they completed.
+#[derive(Clone, Debug, Serialize)]
+pub struct TaskIoResult {
+    pub requests: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Submission → completion of each (from a histogram).
+    pub latency_ns: Summary,
 }
 
 /// Per-CPU time.
@@ -244,6 +259,44 @@ pub struct RunSummary {
     pub blocked_at_end: usize,
     /// Per-task counters summed over every task.
     pub totals: Totals,
+    /// The workload's block I/O in fio's terms; written only when some task of the spec
+    /// (not a kernel thread) submitted I/O.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoSummary>,
+}
+
+/// The block I/O of a run's tasks as fio reports a group of jobs: per direction the I/Os
+/// (`ios`), their bytes, `iops` and `bw_kib_s` (KiB/s, fio's `BW` with KiB = 1024 bytes)
+/// over the workload's time (until its last task exited, else the whole run), and the completion latency (`clat`: submission →
+/// completion of each bio) of both directions pooled.
+#[derive(Clone, Debug, Serialize)]
+pub struct IoSummary {
+    pub read: IoDirSummary,
+    pub write: IoDirSummary,
+    pub clat_ns: Summary,
+}
+
+/// One direction of an [`IoSummary`].
+#[derive(Clone, Debug, Serialize)]
+pub struct IoDirSummary {
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bw_kib_s: f64,
+}
+
+impl IoDirSummary {
+    /// `ios` I/Os of `bytes` bytes over `ns` nanoseconds.
+    pub fn over(ios: u64, bytes: u64, ns: u64) -> IoDirSummary {
+        let s = ns as f64 / 1e9;
+        let rate = |x: f64| if ns == 0 { 0.0 } else { x / s };
+        IoDirSummary {
+            ios,
+            bytes,
+            iops: rate(ios as f64),
+            bw_kib_s: rate(bytes as f64 / 1024.0),
+        }
+    }
 }
 
 /// Per-task counters summed over the tasks of a run.

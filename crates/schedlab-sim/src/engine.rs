@@ -16,12 +16,14 @@
 
 use schedlab_spec::cost::{draw, CostKey, Spread, Spreads};
 use schedlab_spec::kernel::SpanKind;
-use schedlab_spec::model::{ChannelKind, Event as Op, IoPrio, Phase, Policy, Spec, TimerMode};
+use schedlab_spec::model::{
+    ChannelKind, Event as Op, IoPrio, IoSpec, Phase, Policy, Spec, TimerMode,
+};
 
 use crate::budget::{self, Budget};
 use crate::ctx::Ctx;
 use crate::event::EventKind;
-use crate::io::BlockLayer;
+use crate::io::{BlockLayer, IoStep};
 use crate::kernel::{KernelModel, Resched};
 use crate::metrics::{relative_deadline, ActKind, Metrics, SampleMode};
 use crate::program::{first_timer_period, mask_of, Advance, Programs, Walk};
@@ -359,6 +361,9 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         self.metrics.reserve_tasks(n);
         self.core.reserve_tasks(n);
         self.start_tasks(spec);
+        if let Some(first) = self.blk.flusher_tmpl {
+            self.create_flusher_threads(spec, first);
+        }
         if self.cfg.kernel.softirqs && !self.halted() {
             self.create_softirq_threads(spec);
         }
@@ -383,6 +388,23 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             if c == 0 {
                 self.softirq.first_thread = Some(id);
             }
+        }
+    }
+
+    /// Create the flusher threads, one per device, from the templates from `first` on
+    /// (`io::with_flusher_threads`): asleep until their device has writeback to do, and
+    /// not counted among the workload's live tasks.
+    fn create_flusher_threads(&mut self, spec: &Spec, first: u32) {
+        for d in 0..self.blk.queues.len() as u32 {
+            if !self.room_for_task() {
+                return;
+            }
+            let tmpl = first + d;
+            let attrs = attrs_of(&spec.tasks[tmpl as usize].attr);
+            let aff = self.affinity_of(None);
+            let id = self.create_task(tmpl, attrs, aff, None);
+            self.live_tasks -= 1;
+            self.blk.flushers.push(id);
         }
     }
 
@@ -595,7 +617,8 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         self.cfg.end.is_none()
             && self.live_tasks == 0
             && !self.rt.is_empty()
-            && matches!(kind, EventKind::PolicyTimer { .. })
+            && (matches!(kind, EventKind::PolicyTimer { .. })
+                || matches!(*kind, EventKind::Device { data, .. } if crate::io::is_flusher_timer(data)))
     }
 
     /// Ask the cache for the state the next event reads, while the current one runs: the
@@ -903,6 +926,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             Block::Mutex | Block::Io => PrevState::Uninterruptible,
             _ => PrevState::Sleeping,
         };
+        self.blk.task_blocks(&mut self.core.ctx, t);
         self.core.block(cpu, state);
         self.rt[t.idx()].voluntary += 1;
         self.set_state(t, TState::Blocked(why));
@@ -1106,6 +1130,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             Op::Signal { .. } | Op::Broad { .. } | Op::Resume { .. } => self.cfg.wakeup_ns,
             Op::Sleep { .. } | Op::Timer { .. } => self.cfg.sleep_ns,
             Op::Exit => self.cfg.exit_ns,
+            Op::IoBatch(ref s) if !s.direct => self.blk.copy_ns(s),
             _ => 0,
         }
     }
@@ -1173,6 +1198,8 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             Some(Op::Signal { .. } | Op::Broad { .. } | Op::Resume { .. }) => SpanKind::Wake,
             Some(Op::Sleep { .. } | Op::Timer { .. }) => SpanKind::Sleep,
             Some(Op::Exit) | None => SpanKind::Exit,
+            // A page-cache copy is the copy loop of a pipe's read or write.
+            Some(Op::IoBatch(s)) if !s.direct => SpanKind::Pipe,
             Some(_) => return None,
         })
     }
@@ -1533,14 +1560,51 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 op,
                 bytes,
                 offset,
-            } => {
-                self.next_op(cpu, t);
+            } => self.io(cpu, t, &IoSpec::single(dev, op, bytes, offset)),
+            Op::IoBatch(ref spec) => {
+                let spec = **spec;
+                self.io(cpu, t, &spec)
+            }
+            Op::Fsync { file } => {
                 let ioprio = self.ioprio_of(t);
-                self.blk
-                    .submit(&mut self.core.ctx, dev, t, ioprio, op, bytes, offset);
-                self.block(cpu, t, Block::Io);
+                let step = self.blk.fsync(&mut self.core.ctx, t, ioprio, file);
+                self.after_io(cpu, t, step);
+            }
+            Op::Unlink { file } => {
+                let ioprio = self.ioprio_of(t);
+                let step = self.blk.unlink(&mut self.core.ctx, t, ioprio, file);
+                self.after_io(cpu, t, step);
+            }
+            Op::Writeback { dev } => {
+                let ioprio = self.ioprio_of(t);
+                self.blk.writeback(&mut self.core.ctx, t, dev, ioprio);
+                self.next_op(cpu, t);
+                self.block(cpu, t, Block::Suspend);
+                self.wake_io_waiters();
             }
         }
+    }
+
+    /// `t` runs a `schedlab:io` op: it submits what its depth allows and sleeps until a
+    /// completion lets it go on; the op is over once every request is submitted.
+    fn io(&mut self, cpu: CpuId, t: TaskId, spec: &IoSpec) {
+        let ioprio = self.ioprio_of(t);
+        let step = self.blk.io(&mut self.core.ctx, t, ioprio, spec);
+        self.after_io(cpu, t, step);
+    }
+
+    /// Go on after an I/O op as the block layer says, then wake whoever it let go on
+    /// (flushers it kicked, tasks whose pages are in).
+    fn after_io(&mut self, cpu: CpuId, t: TaskId, step: IoStep) {
+        match step {
+            IoStep::Next => self.next_op(cpu, t),
+            IoStep::Sleep => {
+                self.next_op(cpu, t);
+                self.block(cpu, t, Block::Io);
+            }
+            IoStep::Retry => self.block(cpu, t, Block::Io),
+        }
+        self.wake_io_waiters();
     }
 
     /// Wake the tasks whose bios a device event completed (`bio_endio` → the waiter's
@@ -1555,6 +1619,22 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         }
         woken.clear();
         self.blk.woken = woken;
+        while let Some(dev) = self.blk.kicks.pop() {
+            self.wake_flusher(dev);
+        }
+    }
+
+    /// Wake `dev`'s flusher thread if it sleeps (its first wake-up is its
+    /// `wake_up_new_task`). No activation of the workload's is opened.
+    fn wake_flusher(&mut self, dev: u32) {
+        let Some(&t) = self.blk.flushers.get(dev as usize) else {
+            return;
+        };
+        match self.rt[t.idx()].state {
+            TState::Blocked(Block::NotStarted) => self.wake_new(t, None),
+            TState::Blocked(Block::Suspend) => self.make_runnable(t, None, false),
+            _ => {}
+        }
     }
 
     /// `t`'s I/O priority: what its spec sets (`ioprio_set`), else what the kernel derives
@@ -1569,7 +1649,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
 
     /// `t` is a kernel thread the engine added (a CPU's softirq thread), not a spec task.
     pub(crate) fn is_kernel_thread(&self, t: TaskId) -> bool {
-        self.softirq_cpu(t).is_some()
+        self.softirq_cpu(t).is_some() || self.blk.is_flusher(t)
     }
 
     /// The CPU whose softirq thread `t` is (`None`: `t` is none).

@@ -766,10 +766,16 @@ impl cpu::PolicyVisitor for Run<'_> {
                 .memory_budget
                 .unwrap_or(budget::DEFAULT_MEMORY_BUDGET),
         };
-        let blk = io::BlockLayer::new(&self.spec.resources.devices).map_err(SimError::input)?;
+        let mut blk = io::BlockLayer::new(self.spec).map_err(SimError::input)?;
         let (mode, sample_path) = sample_mode(&self.cfg.samples)?;
-        let with_threads = kernel::with_softirq_threads(self.spec, &rcfg.kernel, self.cpus);
-        let spec = with_threads.as_ref().unwrap_or(self.spec);
+        // Kernel threads the engine adds: the flushers, then the softirq threads.
+        let with_flushers = io::with_flusher_threads(self.spec);
+        if with_flushers.is_some() {
+            blk.flusher_tmpl = Some(self.spec.tasks.len() as u32);
+        }
+        let base = with_flushers.as_ref().unwrap_or(self.spec);
+        let with_threads = kernel::with_softirq_threads(base, &rcfg.kernel, self.cpus);
+        let spec = with_threads.as_ref().unwrap_or(base);
         let mut e = engine::Engine::new(spec, ctx, policy, rcfg, mode, blk);
         e.start(spec);
         e.run();

@@ -2,8 +2,9 @@
 //! from a finished engine.
 
 use schedlab_core::result::{
-    CpuResult, DeviceResult, EngineKind, GroupResult, Headline as HeadlineOut, KernelInfo,
-    RtThrottleResult, RunInfo, RunResult, RunSummary, SampleInfo, TaskResult, Totals, SCHEMA,
+    CpuResult, DeviceResult, EngineKind, GroupResult, Headline as HeadlineOut, IoDirSummary,
+    IoSummary, KernelInfo, RtThrottleResult, RunInfo, RunResult, RunSummary, SampleInfo,
+    TaskIoResult, TaskResult, Totals, SCHEMA,
 };
 use schedlab_core::stats::{Histogram, Summary};
 use schedlab_spec::model::{Headline, Spec};
@@ -230,6 +231,12 @@ fn task<S: Scheduler>(e: &Engine<S>, src: &mut Source, i: usize, name: String) -
         wakeup_latency_ns: src.task(e, i, Series::Latency),
         response_ns: src.task(e, i, Series::Response),
         kernel_thread: e.is_kernel_thread(TaskId(i as u32)),
+        io: e.blk.task_stats(TaskId(i as u32)).map(|s| TaskIoResult {
+            requests: s.requests,
+            bytes_read: s.bytes_read,
+            bytes_written: s.bytes_written,
+            latency_ns: Summary::of_histogram(&s.latency),
+        }),
     }
 }
 
@@ -255,7 +262,33 @@ fn summary<S: Scheduler>(e: &Engine<S>, src: &mut Source, spec: &Spec) -> RunSum
         marks,
         blocked_at_end,
         totals: Totals::default(),
+        io: io_summary(e, makespan),
     }
+}
+
+/// fio's view of the spec's tasks' block I/O over the workload's time: until its last
+/// task exited, or the whole run when it does not end.
+fn io_summary<S: Scheduler>(e: &Engine<S>, makespan: Option<u64>) -> Option<IoSummary> {
+    let mut clat = Histogram::new();
+    let (mut reads, mut writes, mut rbytes, mut wbytes) = (0, 0, 0, 0);
+    let mut any = false;
+    for t in (0..e.rt.len() as u32).map(TaskId) {
+        let Some(s) = e.blk.task_stats(t).filter(|_| !e.is_kernel_thread(t)) else {
+            continue;
+        };
+        any = true;
+        reads += s.reads;
+        writes += s.requests - s.reads;
+        rbytes += s.bytes_read;
+        wbytes += s.bytes_written;
+        clat.merge(&s.latency);
+    }
+    let ns = makespan.unwrap_or(e.core.ctx.now);
+    any.then(|| IoSummary {
+        read: IoDirSummary::over(reads, rbytes, ns),
+        write: IoDirSummary::over(writes, wbytes, ns),
+        clat_ns: Summary::of_histogram(&clat),
+    })
 }
 
 fn headline<S: Scheduler>(

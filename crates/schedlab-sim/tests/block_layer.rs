@@ -59,7 +59,14 @@ fn adjacent_requests_of_two_tasks_merge_and_both_tasks_wake_at_its_completion() 
     for t in ["a", "b"] {
         assert_eq!(task_in(&r, t)["sleep_ns"], 20_000, "{t}");
         assert_eq!(task_in(&r, t)["activations"], 1, "{t} woken once");
+        // Each task's own request, as it saw it: submitted at 0, completed at 20 µs.
+        let io = &task_in(&r, t)["io"];
+        assert_eq!(io["requests"], 1, "{t}");
+        assert_eq!(io["bytes_read"], 4096, "{t}");
+        assert_eq!(io["bytes_written"], 0, "{t}");
+        assert_eq!(io["latency_ns"]["max"], 20_000, "{t}");
     }
+    assert_eq!(task_in(&r, "blocker")["io"]["latency_ns"]["max"], 10_000);
     assert_eq!(r["summary"]["makespan_ns"], 20_000);
 }
 
@@ -140,4 +147,221 @@ fn every_bio_completes_once_when_many_tasks_merge() {
         assert_eq!(t["activations"], 25, "{}: woken once per bio", t["name"]);
     }
     assert_eq!(r["summary"]["blocked_at_end"], 0);
+}
+
+/// One task's `schedlab:io` op with `keys` (a JSON object's body) on device nullb0 of
+/// `depth` tags.
+fn one_op(keys: &str, tags: u32, params: &str) -> String {
+    format!(
+        r#"{{
+        "tasks": {{ "t": {{"loop": 1, "schedlab:io": {{ {keys} }}}} }},
+        "schedlab": {{
+            "machine": {{"cpus": 1, "hz": 1000}},
+            "devices": {{"nullb0": {{"model": "null_blk", "completion_ns": 10000,
+                                     "queue_depth": {tags}, "scheduler": "none",
+                                     "params": {{ {params} }}}}}},
+            "files": {{"f": {{"dev": "nullb0", "offset": 1048576, "bytes": 65536}}}}
+        }}
+    }}"#
+    )
+}
+
+#[test]
+fn a_batch_of_more_than_two_requests_is_plugged_and_merged_on_the_plug() {
+    // io_submit of 8 sequential 4 KiB writes (more than AIO_PLUG_THRESHOLD): they meet on
+    // the task's plug and leave it as one 32 KiB request.
+    let r = run(&one_op(
+        r#""dev": "nullb0", "op": "write", "bytes": 4096, "count": 8, "depth": 8"#,
+        64,
+        "",
+    ));
+    let dev = &r["devices"][0];
+    assert_eq!(dev["requests"], 1);
+    assert_eq!(dev["merges"], 7);
+    assert_eq!(dev["bytes_written"], 8 * 4096);
+    let t = task_in(&r, "t");
+    assert_eq!(t["sleep_ns"], 10_000, "one service time for all eight");
+    assert_eq!(
+        t["activations"], 1,
+        "woken once, when the last bio completed"
+    );
+}
+
+#[test]
+fn two_requests_are_not_plugged_and_go_out_separately() {
+    // Two requests are at most AIO_PLUG_THRESHOLD: each goes to the device at once.
+    let r = run(&one_op(
+        r#""dev": "nullb0", "op": "write", "bytes": 4096, "count": 2, "depth": 2"#,
+        64,
+        "",
+    ));
+    assert_eq!(r["devices"][0]["requests"], 2);
+    assert_eq!(r["devices"][0]["merges"], 0);
+    assert_eq!(
+        task_in(&r, "t")["sleep_ns"],
+        10_000,
+        "both in flight at once"
+    );
+}
+
+#[test]
+fn the_plug_keeps_requests_apart_under_nomerges_2() {
+    let r = run(&one_op(
+        r#""dev": "nullb0", "op": "write", "bytes": 4096, "count": 8, "depth": 8"#,
+        64,
+        r#""queue/nomerges": "2""#,
+    ));
+    assert_eq!(r["devices"][0]["requests"], 8);
+    assert_eq!(r["devices"][0]["merges"], 0);
+}
+
+#[test]
+fn depth_bounds_the_requests_in_flight() {
+    // 12 random reads (no merges) with 4 in flight on a device of 64 tags: three rounds
+    // of 10 µs, each completion letting the task submit one more.
+    let r = run(&one_op(
+        r#""dev": "nullb0", "op": "read", "bytes": 4096, "offset": "random", "count": 12, "depth": 4"#,
+        64,
+        "",
+    ));
+    let dev = &r["devices"][0];
+    assert_eq!(dev["requests"], 12);
+    assert_eq!(dev["merges"], 0);
+    assert_eq!(
+        dev["latency_ns"]["max"], 10_000,
+        "never more than the tags allow"
+    );
+    assert_eq!(task_in(&r, "t")["sleep_ns"], 30_000);
+    assert_eq!(r["summary"]["makespan_ns"], 30_000);
+}
+
+#[test]
+fn depth_one_submits_one_request_at_a_time() {
+    let r = run(&one_op(
+        r#""dev": "nullb0", "op": "read", "bytes": 4096, "offset": "random", "count": 5"#,
+        64,
+        "",
+    ));
+    assert_eq!(r["devices"][0]["requests"], 5);
+    assert_eq!(task_in(&r, "t")["sleep_ns"], 50_000);
+    assert_eq!(task_in(&r, "t")["activations"], 5);
+}
+
+/// The start sectors of the requests `text` issues, from its ftrace output.
+fn issued_sectors(text: &str) -> Vec<u64> {
+    let dir = std::env::temp_dir().join(format!(
+        "schedlab-blklayer-{}-{:x}",
+        std::process::id(),
+        text.len()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.trace");
+    let cfg = schedlab_sim::SimConfig {
+        scheduler: Some("linux-cfs".into()),
+        trace: Some(path.clone()),
+        check: true,
+        ..Default::default()
+    };
+    schedlab_sim::simulate_text(text, &cfg).unwrap_or_else(|e| panic!("{e}"));
+    let trace = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let issue = regex::Regex::new(r"block_rq_issue: 251,0 [RW] 0 \(\) (\d+) \+").unwrap();
+    issue
+        .captures_iter(&trace)
+        .map(|c| c[1].parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn sequential_requests_on_a_file_stay_inside_it_and_wrap_at_its_end() {
+    // The file is 64 KiB at 1 MiB: 20 sequential 8 KiB reads, one at a time, walk it
+    // twice and a half, sectors 2048.. 2160 then back to 2048.
+    let sectors = issued_sectors(&one_op(
+        r#""file": "f", "op": "read", "bytes": 8192, "count": 20"#,
+        64,
+        "",
+    ));
+    let expect: Vec<u64> = (0..20).map(|i| 2048 + (i % 8) * 16).collect();
+    assert_eq!(sectors, expect);
+}
+
+#[test]
+fn plug_merges_grow_a_request_up_to_max_sectors_kb() {
+    // 40 sequential 4 KiB writes in one io_submit merge on the plug into one 160 KiB
+    // request; with max_sectors_kb = 128 the 33rd starts a second request.
+    let batch = r#""dev": "nullb0", "op": "write", "bytes": 4096, "count": 40, "depth": 40"#;
+    let r = run(&one_op(batch, 64, ""));
+    assert_eq!(r["devices"][0]["requests"], 1);
+    assert_eq!(r["devices"][0]["merges"], 39);
+    let limited = one_op(batch, 64, r#""queue/max_sectors_kb": "128""#);
+    assert_eq!(run(&limited)["devices"][0]["merges"], 38);
+    assert_eq!(issued_sectors(&limited), vec![0, 256]);
+}
+
+#[test]
+fn random_requests_on_a_file_stay_inside_it() {
+    let r = run(&one_op(
+        r#""file": "f", "op": "write", "bytes": 4096, "offset": "random", "count": 50, "depth": 50"#,
+        64,
+        "",
+    ));
+    // Each of the 50 lands in one of the file's 16 blocks: many touch and merge, and the
+    // bytes written are exactly what was asked.
+    assert_eq!(r["devices"][0]["bytes_written"], 50 * 4096);
+    let text = one_op(
+        r#""file": "f", "op": "write", "bytes": 4096, "offset": "random", "count": 50"#,
+        64,
+        "",
+    );
+    let sectors = issued_sectors(&text);
+    assert_eq!(sectors.len(), 50);
+    assert!(
+        sectors.iter().all(|s| (2048..=2048 + 120).contains(s)),
+        "{sectors:?}"
+    );
+    let dev = &r["devices"][0];
+    assert_eq!(
+        dev["requests"].as_u64().unwrap() + dev["merges"].as_u64().unwrap(),
+        50
+    );
+}
+
+#[test]
+fn the_trace_shows_requests_entering_the_scheduler_but_not_bios_merged_into_them() {
+    // blocker's and a's requests are inserted (block_rq_insert); b's bio joins a's.
+    let dir = std::env::temp_dir().join(format!("schedlab-blkins-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.trace");
+    let cfg = schedlab_sim::SimConfig {
+        scheduler: Some("linux-cfs".into()),
+        trace: Some(path.clone()),
+        check: true,
+        ..Default::default()
+    };
+    schedlab_sim::simulate_text(&two_adjacent(""), &cfg).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let insert =
+        regex::Regex::new(r"(\w+)-\d+ .* block_rq_insert: 251,0 R 0 \(\) (\d+) \+ (\d+) \[(\w+)\]")
+            .unwrap();
+    let got: Vec<(String, u64, u64)> = insert
+        .captures_iter(&text)
+        .map(|c| {
+            (
+                c[4].to_string(),
+                c[2].parse().unwrap(),
+                c[3].parse().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [("blocker".to_string(), 2097152, 8), ("a".to_string(), 0, 8)],
+        "{text}"
+    );
+    // The merged request is issued whole.
+    assert!(
+        text.contains("block_rq_issue: 251,0 R 0 () 0 + 16 [swapper]"),
+        "{text}"
+    );
 }

@@ -10,6 +10,7 @@
 
 mod broadcast;
 mod cyclictest;
+mod fio;
 mod hackbench;
 mod interbench;
 mod opts;
@@ -43,6 +44,7 @@ pub fn list() -> Vec<GeneratorInfo> {
         broadcast::info(),
         periodic::info(),
         interbench::info(),
+        fio::info(),
     ]
 }
 
@@ -55,6 +57,7 @@ pub fn generate(name: &str, options: &[(String, String)]) -> Result<serde_json::
         "broadcast-wakeup" => broadcast::generate(options),
         "periodic" => periodic::generate(options),
         "interbench" => interbench::generate(options),
+        "fio" => fio::generate(options),
         _ => Err(SpecError::new(
             "generator",
             format!(

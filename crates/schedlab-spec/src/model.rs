@@ -345,12 +345,101 @@ pub enum Event {
     Exit,
     /// schedlab extension `schedlab:io`: submit one block I/O request of `bytes` bytes to
     /// device `dev` (an index into [`Resources::devices`]) and block until it completes.
+    /// The parser emits this form for every `schedlab:io` that is one direct request to
+    /// a device, and [`Event::IoBatch`] for the others.
     Io {
         dev: ResId,
         op: IoOp,
         bytes: u64,
         offset: IoOffset,
     },
+    /// schedlab extension `schedlab:io` on a file, buffered, or with several requests.
+    IoBatch(Box<IoSpec>),
+    /// schedlab extension `schedlab:fsync`: write a file's dirty pages back and wait for
+    /// them, then flush the device's cache (`fsync(2)`).
+    Fsync {
+        file: ResId,
+    },
+    /// schedlab extension `schedlab:unlink`: delete a file (its metadata updates go to the
+    /// device; its cached pages are dropped).
+    Unlink {
+        file: ResId,
+    },
+    /// A writeback pass of device `dev`'s page cache. The parser never emits this: it is
+    /// the program of the flusher thread an engine adds per device.
+    Writeback {
+        dev: ResId,
+    },
+}
+
+/// Where a `schedlab:io` goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoTarget {
+    /// A device, by index into [`Resources::devices`].
+    Dev(ResId),
+    /// A file, by index into [`Resources::files`]; offsets are relative to its start.
+    File(ResId),
+}
+
+/// A `schedlab:io` in full: `count` requests of `bytes` bytes, at most `depth` in flight
+/// (libaio-like), each at `offset`; `direct` ones go to the device, the others through
+/// the page cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoSpec {
+    pub target: IoTarget,
+    pub op: IoOp,
+    pub bytes: u64,
+    pub offset: IoOffset,
+    pub direct: bool,
+    pub count: u32,
+    pub depth: u32,
+}
+
+impl IoSpec {
+    /// The event for this I/O: the one-request form when it is one direct request to a
+    /// device.
+    pub fn into_event(self) -> Event {
+        match self {
+            IoSpec {
+                target: IoTarget::Dev(dev),
+                direct: true,
+                count: 1,
+                depth: 1,
+                op,
+                bytes,
+                offset,
+            } => Event::Io {
+                dev,
+                op,
+                bytes,
+                offset,
+            },
+            _ => Event::IoBatch(Box::new(self)),
+        }
+    }
+
+    /// The one-request form of [`Event::Io`].
+    pub fn single(dev: ResId, op: IoOp, bytes: u64, offset: IoOffset) -> IoSpec {
+        IoSpec {
+            target: IoTarget::Dev(dev),
+            op,
+            bytes,
+            offset,
+            direct: true,
+            count: 1,
+            depth: 1,
+        }
+    }
+}
+
+/// A file (`schedlab.files`): `bytes` bytes of device `dev` from byte `offset`, contiguous
+/// (one extent), disjoint from every other file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileSpec {
+    pub name: String,
+    pub dev: ResId,
+    pub offset: u64,
+    pub bytes: u64,
 }
 
 /// One phase: a list of events repeated `loop_count` times (-1 = forever).
@@ -466,6 +555,45 @@ pub struct Resources {
     /// Block devices (`schedlab.devices`), in declaration order; [`Event::Io`] names them
     /// by index.
     pub devices: Vec<BlockDevice>,
+    /// Files (`schedlab.files`), in declaration order.
+    pub files: Vec<FileSpec>,
+    /// The page cache's memory and writeback settings (`schedlab.vm`).
+    pub vm: Vm,
+}
+
+/// The memory the page cache may use and Linux's writeback sysctls (`vm.*`), Linux 6.1
+/// defaults (mm/page-writeback.c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Vm {
+    /// Memory for cached pages (all of it dirtyable).
+    pub memory_bytes: u64,
+    /// `vm.dirty_ratio`: % of memory dirty and under writeback that throttles writers.
+    pub dirty_ratio: u32,
+    /// `vm.dirty_background_ratio`: % of memory dirty that starts background writeback.
+    pub dirty_background_ratio: u32,
+    /// `vm.dirty_expire_centisecs`: age at which dirty data is written.
+    pub dirty_expire_centisecs: u32,
+    /// `vm.dirty_writeback_centisecs`: the flusher's period while dirty data remains.
+    pub dirty_writeback_centisecs: u32,
+    /// CPU time per byte a buffered read or write copies, ps (`None`: the machine's pipe
+    /// copy cost, `machine.channel_costs.pipe.byte_cost_ps`).
+    pub copy_byte_ps: Option<u64>,
+}
+
+/// [`Vm::memory_bytes`] by default: 4 GiB.
+pub const DEFAULT_VM_MEMORY_BYTES: u64 = 4 << 30;
+
+impl Default for Vm {
+    fn default() -> Self {
+        Vm {
+            memory_bytes: DEFAULT_VM_MEMORY_BYTES,
+            dirty_ratio: 20,
+            dirty_background_ratio: 10,
+            dirty_expire_centisecs: 3000,
+            dirty_writeback_centisecs: 500,
+            copy_byte_ps: None,
+        }
+    }
 }
 
 /// The most CPUs a simulated machine has.

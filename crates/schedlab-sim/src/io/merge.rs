@@ -88,13 +88,18 @@ impl NoMerges {
     }
 }
 
-/// The queue limits merging obeys (`struct queue_limits`).
+/// The queue limits merging obeys (`struct queue_limits`), and the queue's read-ahead.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueueLimits {
     pub nomerges: NoMerges,
     /// `max_sectors_kb` in sectors: no merge makes a request larger.
     pub max_sectors: u64,
+    /// `read_ahead_kb` (`bdi->ra_pages` in KiB): the largest read-ahead window.
+    pub read_ahead_kb: u64,
 }
+
+/// `VM_READAHEAD_PAGES` (include/linux/mm.h, 6.1): 128 KiB.
+pub const DEFAULT_READ_AHEAD_KB: u64 = 128;
 
 /// `BLK_DEF_MAX_SECTORS` (include/linux/blkdev.h, 6.1): 2560 sectors = 1280 KiB, the
 /// `max_sectors_kb` of a disk that states no smaller limit (most SATA disks).
@@ -105,6 +110,7 @@ impl Default for QueueLimits {
         QueueLimits {
             nomerges: NoMerges::Merge,
             max_sectors: DEFAULT_MAX_SECTORS,
+            read_ahead_kb: DEFAULT_READ_AHEAD_KB,
         }
     }
 }
@@ -128,6 +134,11 @@ impl QueueLimits {
                     .ok_or_else(|| format!("'{value}' is not a size in KiB of at least 4"))?;
                 self.max_sectors = kb * 1024 / SECTOR_BYTES;
             }
+            "queue/read_ahead_kb" => {
+                self.read_ahead_kb = value
+                    .parse()
+                    .map_err(|_| format!("'{value}' is not a size in KiB"))?;
+            }
             _ => return Ok(false),
         }
         Ok(true)
@@ -139,10 +150,22 @@ impl QueueLimits {
 pub struct Bio {
     /// The task woken when it completes.
     pub task: TaskId,
+    pub op: IoOp,
+    /// Its submitter's I/O priority (`bio_prio`).
+    pub ioprio: IoPrio,
+    /// Synchronous (`REQ_SYNC`).
+    pub sync: bool,
     pub sector: u64,
     pub bytes: u64,
+    /// When its task submitted it.
+    pub submitted: crate::types::Time,
     /// The next bio of its request.
     pub(crate) next: u32,
+    /// The page-cache mapping whose pages it reads or writes (`NIL`: direct I/O).
+    pub(crate) mapping: u32,
+    /// Its task sleeps until it completes (direct I/O, `fsync`'s flush, `unlink`'s
+    /// writes); a page-cache bio wakes whoever waits for its pages instead.
+    pub(crate) waiter: bool,
 }
 
 /// Requests keyed by a sector, newest first within a key (the kernel's `hash_add` puts an
@@ -223,91 +246,41 @@ impl SectorHash {
     }
 }
 
+/// `blk_rq_merge_ok` and `blk_try_merge`: how `bio` would join `rq` (same direction and
+/// priority, adjacent), if at all.
+pub(super) fn bio_joins(rq: &super::Request, bio: &Bio) -> Option<MergeKind> {
+    if rq.op != bio.op || rq.ioprio != bio.ioprio || rq.flush || bio.bytes == 0 {
+        return None;
+    }
+    if rq.end_sector() == bio.sector {
+        Some(MergeKind::Back)
+    } else if rq.sector.checked_sub(bio.bytes / SECTOR_BYTES) == Some(bio.sector) {
+        Some(MergeKind::Front)
+    } else {
+        None
+    }
+}
+
 impl BlockQueue {
-    /// A queued (not yet dispatched) request.
+    /// A queued request: in the elevator, not yet dispatched.
     fn queued(&self, id: RqId) -> Option<&super::Request> {
         self.reqs
             .get(id.0 as usize)?
             .as_ref()
-            .filter(|r| r.issued.is_none())
+            .filter(|r| r.issued.is_none() && !r.plugged)
     }
 
-    /// `blk_rq_merge_ok` and `blk_try_merge`: how a bio at `sector` of `sectors` sectors
-    /// would join queued request `id`.
-    fn bio_fits(
-        &self,
-        id: RqId,
-        sector: u64,
-        sectors: u64,
-        op: IoOp,
-        ioprio: IoPrio,
-    ) -> Option<MergeKind> {
-        let rq = self.queued(id)?;
-        if rq.op != op || rq.ioprio != ioprio {
-            return None;
-        }
-        if rq.end_sector() == sector {
-            Some(MergeKind::Back)
-        } else if rq.sector.checked_sub(sectors) == Some(sector) {
-            Some(MergeKind::Front)
-        } else {
-            None
-        }
+    /// `blk_rq_merge_ok` and `blk_try_merge` against queued request `id`.
+    fn bio_fits(&self, id: RqId, bio: &Bio) -> Option<MergeKind> {
+        bio_joins(self.queued(id)?, bio)
     }
 
-    /// `elv_merge`: the queued request a new bio could join, and how.
-    fn bio_merge_candidate(
-        &mut self,
-        ctx: &mut Ctx,
-        dev: u32,
-        bio: &Bio,
-        op: IoOp,
-        ioprio: IoPrio,
-    ) -> Option<(RqId, MergeKind)> {
-        let sectors = bio.bytes / SECTOR_BYTES;
-        if self.limits.nomerges == NoMerges::Never {
-            return None;
-        }
-        if let Some(last) = self.last_merge {
-            if let Some(kind) = self.bio_fits(last, bio.sector, sectors, op, ioprio) {
-                return Some((last, kind));
-            }
-        }
-        if self.limits.nomerges == NoMerges::OneHitOnly {
-            return None;
-        }
-        if let Some(id) = self.find_queued(Index::End, bio.sector) {
-            if self.bio_fits(id, bio.sector, sectors, op, ioprio) == Some(MergeKind::Back) {
-                return Some((id, MergeKind::Back));
-            }
-        }
-        let io = IoCtx {
-            reqs: &self.reqs,
-            now: ctx.now(),
-            dev,
-            events: ctx,
-        };
-        let (id, kind) = self
-            .elevator
-            .request_merge(&io, bio.sector, bio.bytes, op)?;
-        (self.bio_fits(id, bio.sector, sectors, op, ioprio) == Some(kind)).then_some((id, kind))
-    }
-
-    /// `blk_mq_sched_try_merge`: merge bio `b` into a queued request if one takes it;
-    /// `false` if the bio needs a request of its own.
-    pub(super) fn try_bio_merge(
-        &mut self,
-        ctx: &mut Ctx,
-        dev: u32,
-        b: u32,
-        op: IoOp,
-        ioprio: IoPrio,
-    ) -> bool {
+    /// Put bio `b` into request `id` at its end or its front (`bio_attempt_back_merge`,
+    /// `bio_attempt_front_merge`), if the request stays within `max_sectors_kb`
+    /// (`ll_back_merge_fn`, `ll_front_merge_fn`).
+    pub(super) fn append_bio(&mut self, id: RqId, b: u32, kind: MergeKind) -> bool {
         let bio = self.bios[b as usize];
-        let Some((id, kind)) = self.bio_merge_candidate(ctx, dev, &bio, op, ioprio) else {
-            return false;
-        };
-        let rq = self.reqs[id.0 as usize].as_mut().expect("a queued request");
+        let rq = self.reqs[id.0 as usize].as_mut().expect("a live request");
         if rq.nr_sectors() + bio.bytes / SECTOR_BYTES > self.limits.max_sectors {
             return false;
         }
@@ -325,6 +298,54 @@ impl BlockQueue {
             }
         }
         self.stats.merges += 1;
+        true
+    }
+
+    /// `elv_merge`: the queued request a new bio could join, and how.
+    fn bio_merge_candidate(
+        &mut self,
+        ctx: &mut Ctx,
+        dev: u32,
+        bio: &Bio,
+    ) -> Option<(RqId, MergeKind)> {
+        if self.limits.nomerges == NoMerges::Never {
+            return None;
+        }
+        if let Some(last) = self.last_merge {
+            if let Some(kind) = self.bio_fits(last, bio) {
+                return Some((last, kind));
+            }
+        }
+        if self.limits.nomerges == NoMerges::OneHitOnly {
+            return None;
+        }
+        if let Some(id) = self.find_queued(Index::End, bio.sector) {
+            if self.bio_fits(id, bio) == Some(MergeKind::Back) {
+                return Some((id, MergeKind::Back));
+            }
+        }
+        let io = IoCtx {
+            reqs: &self.reqs,
+            now: ctx.now(),
+            dev,
+            events: ctx,
+        };
+        let (id, kind) = self
+            .elevator
+            .request_merge(&io, bio.sector, bio.bytes, bio.op)?;
+        (self.bio_fits(id, bio) == Some(kind)).then_some((id, kind))
+    }
+
+    /// `blk_mq_sched_try_merge`: merge bio `b` into a queued request if one takes it;
+    /// `false` if the bio needs a request of its own.
+    pub(super) fn try_bio_merge(&mut self, ctx: &mut Ctx, dev: u32, b: u32) -> bool {
+        let bio = self.bios[b as usize];
+        let Some((id, kind)) = self.bio_merge_candidate(ctx, dev, &bio) else {
+            return false;
+        };
+        if !self.append_bio(id, b, kind) {
+            return false;
+        }
         self.rehash(id);
         let merged = self.merges_requests
             && match kind {
@@ -363,6 +384,8 @@ impl BlockQueue {
             return false;
         };
         if a.op != b.op
+            || a.flush
+            || b.flush
             || a.ioprio != b.ioprio
             || a.end_sector() != b.sector
             || a.nr_sectors() + b.nr_sectors() > self.limits.max_sectors
@@ -423,6 +446,10 @@ impl BlockQueue {
     /// cache, as the elevators' `insert_requests` do).
     pub(super) fn hash_queued(&mut self, id: RqId) {
         let rq = self.request(id);
+        if rq.flush {
+            // A cache flush is never merged (`rq_mergeable`): not hashed.
+            return;
+        }
         let (start, end) = (rq.sector, rq.end_sector());
         self.by_end.add(end, id);
         self.by_start.add(start, id);

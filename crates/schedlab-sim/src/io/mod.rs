@@ -23,10 +23,14 @@
 //! names the task that waits for it, and every one of them is woken when the request
 //! completes.
 //!
-//! Simplifications: one hardware queue per device; no plugging; no request timeouts or
-//! errors.
+//! A task that submits several requests at once holds them on its plug (`plug.rs`)
+//! until it is done or blocks. A task's `schedlab:io` op submits its requests as libaio
+//! does (`submit.rs`).
+//!
+//! Simplifications: one hardware queue per device; no request timeouts or errors.
 
 pub mod bfq;
+pub mod buffered;
 pub mod cfq;
 pub mod deadline;
 pub mod deadline_lowprio;
@@ -35,19 +39,27 @@ pub mod merge;
 pub mod mq_deadline;
 pub mod none;
 pub mod noop;
+pub mod pagecache;
+pub mod plug;
 pub mod process_queues;
 pub mod seek;
 pub mod service_tree;
 pub mod sorted_fifo;
+pub mod submit;
 pub mod task_table;
 
 pub use merge::{Bio, MergeKind, NoMerges, QueueLimits};
+pub use submit::IoStep;
 
-use schedlab_spec::model::{BlockDevice, IoOffset, IoOp, IoPrio, IO_SCHEDULERS, SECTOR_BYTES};
+use schedlab_spec::model::{
+    ChannelKind, Event, IoOp, IoPrio, Phase, Policy, SchedAttr, Spec, TaskSpec, Uclamp,
+    IO_SCHEDULERS, ROOT_GROUP, SECTOR_BYTES,
+};
 
 use crate::ctx::Ctx;
 use crate::device::{self, DevCtx, Device};
 use crate::event::EventKind;
+use crate::trace::writer::RqTrace;
 use crate::types::{TaskId, Time};
 
 /// A request in a device's table (its tag in the elevator's eyes), reused once completed.
@@ -75,9 +87,13 @@ pub struct Request {
     pub issued: Option<Time>,
     /// Bios merged into it (1 for an unmerged request).
     pub nr_bios: u32,
+    /// A cache flush with no data (`REQ_OP_FLUSH`, `bytes` 0): never merged.
+    pub flush: bool,
     /// Its first and last bio in the queue's bio table (`rq->bio`, `rq->biotail`).
     bio_head: u32,
     bio_tail: u32,
+    /// On its submitter's plug, not yet in the elevator.
+    plugged: bool,
 }
 
 impl Request {
@@ -111,10 +127,10 @@ impl IoCtx<'_> {
     }
 
     /// Call `IoScheduler::timer` with `token` at `at` (a kernel timer of the elevator);
-    /// `token` must fit in 35 bits.
+    /// `token` must be below 2^35 − 1.
     pub fn arm_timer(&mut self, at: Time, token: u64) {
         assert!(
-            token < TIMER_FLAG,
+            token <= MAX_ELEVATOR_TOKEN,
             "elevator timer token {token:#x} too wide"
         );
         let at = at.max(self.now);
@@ -205,21 +221,51 @@ pub trait IoScheduler {
     }
 }
 
-/// `block_rq_issue` / `block_rq_complete` on the CPU of the task the request is for.
+/// `block_rq_insert`, `block_rq_issue` or `block_rq_complete` (`issue`: true for the
+/// issue, false for the completion) on the CPU of the task the request is for.
 fn trace_rq(ctx: &mut Ctx, dev: u32, rq: &Request, issue: bool) {
+    let kind = if issue {
+        RqTrace::Issue
+    } else {
+        RqTrace::Complete
+    };
+    trace_rq_as(ctx, dev, rq, kind);
+}
+
+fn trace_rq_as(ctx: &mut Ctx, dev: u32, rq: &Request, kind: RqTrace) {
     if !ctx.tracer.enabled() {
         return;
     }
     let cpu = ctx.task(rq.task).cpu;
     let on = ctx.curr(cpu);
-    let write = rq.op == IoOp::Write;
     let now = ctx.now();
-    ctx.tracer
-        .block_rq(now, cpu, on, dev, write, rq.sector, rq.nr_sectors(), issue);
+    ctx.tracer.block_rq(
+        now,
+        cpu,
+        on,
+        dev,
+        rwbs(rq),
+        rq.sector,
+        rq.nr_sectors(),
+        kind,
+    );
+}
+
+/// The request's `rwbs` as `blk_fill_rwbs` spells it (Linux 6.1), without the flag
+/// letters schedlab does not track (S, M, A): `R`, `W`, or `FF` for a cache flush
+/// (block/blk-flush.c: `REQ_OP_FLUSH | REQ_PREFLUSH`).
+fn rwbs(rq: &Request) -> &'static [u8] {
+    match (rq.flush, rq.op) {
+        (true, _) => b"FF",
+        (false, IoOp::Write) => b"W",
+        (false, IoOp::Read) => b"R",
+    }
 }
 
 /// Bit of a device event's word that marks an elevator timer (below it: a request id).
 const TIMER_FLAG: u64 = 1 << 35;
+/// The largest token an elevator's timer may carry (the one above it is the flusher's).
+const MAX_ELEVATOR_TOKEN: u64 = TIMER_FLAG - 2;
 
 /// Build the I/O scheduler called `name` (one of [`IO_SCHEDULERS`]).
 pub fn construct(name: &str) -> Result<Box<dyn IoScheduler>, String> {
@@ -237,6 +283,63 @@ pub fn construct(name: &str) -> Result<Box<dyn IoScheduler>, String> {
             IO_SCHEDULERS.join(", ")
         )),
     }
+}
+
+/// Whether a device event's word is a flusher's timer (which, like a policy timer, does
+/// not outlive the workload's last task).
+pub fn is_flusher_timer(data: u64) -> bool {
+    data == buffered::FLUSHER_TIMER
+}
+
+/// Whether `spec` reads or writes through the page cache (buffered I/O, `fsync`,
+/// `unlink`): only then are the page cache and the flusher threads built.
+pub fn uses_page_cache(spec: &Spec) -> bool {
+    spec.tasks
+        .iter()
+        .flat_map(|t| &t.phases)
+        .flat_map(|p| &p.events)
+        .any(|e| {
+            matches!(e, Event::Fsync { .. } | Event::Unlink { .. })
+                || matches!(e, Event::IoBatch(s) if !s.direct)
+        })
+}
+
+/// `spec` with one flusher thread template per device appended (`flush-251:<dev>`, a
+/// `SCHED_OTHER` kernel thread at nice 0 whose program is a writeback pass, for ever),
+/// if it uses the page cache.
+pub fn with_flusher_threads(spec: &Spec) -> Option<Spec> {
+    if !uses_page_cache(spec) {
+        return None;
+    }
+    let mut with = spec.clone();
+    for d in 0..spec.resources.devices.len() as u32 {
+        with.tasks.push(TaskSpec {
+            name: format!("flush-251:{d}"),
+            instances: 0,
+            loop_count: -1,
+            delay_ns: 0,
+            attr: SchedAttr {
+                policy: Policy::Other,
+                priority: 0,
+                dl: None,
+                slice_ns: None,
+                uclamp: Uclamp::default(),
+            },
+            cpus: None,
+            phases: vec![Phase {
+                name: "writeback".into(),
+                loop_count: 1,
+                events: vec![Event::Writeback { dev: d }],
+                attr: None,
+                cpus: None,
+                group: None,
+            }],
+            process: None,
+            group: ROOT_GROUP,
+            ioprio: None,
+        });
+    }
+    Some(with)
 }
 
 /// Per-device totals for the result.
@@ -285,15 +388,51 @@ pub struct BlockQueue {
 #[derive(Default)]
 pub struct BlockLayer {
     pub queues: Vec<BlockQueue>,
-    /// The tasks whose bios the last event completed, one entry per bio, in bio order
-    /// (drained by the engine).
+    /// The tasks the last event made ready to go on, in bio order (drained by the engine).
     pub woken: Vec<TaskId>,
+    /// Bios the last event completed, in completion order.
+    ended: Vec<Bio>,
+    /// Per task: its I/O op in progress and its plug.
+    tasks: Vec<submit::TaskIo>,
+    plugs: Vec<plug::Plug>,
+    /// Files (`schedlab.files`): extents of the devices.
+    files: Vec<submit::FileExtent>,
+    /// The page cache, when the spec reads or writes through it.
+    cache: Option<pagecache::PageCache>,
+    /// Devices whose flusher is to be woken (drained by the engine).
+    pub kicks: Vec<u32>,
+    /// Per device: its flusher's timer is pending; where its journal's head is.
+    flusher_timer: Vec<bool>,
+    journal_head: Vec<u64>,
+    /// The flusher threads, per device (set by the engine when it creates them).
+    pub flushers: Vec<TaskId>,
+    /// The template of the first flusher thread, if the spec has them.
+    pub flusher_tmpl: Option<u32>,
+    /// Scratch list of page runs to write.
+    wb_ios: Vec<pagecache::PageIo>,
+    /// Per task: its completed bios.
+    task_stats: Vec<TaskIoStats>,
+}
+
+/// A task's completed bios.
+#[derive(Clone, Debug, Default)]
+pub struct TaskIoStats {
+    pub requests: u64,
+    /// Of them, reads.
+    pub reads: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Submission → completion of each.
+    pub latency: schedlab_core::stats::Histogram,
 }
 
 impl BlockLayer {
-    /// The devices a spec declares, with their elevators and tunables.
-    pub fn new(devices: &[BlockDevice]) -> Result<BlockLayer, String> {
-        let queues = devices
+    /// The devices and files a spec declares, with the devices' elevators and tunables,
+    /// and the page cache if the spec uses it.
+    pub fn new(spec: &Spec) -> Result<BlockLayer, String> {
+        let res = &spec.resources;
+        let queues: Vec<BlockQueue> = res
+            .devices
             .iter()
             .map(|d| {
                 let mut elevator =
@@ -331,77 +470,79 @@ impl BlockLayer {
                 })
             })
             .collect::<Result<_, String>>()?;
+        let files: Vec<submit::FileExtent> = (res.files.iter())
+            .map(|f| submit::FileExtent::new(f.dev, f.offset, f.bytes))
+            .collect();
+        let cache = uses_page_cache(spec).then(|| {
+            let mappings = (res.files.iter())
+                .map(|f| pagecache::Mapping::new(f.dev, f.offset, f.bytes))
+                .chain(
+                    (queues.iter().enumerate())
+                        .map(|(d, q)| pagecache::Mapping::new(d as u32, 0, q.device.size_bytes())),
+                )
+                .collect();
+            let ra_pages = (queues.iter())
+                .map(|q| q.limits.read_ahead_kb * 1024 / pagecache::PAGE_BYTES)
+                .collect();
+            let copy = (res.vm.copy_byte_ps)
+                .unwrap_or(spec.machine.channel_costs[ChannelKind::Pipe.index()].byte_cost_ps);
+            pagecache::PageCache::new(res.vm, copy, mappings, ra_pages)
+        });
+        let n = queues.len();
         Ok(BlockLayer {
             queues,
-            woken: Vec::new(),
+            files,
+            cache,
+            flusher_timer: vec![false; n],
+            journal_head: vec![0; n],
+            ..BlockLayer::default()
         })
     }
 
-    /// `t` submits a request to device `dev` at I/O priority `ioprio`; the caller puts it
-    /// to sleep until [`Self::event`] reports it complete.
-    #[allow(clippy::too_many_arguments)]
-    pub fn submit(
-        &mut self,
-        ctx: &mut Ctx,
-        dev: u32,
-        t: TaskId,
-        ioprio: IoPrio,
-        op: IoOp,
-        bytes: u64,
-        offset: IoOffset,
-    ) {
-        let q = &mut self.queues[dev as usize];
-        let size = q.device.size_bytes();
-        let start = match offset {
-            IoOffset::At(b) => b,
-            IoOffset::Sequential => {
-                if q.next_offset.len() <= t.idx() {
-                    q.next_offset.resize(t.idx() + 1, 0);
-                }
-                let at = q.next_offset[t.idx()];
-                if at + bytes > size {
-                    0
-                } else {
-                    at
-                }
-            }
-            IoOffset::Random => {
-                let slots = (size - bytes) / SECTOR_BYTES + 1;
-                (ctx.random() % slots) * SECTOR_BYTES
-            }
-        };
-        if let Some(n) = q.next_offset.get_mut(t.idx()) {
-            *n = start + bytes;
-        }
-        let b = q.alloc_bio(Bio {
-            task: t,
-            sector: start / SECTOR_BYTES,
-            bytes,
-            next: merge::NIL,
-        });
-        if !q.try_bio_merge(ctx, dev, b, op, ioprio) {
-            let rq = Request {
-                task: t,
-                op,
-                sector: start / SECTOR_BYTES,
-                bytes,
-                ioprio,
-                sync: true,
-                submitted: ctx.now(),
-                issued: None,
-                nr_bios: 1,
-                bio_head: b,
-                bio_tail: b,
-            };
-            let id = q.alloc(rq);
-            q.insert(ctx, dev, id);
-        }
-        q.run(ctx, dev);
+    /// `t`'s completed bios, if it submitted any.
+    pub fn task_stats(&self, t: TaskId) -> Option<&TaskIoStats> {
+        self.task_stats.get(t.idx()).filter(|s| s.requests > 0)
     }
 
-    /// A device event popped: a completion (its bios' tasks are left in `woken`) or an
-    /// elevator timer.
+    /// Count a completed bio for its task at `now`.
+    fn account_bio(&mut self, bio: &Bio, now: Time) {
+        let i = bio.task.idx();
+        if self.task_stats.len() <= i {
+            self.task_stats.resize_with(i + 1, TaskIoStats::default);
+        }
+        let s = &mut self.task_stats[i];
+        s.requests += 1;
+        match bio.op {
+            IoOp::Read => {
+                s.reads += 1;
+                s.bytes_read += bio.bytes
+            }
+            IoOp::Write => s.bytes_written += bio.bytes,
+        }
+        s.latency.record(now - bio.submitted);
+    }
+
+    /// Whether `t` is a flusher thread.
+    pub fn is_flusher(&self, t: TaskId) -> bool {
+        self.flushers.contains(&t)
+    }
+
+    /// A device event popped: a completion (the tasks it wakes are left in `woken`) or
+    /// an elevator timer.
     pub fn event(&mut self, ctx: &mut Ctx, dev: u32, data: u64) {
+        if data == buffered::FLUSHER_TIMER {
+            return self.flusher_timer_fired(dev);
+        }
+        self.device_event(ctx, dev, data);
+        let now = ctx.now();
+        for i in 0..self.ended.len() {
+            let bio = self.ended[i];
+            self.account_bio(&bio, now);
+        }
+        self.end_io();
+    }
+
+    fn device_event(&mut self, ctx: &mut Ctx, dev: u32, data: u64) {
         let q = &mut self.queues[dev as usize];
         let now = ctx.now();
         if data & TIMER_FLAG != 0 {
@@ -438,7 +579,7 @@ impl BlockLayer {
             IoOp::Write => q.stats.bytes_written += rq.bytes,
         }
         q.stats.latency.record(now - rq.submitted);
-        q.end_bios(&rq, &mut self.woken);
+        q.end_bios(&rq, &mut self.ended);
         q.release(id);
         q.run(ctx, dev);
     }
@@ -488,12 +629,12 @@ impl BlockQueue {
     }
 
     /// `blk_update_request` → `bio_endio` for each bio of a completed request: its task
-    /// is to be woken.
-    fn end_bios(&mut self, rq: &Request, woken: &mut Vec<TaskId>) {
+    /// hears of it.
+    fn end_bios(&mut self, rq: &Request, ended: &mut Vec<Bio>) {
         let mut b = rq.bio_head;
         while b != merge::NIL {
             let bio = self.bios[b as usize];
-            woken.push(bio.task);
+            ended.push(bio);
             self.stats.bios += 1;
             self.free_bios.push(b);
             b = bio.next;
@@ -514,6 +655,10 @@ impl BlockQueue {
         };
         self.elevator.insert(&mut io, id);
         self.hash_queued(id);
+        let rq = *self.reqs[id.0 as usize]
+            .as_ref()
+            .expect("an inserted request");
+        trace_rq_as(ctx, dev, &rq, RqTrace::Insert);
     }
 
     /// `blk_mq_run_hw_queue`: hand the device requests while it has a free tag.

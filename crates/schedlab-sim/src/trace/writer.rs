@@ -602,7 +602,8 @@ impl Tracer {
     }
 
     /// A block request issued to device `dev` (`block_rq_issue`, on the CPU of the task
-    /// that submitted it, `on` running there) or completed (`block_rq_complete`, from the
+    /// that submitted it, `on` running there; `block_rq_insert` alike, when it enters the
+    /// I/O scheduler) or completed (`block_rq_complete`, from the
     /// device's interrupt on that CPU). Formats of include/trace/events/block.h
     /// (`block_rq`: `"%d,%d %s %u (%s) %llu + %u [%s]"`, bytes 0 for a file-system
     /// request; `block_rq_with_error`: `"%d,%d %s (%s) %llu + %u [%d]"`), device major
@@ -614,22 +615,26 @@ impl Tracer {
         cpu: CpuId,
         on: Option<TaskId>,
         dev: u32,
-        write: bool,
+        rwbs: &[u8],
         sector: u64,
         nr_sectors: u64,
-        issue: bool,
+        kind: RqTrace,
     ) {
         if !self.enabled() {
             return;
         }
+        let issue = kind != RqTrace::Complete;
         self.begin(ts, cpu, on, if issue { b"....." } else { b"..s1." });
-        if issue {
-            self.lit(b"block_rq_issue: 251,");
-        } else {
-            self.lit(b"block_rq_complete: 251,");
+        match kind {
+            RqTrace::Insert => self.lit(b"block_rq_insert: 251,"),
+            RqTrace::Issue => self.lit(b"block_rq_issue: 251,"),
+            RqTrace::Complete => self.lit(b"block_rq_complete: 251,"),
         }
         self.uint(dev as u64);
-        self.lit(if write { b" W" } else { b" R" });
+        self.lit(b" ");
+        for &c in rwbs {
+            self.lit(&[c]);
+        }
         if issue {
             self.lit(b" 0 () ");
         } else {
@@ -950,4 +955,15 @@ mod tests {
             .ends_with("sched_process_exit: comm=a_very_long_thr pid=2 prio=139 group_dead=false"));
         assert_eq!(tr.lines_written(), 6);
     }
+}
+
+/// Which block request tracepoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RqTrace {
+    /// `block_rq_insert`: into the I/O scheduler.
+    Insert,
+    /// `block_rq_issue`: to the device.
+    Issue,
+    /// `block_rq_complete`.
+    Complete,
 }

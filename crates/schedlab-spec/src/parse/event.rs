@@ -10,8 +10,9 @@
 //! `run: -1` runs for ever ([`crate::model::RUN_FOREVER`]: rt-app passes the `int` -1 to
 //! `loadwait(unsigned long)`). rt-app's `mem` and `iorun` events (and so `memrun`, which
 //! starts with `mem`) are refused: schedlab has no memory model, and rt-app's `iorun`
-//! writes through the page cache to the file `global.io_device`, which schedlab does not
-//! simulate (its own block requests are `schedlab:io` on a `schedlab.devices` entry).
+//! writes through the page cache to the host file `global.io_device`, which a spec cannot
+//! place on a simulated device (buffered writes are `schedlab:io` with `"direct": false`
+//! on a `schedlab.files` entry).
 //!
 //! Events keep resource *names* here; `resolve.rs` turns them into indices once every task
 //! has been read (a fork may name a task defined further down the file).
@@ -49,6 +50,8 @@ pub(crate) enum Kind {
     Mark,
     Exit,
     Io,
+    Fsync,
+    Unlink,
 }
 
 /// The event kind of `key`, or `None` when the key is not an event.
@@ -77,6 +80,8 @@ pub(crate) fn kind(key: &str) -> Option<Kind> {
         ("schedlab:mark", Kind::Mark),
         ("schedlab:exit", Kind::Exit),
         ("schedlab:io", Kind::Io),
+        ("schedlab:fsync", Kind::Fsync),
+        ("schedlab:unlink", Kind::Unlink),
     ];
     // Task keys that an event's name prefixes: attributes, never events.
     const ATTRIBUTES: &[&str] = &["schedlab:ioprio"];
@@ -130,11 +135,24 @@ pub(crate) enum Ev {
     Mark(String),
     Exit,
     Io {
-        dev: String,
+        /// A device's name, or a file's.
+        target: IoTargetName,
         op: IoOp,
         bytes: u64,
         offset: IoOffset,
+        direct: bool,
+        count: u32,
+        depth: u32,
     },
+    Fsync(String),
+    Unlink(String),
+}
+
+/// What a `schedlab:io` names: a device (`"dev"`) or a file (`"file"`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum IoTargetName {
+    Dev(String),
+    File(String),
 }
 
 /// One event with the path of its key.
@@ -295,9 +313,8 @@ pub(crate) fn parse(k: Kind, key: &str, v: &Json, path: &str) -> Result<Ev, Spec
                 path,
                 &format!(
                     "the {key:?} event (rt-app's iorun writes to the file global.io_device \
-                     through the page cache; schedlab has no page cache or file system, and \
-                     its block layer, schedlab:io on a schedlab.devices entry, is not \
-                     simulated by the engine yet)"
+                     through the page cache; schedlab models no host file a spec names: \
+                     write a schedlab.files entry with schedlab:io and \"direct\": false)"
                 ),
             ))
         }
@@ -356,6 +373,8 @@ pub(crate) fn parse(k: Kind, key: &str, v: &Json, path: &str) -> Result<Ev, Spec
         }
         Kind::Mark => Ev::Mark(named("a mark label")?),
         Kind::Io => io(v, path)?,
+        Kind::Fsync => Ev::Fsync(file_of(v, path, "schedlab:fsync")?),
+        Kind::Unlink => Ev::Unlink(file_of(v, path, "schedlab:unlink")?),
     })
 }
 
@@ -372,13 +391,16 @@ fn run_time(v: &Json, path: &str) -> Result<u64, SpecError> {
     }
 }
 
-/// `schedlab:io`: `{"dev": name, "op": "read"|"write", "bytes": n, "offset": "seq"|"random"|n}`.
+/// `schedlab:io`: `{"dev": name | "file": name, "op": "read"|"write", "bytes": n,
+/// "offset": "seq"|"random"|n, "direct": bool, "count": n, "depth": k}`.
 fn io(v: &Json, path: &str) -> Result<Ev, SpecError> {
-    const KEYS: &[&str] = &["dev", "op", "bytes", "offset"];
+    const KEYS: &[&str] = &[
+        "dev", "file", "op", "bytes", "offset", "direct", "count", "depth",
+    ];
     let o = Obj::new(
         v,
         path,
-        "a schedlab:io event ({\"dev\": name, \"op\": \"read\"|\"write\", \"bytes\": n, \"offset\": …})",
+        "a schedlab:io event ({\"dev\" or \"file\": name, \"op\": \"read\"|\"write\", \"bytes\": n, …})",
     )?;
     o.no_repeats(|_| false)?;
     for (k, _, p) in o.iter() {
@@ -394,7 +416,26 @@ fn io(v: &Json, path: &str) -> Result<Ev, SpecError> {
             )
         })
     };
-    let dev = get::name(need("dev", "a device name")?, &o.at("dev"), "a device name")?;
+    let target = match (o.get("dev"), o.get("file")) {
+        (Some(_), Some(_)) => {
+            return Err(SpecError::new(
+                o.at("file"),
+                "a schedlab:io event names a device (\"dev\") or a file (\"file\"), not both",
+            ))
+        }
+        (None, Some(f)) => {
+            IoTargetName::File(get::name(f, &o.at("file"), "a file name")?.to_string())
+        }
+        (d, None) => {
+            let d = d.ok_or_else(|| {
+                SpecError::new(
+                    &o.path,
+                    "a schedlab:io event needs \"dev\" (a device name) or \"file\" (a file name)",
+                )
+            })?;
+            IoTargetName::Dev(get::name(d, &o.at("dev"), "a device name")?.to_string())
+        }
+    };
     let op = match get::string(
         need("op", "\"read\" or \"write\"")?,
         &o.at("op"),
@@ -427,12 +468,62 @@ fn io(v: &Json, path: &str) -> Result<Ev, SpecError> {
         }
         Some(n) => IoOffset::At(sectors(n, &o.at("offset"), "a byte offset", 0)?),
     };
+    let direct = match o.get("direct") {
+        None => true,
+        Some(d) => get::boolean(d, &o.at("direct"), "true (O_DIRECT) or false (buffered)")?,
+    };
+    let count = match o.get("count") {
+        None => 1,
+        Some(n) => get::int_in(n, &o.at("count"), "a request count", 1, MAX_IO_COUNT)? as u32,
+    };
+    let depth = match o.get("depth") {
+        None => 1,
+        Some(n) => get::int_in(n, &o.at("depth"), "an I/O depth", 1, MAX_IO_DEPTH)? as u32,
+    };
+    if depth > 1 && !direct {
+        return Err(SpecError::new(
+            o.at("depth"),
+            "buffered I/O (\"direct\": false) is synchronous: its depth is 1 (libaio's \
+             io_submit waits on buffered requests too)",
+        ));
+    }
     Ok(Ev::Io {
-        dev: dev.to_string(),
+        target,
         op,
         bytes,
         offset,
+        direct,
+        count,
+        depth,
     })
+}
+
+/// Most requests one `schedlab:io` submits.
+pub(crate) const MAX_IO_COUNT: i128 = 1 << 30;
+/// Deepest queue of one `schedlab:io` (Linux's `aio-max-nr` default, 65536).
+pub(crate) const MAX_IO_DEPTH: i128 = 65536;
+
+/// `schedlab:fsync` / `schedlab:unlink`: `{"file": name}`.
+fn file_of(v: &Json, path: &str, event: &str) -> Result<String, SpecError> {
+    let o = Obj::new(v, path, &format!("a {event} event ({{\"file\": name}})"))?;
+    o.no_repeats(|_| false)?;
+    for (k, _, p) in o.iter() {
+        if k != "file" {
+            return Err(get::unknown_key(
+                &p,
+                k,
+                &format!("a {event} event"),
+                &["file"],
+            ));
+        }
+    }
+    let f = o.get("file").ok_or_else(|| {
+        SpecError::new(
+            &o.path,
+            format!("a {event} event needs \"file\" (a file name)"),
+        )
+    })?;
+    Ok(get::name(f, &o.at("file"), "a file name")?.to_string())
 }
 
 /// A byte count or offset: a multiple of the sector size, at least `min`.

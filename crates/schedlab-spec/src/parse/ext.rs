@@ -19,8 +19,8 @@ use crate::cost::CostKey;
 use crate::json::{Json, Number};
 use crate::model::IO_SCHEDULERS;
 use crate::model::{
-    BlockDevice, Channel, ChannelCost, ChannelKind, Machine, SchedulerChoice, Topology, HZ_CHOICES,
-    HZ_CHOICES_TEXT, MAX_MACHINE_CPUS,
+    BlockDevice, Channel, ChannelCost, ChannelKind, Machine, SchedulerChoice, Topology, Vm,
+    HZ_CHOICES, HZ_CHOICES_TEXT, MAX_MACHINE_CPUS,
 };
 use crate::work::Names;
 use crate::SpecError;
@@ -104,8 +104,26 @@ pub(crate) struct ExtRest {
     /// The channels' names (pipes and sockets share one namespace) → index in `channels`.
     pub channel_names: Names,
     pub devices: Vec<BlockDevice>,
+    /// Files with their devices still named (`resolve.rs` checks them).
+    pub files: Vec<FileIr>,
+    pub vm: Vm,
     pub headline: HeadlineIr,
 }
+
+/// A file of `schedlab.files` as written.
+#[derive(Clone, Debug)]
+pub(crate) struct FileIr {
+    pub name: String,
+    pub dev: String,
+    pub offset: u64,
+    pub bytes: u64,
+    /// `$.schedlab.files.<name>`.
+    pub path: String,
+}
+
+/// The file system's block size: files start and end on 4 KiB boundaries (ext4's default
+/// block size, which is also the page size of the page cache).
+pub const FILE_BLOCK_BYTES: u64 = 4096;
 
 const TOP_KEYS: &[&str] = &[
     "machine",
@@ -113,6 +131,8 @@ const TOP_KEYS: &[&str] = &[
     "sockets",
     "cgroups",
     "devices",
+    "files",
+    "vm",
     "scheduler",
     "seed",
     "headline",
@@ -132,6 +152,8 @@ pub(crate) fn parse(v: Option<&Json>) -> Result<Ext, SpecError> {
             channels: Vec::new(),
             channel_names: Names::default(),
             devices: Vec::new(),
+            files: Vec::new(),
+            vm: Vm::default(),
             headline: HeadlineIr::None,
         },
     };
@@ -150,6 +172,8 @@ pub(crate) fn parse(v: Option<&Json>) -> Result<Ext, SpecError> {
             "sockets" => channels(kv, &kp, ChannelKind::Socket, costs, &mut ext.rest)?,
             "cgroups" => ext.cgroups = cgroup::parse(kv, &kp)?,
             "devices" => ext.rest.devices = devices(kv, &kp)?,
+            "files" => ext.rest.files = files(kv, &kp)?,
+            "vm" => ext.rest.vm = vm(kv, &kp)?,
             "scheduler" => ext.rest.scheduler = scheduler(kv, &kp)?,
             "seed" => {
                 let seed = get::int_in(kv, &kp, "a PRNG seed", 0, u64::MAX as i128)?;
@@ -478,6 +502,115 @@ fn device(name: &str, v: &Json, path: &str) -> Result<BlockDevice, SpecError> {
         scheduler,
         params,
     })
+}
+
+/// `"files": {"f": {"dev": "nullb0", "offset": 0, "bytes": 1073741824}}`: contiguous
+/// extents of devices, in whole 4 KiB blocks (`offset` defaults to 0).
+fn files(v: &Json, path: &str) -> Result<Vec<FileIr>, SpecError> {
+    const KEYS: &[&str] = &["dev", "offset", "bytes"];
+    let o = Obj::new(
+        v,
+        path,
+        "the files object ({name: {\"dev\": device, \"offset\": bytes, \"bytes\": size}})",
+    )?;
+    o.no_repeats(|_| false)?;
+    let mut out = Vec::with_capacity(o.members.len());
+    for (name, fv, fp) in o.iter() {
+        if name.is_empty() {
+            return Err(SpecError::new(fp, "a file needs a non-empty name"));
+        }
+        let f = Obj::new(fv, &fp, &format!("file {name:?}"))?;
+        f.no_repeats(|_| false)?;
+        for (k, _, kp) in f.iter() {
+            if !KEYS.contains(&k) {
+                return Err(get::unknown_key(&kp, k, &format!("file {name:?}"), KEYS));
+            }
+        }
+        let need = |k: &str, what: &str| {
+            f.get(k)
+                .ok_or_else(|| SpecError::new(&fp, format!("file {name:?} needs \"{k}\" ({what})")))
+        };
+        let dev = get::name(need("dev", "a device name")?, &f.at("dev"), "a device name")?;
+        let blocks = |v: &Json, p: &str, what: &str, min: i128| -> Result<u64, SpecError> {
+            let n = get::int_in(v, p, what, min, i64::MAX as i128)? as u64;
+            if !n.is_multiple_of(FILE_BLOCK_BYTES) {
+                return Err(SpecError::new(
+                    p,
+                    format!("expected {what} that is a multiple of {FILE_BLOCK_BYTES} (the file system's block), found {n}"),
+                ));
+            }
+            Ok(n)
+        };
+        let offset = match f.get("offset") {
+            None => 0,
+            Some(v) => blocks(v, &f.at("offset"), "a byte offset on the device", 0)?,
+        };
+        let bytes = blocks(
+            need("bytes", "the file's size in bytes")?,
+            &f.at("bytes"),
+            "a file size in bytes",
+            FILE_BLOCK_BYTES as i128,
+        )?;
+        out.push(FileIr {
+            name: name.to_string(),
+            dev: dev.to_string(),
+            offset,
+            bytes,
+            path: fp,
+        });
+    }
+    Ok(out)
+}
+
+/// `"vm": {"memory_bytes": …, "dirty_ratio": 20, "dirty_background_ratio": 10,
+/// "dirty_expire_centisecs": 3000, "dirty_writeback_centisecs": 500, "copy_byte_ps": …}`.
+fn vm(v: &Json, path: &str) -> Result<Vm, SpecError> {
+    const KEYS: &[&str] = &[
+        "memory_bytes",
+        "dirty_ratio",
+        "dirty_background_ratio",
+        "dirty_expire_centisecs",
+        "dirty_writeback_centisecs",
+        "copy_byte_ps",
+    ];
+    let o = Obj::new(
+        v,
+        path,
+        "the vm object (the page cache's memory and writeback settings)",
+    )?;
+    o.no_repeats(|_| false)?;
+    let mut vm = Vm::default();
+    for (k, kv, kp) in o.iter() {
+        let int = |what: &str, min: i128, max: i128| get::int_in(kv, &kp, what, min, max);
+        match k {
+            "memory_bytes" => {
+                let n = int("a memory size in bytes", FILE_BLOCK_BYTES as i128, 1 << 50)? as u64;
+                if !n.is_multiple_of(FILE_BLOCK_BYTES) {
+                    return Err(SpecError::new(
+                        kp,
+                        format!("expected a memory size that is a multiple of {FILE_BLOCK_BYTES} (the page size), found {n}"),
+                    ));
+                }
+                vm.memory_bytes = n;
+            }
+            "dirty_ratio" => vm.dirty_ratio = int("a percentage", 0, 100)? as u32,
+            "dirty_background_ratio" => {
+                vm.dirty_background_ratio = int("a percentage", 0, 100)? as u32
+            }
+            // proc_dointvec_minmax bounds in kernel/sysctl.c: 0..=INT_MAX.
+            "dirty_expire_centisecs" => {
+                vm.dirty_expire_centisecs = int("centiseconds", 0, i32::MAX as i128)? as u32
+            }
+            "dirty_writeback_centisecs" => {
+                vm.dirty_writeback_centisecs = int("centiseconds", 0, i32::MAX as i128)? as u32
+            }
+            "copy_byte_ps" => {
+                vm.copy_byte_ps = Some(int("picoseconds per byte", 0, 1_000_000)? as u64)
+            }
+            _ => return Err(get::unknown_key(&kp, k, "the vm object", KEYS)),
+        }
+    }
+    Ok(vm)
 }
 
 /// `{name: value}` tunables kept as text (string, number or boolean values).

@@ -31,14 +31,14 @@
 //! exist.
 
 use super::cgroup::{self, CgroupsIr};
-use super::event::{Ev, PEv};
-use super::ext::{ExtRest, HeadlineIr};
+use super::event::{Ev, IoTargetName, PEv};
+use super::ext::{ExtRest, FileIr, HeadlineIr};
 use super::ownership;
 use super::task::TaskIr;
 use super::Declared;
 use crate::model::{
-    BlockDevice, Event, GroupId, Headline, IoOffset, Machine, Phase, ResId, Resources, Spec,
-    TaskSpec, TimerMode, ROOT_GROUP,
+    BlockDevice, Event, FileSpec, GroupId, Headline, IoOffset, IoSpec, IoTarget, Machine, Phase,
+    ResId, Resources, Spec, TaskSpec, TimerMode, ROOT_GROUP,
 };
 use crate::work::Names;
 use crate::SpecError;
@@ -179,6 +179,11 @@ pub(crate) fn build(
     for d in &ext.devices {
         device_ids.intern(&d.name);
     }
+    let files = files(&ext.devices, &device_ids, &ext.files)?;
+    let mut file_ids = Names::default();
+    for f in &files {
+        file_ids.intern(&f.name);
+    }
 
     let mut out_tasks = Vec::with_capacity(tasks.len());
     for (t, (group, phase_groups)) in tasks.iter().zip(&task_groups) {
@@ -314,15 +319,40 @@ pub(crate) fn build(
                         },
                         Ev::Exit => Event::Exit,
                         Ev::Io {
-                            dev,
+                            target,
                             op,
                             bytes,
                             offset,
-                        } => Event::Io {
-                            dev: device(&ext.devices, &device_ids, &dev, bytes, offset, path)?,
+                            direct,
+                            count,
+                            depth,
+                        } => IoSpec {
+                            target: match target {
+                                IoTargetName::Dev(dev) => IoTarget::Dev(device(
+                                    &ext.devices,
+                                    &device_ids,
+                                    &dev,
+                                    bytes,
+                                    offset,
+                                    path,
+                                )?),
+                                IoTargetName::File(f) => IoTarget::File(file(
+                                    &files, &file_ids, &f, bytes, offset, path,
+                                )?),
+                            },
                             op,
                             bytes,
                             offset,
+                            direct,
+                            count,
+                            depth,
+                        }
+                        .into_event(),
+                        Ev::Fsync(f) => Event::Fsync {
+                            file: file(&files, &file_ids, &f, 0, IoOffset::At(0), path)?,
+                        },
+                        Ev::Unlink(f) => Event::Unlink {
+                            file: file(&files, &file_ids, &f, 0, IoOffset::At(0), path)?,
                         },
                         Ev::Suspend(_) | Ev::Resume(_) => unreachable!("expanded above"),
                     };
@@ -410,6 +440,8 @@ pub(crate) fn build(
             channels: ext.channels,
             marks: marks.names,
             devices: ext.devices,
+            files,
+            vm: ext.vm,
         },
         machine,
         scheduler: ext.scheduler,
@@ -524,6 +556,93 @@ fn device(
         ));
     }
     Ok(i as ResId)
+}
+
+/// The index of file `name`, checking that the request fits in it.
+fn file(
+    files: &[FileSpec],
+    ids: &Names,
+    name: &str,
+    bytes: u64,
+    offset: IoOffset,
+    path: &str,
+) -> Result<ResId, SpecError> {
+    let Some(i) = ids.get(name).map(|i| i as usize) else {
+        return Err(SpecError::new(
+            path,
+            format!("file {name:?} is not declared (expected a name from $.schedlab.files)"),
+        ));
+    };
+    let size = files[i].bytes;
+    let start = match offset {
+        IoOffset::At(o) => o,
+        IoOffset::Sequential | IoOffset::Random => 0,
+    };
+    if start.saturating_add(bytes) > size {
+        return Err(SpecError::new(
+            path,
+            format!(
+                "a request of {bytes} bytes at offset {start} ends past the end of file \
+                 {name:?} ({size} bytes)"
+            ),
+        ));
+    }
+    Ok(i as ResId)
+}
+
+/// `schedlab.files` with their devices resolved: each on a declared device, inside it,
+/// and overlapping no other file.
+fn files(
+    devices: &[BlockDevice],
+    device_ids: &Names,
+    irs: &[FileIr],
+) -> Result<Vec<FileSpec>, SpecError> {
+    let mut out = Vec::with_capacity(irs.len());
+    for f in irs {
+        let Some(dev) = device_ids.get(&f.dev) else {
+            return Err(SpecError::new(
+                format!("{}.dev", f.path),
+                format!(
+                    "device {:?} is not declared (expected a name from $.schedlab.devices)",
+                    f.dev
+                ),
+            ));
+        };
+        let size = devices[dev as usize].model.size_bytes();
+        if f.offset.saturating_add(f.bytes) > size {
+            return Err(SpecError::new(
+                &f.path,
+                format!(
+                    "file {:?} ({} bytes at offset {}) ends past the end of device {:?} ({size} bytes)",
+                    f.name, f.bytes, f.offset, f.dev
+                ),
+            ));
+        }
+        out.push(FileSpec {
+            name: f.name.clone(),
+            dev: dev as ResId,
+            offset: f.offset,
+            bytes: f.bytes,
+        });
+    }
+    // Overlaps: neighbours in (device, offset) order.
+    let mut order: Vec<usize> = (0..out.len()).collect();
+    order.sort_by_key(|&i| (out[i].dev, out[i].offset, i));
+    for w in order.windows(2) {
+        let (a, b) = (&out[w[0]], &out[w[1]]);
+        if a.dev == b.dev && a.offset + a.bytes > b.offset {
+            let later = w[0].max(w[1]);
+            let other = if later == w[0] { b } else { a };
+            return Err(SpecError::new(
+                &irs[later].path,
+                format!(
+                    "file {:?} overlaps file {:?} on device {:?} (files are disjoint extents)",
+                    out[later].name, other.name, irs[later].dev
+                ),
+            ));
+        }
+    }
+    Ok(out)
 }
 
 fn need_locked(locked: &HashSet<String>, m: &str, path: &str, what: &str) -> Result<(), SpecError> {
