@@ -12,6 +12,7 @@ mod broadcast;
 mod cyclictest;
 mod hackbench;
 mod interbench;
+mod oltp;
 mod opts;
 mod periodic;
 
@@ -43,6 +44,7 @@ pub fn list() -> Vec<GeneratorInfo> {
         broadcast::info(),
         periodic::info(),
         interbench::info(),
+        oltp::info(),
     ]
 }
 
@@ -55,6 +57,7 @@ pub fn generate(name: &str, options: &[(String, String)]) -> Result<serde_json::
         "broadcast-wakeup" => broadcast::generate(options),
         "periodic" => periodic::generate(options),
         "interbench" => interbench::generate(options),
+        "oltp" => oltp::generate(options),
         _ => Err(SpecError::new(
             "generator",
             format!(
