@@ -554,14 +554,15 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             self.core.ctx.now = ev.time;
             self.events += 1;
             if self.rt.len() > PREFETCH_MIN_TASKS {
-                if let Some(EventKind::Wake { task, .. }) = self.core.ctx.events.peek_kind() {
-                    self.prefetch_task(task);
-                }
+                self.prefetch_next();
             }
             self.handle(ev.kind);
             self.process_resched();
             if self.halted() {
                 return;
+            }
+            if self.rt.len() > PREFETCH_MIN_TASKS {
+                self.prefetch_next_buckets();
             }
             if self.budget.due(self.events) {
                 self.check_budget();
@@ -597,34 +598,49 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             && matches!(kind, EventKind::PolicyTimer { .. })
     }
 
-    /// Ask the cache for the state a wake-up of `t` reads, while the current event runs:
-    /// with thousands of tasks it is rarely cached, and the next event's wake-up would
-    /// otherwise wait for it several times over.
+    /// Ask the cache for the state the next event reads, while the current one runs: the
+    /// task a wake-up wakes, or the task whose burst a completion ends. With thousands of
+    /// tasks it is rarely cached, and the next event would otherwise wait for it several
+    /// times over.
+    #[inline]
+    fn prefetch_next(&self) {
+        let task = match self.core.ctx.events.peek_kind() {
+            Some(EventKind::Wake { task, .. }) => task,
+            Some(EventKind::Complete { cpu, .. }) => match self.core.ctx.cpus[cpu.idx()].curr {
+                Some(t) => t,
+                None => return,
+            },
+            _ => return,
+        };
+        self.prefetch_task(task);
+    }
+
+    /// The second step of [`Self::prefetch_next`], once the event is handled: the next
+    /// event's task has its measurement state cached by now, and through it the histogram
+    /// entries the activation will count in (a sample's bucket lives on the heap, where no
+    /// look-ahead reaches without its histogram).
+    #[inline]
+    fn prefetch_next_buckets(&self) {
+        let m = match self.core.ctx.events.peek_kind() {
+            Some(EventKind::Wake { task, .. }) => self.metrics.tasks.get(task.idx()),
+            Some(EventKind::Complete { cpu, .. }) => self.core.ctx.cpus[cpu.idx()]
+                .curr
+                .and_then(|t| self.metrics.tasks.get(t.idx())),
+            _ => None,
+        };
+        if let Some(m) = m {
+            prefetch_addr(m.latency.likely_entry() as usize);
+            prefetch_addr(m.response.likely_entry() as usize);
+        }
+    }
+
+    /// Prefetch every cache line of `t`'s engine, core and measurement state.
     #[inline]
     fn prefetch_task(&self, t: TaskId) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let i = t.idx();
-            let lines = [
-                self.rt.get(i).map(|r| r as *const TaskRt as *const i8),
-                self.metrics
-                    .tasks
-                    .get(i)
-                    .map(|m| m as *const _ as *const i8),
-                self.core
-                    .ctx
-                    .tasks
-                    .get(i)
-                    .map(|v| v as *const _ as *const i8),
-            ];
-            for p in lines.into_iter().flatten() {
-                // SAFETY: a prefetch is only a hint; it never faults and changes no state.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(p) };
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = t;
+        let i = t.idx();
+        prefetch_lines(self.rt.get(i));
+        prefetch_lines(self.metrics.tasks.get(i));
+        prefetch_lines(self.core.ctx.tasks.get(i));
     }
 
     /// The run stopped early: an error, or its memory budget.
@@ -1033,6 +1049,8 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             self.change_attrs(cpu, t, attr, cpus, group);
             return;
         }
+        // The ops of periodic work (`run`, `timer`, `sleep`) have their cost read here
+        // when no cost varies, without a second dispatch on the op in `op_cost`.
         let cost = match *op {
             Op::Runtime { ns } => {
                 self.rt[t.idx()].stage = Stage::Until(self.core.ctx.now + ns);
@@ -1045,6 +1063,8 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 Some(home) => self.take_softirq_work(home),
                 None => self.draw_op_cost(t, op),
             },
+            Op::Run { ns } if !self.costs_vary => ns,
+            Op::Timer { .. } | Op::Sleep { .. } if !self.costs_vary => self.cfg.sleep_ns,
             _ => self.draw_op_cost(t, op),
         };
         self.begin_burst(cpu, t, cost);
@@ -1920,6 +1940,39 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             self.set_state(t, s);
         }
     }
+}
+
+/// Ask the cache for every line of `*v` (nothing for `None`).
+#[inline(always)]
+fn prefetch_lines<T>(v: Option<&T>) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(v) = v {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        const LINE: usize = 64;
+        let start = v as *const T as usize;
+        let end = start + std::mem::size_of::<T>();
+        let mut line = start & !(LINE - 1);
+        while line < end {
+            // SAFETY: a prefetch is only a hint; it never faults and changes no state.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(line as *const i8) };
+            line += LINE;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = v;
+}
+
+/// Ask the cache for the line holding `addr` (any address: a prefetch never faults).
+#[inline(always)]
+fn prefetch_addr(addr: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is only a hint; it never faults and changes no state.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(addr as *const i8) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = addr;
 }
 
 /// The unique timers a template's program uses, sorted and without repeats.

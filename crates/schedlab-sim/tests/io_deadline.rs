@@ -123,12 +123,9 @@ fn every_request_completes_exactly_once_under_each_scheduler() {
             "{elevator}"
         );
         assert_eq!(dev["scheduler"], *elevator);
-        // Each bio either became a request or was merged into one.
-        assert_eq!(
-            dev["requests"].as_u64().unwrap() + dev["merges"].as_u64().unwrap(),
-            3 * 50 + 2 * 50 + 20 + 20,
-            "{elevator}"
-        );
+        // Requests that merged into others were not completed on their own.
+        let completed = dev["requests"].as_u64().unwrap() + dev["merges"].as_u64().unwrap();
+        assert_eq!(completed, 3 * 50 + 2 * 50 + 20 + 20, "{elevator}");
         assert_eq!(dev["bytes_read"], (3 * 50 + 20) * 8192, "{elevator}");
         assert_eq!(dev["bytes_written"], (2 * 50 + 20) * 8192, "{elevator}");
         for t in r["tasks"].as_array().unwrap() {
@@ -388,5 +385,116 @@ fn bad_tunables_are_refused_naming_the_device_and_the_parameter() {
         .unwrap_err()
         .to_string();
         assert!(e.contains(message), "{e}");
+    }
+}
+
+/// On a one-tag device busy with `first` for 1 ms: `x` (sector 1000) is queued first and
+/// holds the block layer's one-hit merge cache, `a` queues a read at sector 16, then `b`
+/// a read of sectors 8..16, which only the elevator's sort list offers for a front merge.
+fn front_merge_run(elevator: &str, params: &str) -> Value {
+    let tasks = [
+        one_request("first", 0, "read", 400, ""),
+        one_request("x", 10, "read", 1000, ""),
+        one_request("a", 20, "read", 16, ""),
+        one_request("b", 30, "read", 8, ""),
+    ];
+    run(&spec(&tasks, 1, MS, elevator, params))
+}
+
+#[test]
+fn the_deadline_schedulers_offer_front_merges_from_their_sort_lists() {
+    for elevator in ["deadline", "deadline-lowprio", "mq-deadline"] {
+        let r = front_merge_run(elevator, "");
+        let dev = &r["devices"][0];
+        assert_eq!(dev["merges"], 1, "{elevator}");
+        assert_eq!(dev["requests"], 3, "{elevator}");
+        // b's bio went into a's request: both wake when it completes (x first: FIFO).
+        assert_eq!(
+            [done(&r, "a"), done(&r, "b")],
+            [3 * MS, 3 * MS],
+            "{elevator}"
+        );
+        let r = front_merge_run(elevator, r#""front_merges": 0"#);
+        assert_eq!(r["devices"][0]["merges"], 0, "{elevator}");
+        assert_eq!(r["devices"][0]["requests"], 4, "{elevator}");
+    }
+    // noop has no front-merge lookup of its own.
+    assert_eq!(front_merge_run("noop", "")["devices"][0]["merges"], 0);
+}
+
+#[test]
+fn a_request_merged_into_another_passes_on_its_earlier_expiry_and_fifo_place() {
+    // One tag busy with `first` for 1 ms. Queued: x (sector 1000, 5 µs, holds the merge
+    // cache), n (sectors 16..24, 10 µs), z (sector 2000, 15 µs), m (sectors 0..8, 20 µs).
+    // At 30 µs g's bio (8..16) back-merges into m, which then reaches n: n is merged
+    // into m, and m takes n's expiry and FIFO place, ahead of z. With every read
+    // expired (read_expire 0) and batches of one, the FIFO order is the dispatch
+    // order: x, m (+n, g), z.
+    let tasks = [
+        one_request("first", 0, "read", 400, ""),
+        one_request("x", 5, "read", 1000, ""),
+        one_request("n", 10, "read", 16, ""),
+        one_request("z", 15, "read", 2000, ""),
+        one_request("m", 20, "read", 0, ""),
+        one_request("g", 30, "read", 8, ""),
+    ];
+    for elevator in ["deadline", "mq-deadline"] {
+        let r = run(&spec(
+            &tasks,
+            1,
+            MS,
+            elevator,
+            r#""read_expire": 0, "fifo_batch": 1"#,
+        ));
+        assert_eq!(r["devices"][0]["merges"], 2, "{elevator}");
+        let times: Vec<u64> = ["x", "m", "n", "g", "z"]
+            .iter()
+            .map(|t| done(&r, t))
+            .collect();
+        assert_eq!(
+            times,
+            [2 * MS, 3 * MS, 3 * MS, 3 * MS, 4 * MS],
+            "{elevator}"
+        );
+    }
+}
+
+#[test]
+fn deadline_lowprio_merges_held_requests_and_releases_them_as_one() {
+    // Held idle-class reads of sectors 0..8 (at 0), 16..24 (10 µs) and 8..16 (20 µs):
+    // the last back-merges into the first, which then reaches the second; the one
+    // request left is released by the α timer at 200 ms.
+    let tasks = [
+        one_request("a", 0, "read", 0, "idle"),
+        one_request("c", 10, "read", 16, "idle"),
+        one_request("b", 20, "read", 8, "idle"),
+    ];
+    let r = run(&spec(&tasks, 64, MS, "deadline-lowprio", ""));
+    assert_eq!(r["devices"][0]["merges"], 2);
+    assert_eq!(r["devices"][0]["requests"], 1);
+    assert_eq!(
+        [done(&r, "a"), done(&r, "b"), done(&r, "c")],
+        [201 * MS, 201 * MS, 201 * MS]
+    );
+}
+
+#[test]
+fn a_front_merged_request_is_re_sorted_by_its_new_start() {
+    // One tag busy with `first` for 1 ms. Queued: x (sectors 0..8, 5 µs; it holds the
+    // merge cache), a (104..112, 10 µs), s (100..108, 20 µs); at 30 µs b's bio (96..104)
+    // front-merges into a, which now starts at 96, before s. x goes first (the oldest)
+    // and the batch continues in sector order: a (with b), then s.
+    let tasks = [
+        one_request("first", 0, "read", 400, ""),
+        one_request("x", 5, "read", 0, ""),
+        one_request("a", 10, "read", 104, ""),
+        one_request("s", 20, "read", 100, ""),
+        one_request("b", 30, "read", 96, ""),
+    ];
+    for elevator in ["deadline", "mq-deadline"] {
+        let r = run(&spec(&tasks, 1, MS, elevator, ""));
+        assert_eq!(r["devices"][0]["merges"], 1, "{elevator}");
+        let times: Vec<u64> = ["x", "a", "b", "s"].iter().map(|t| done(&r, t)).collect();
+        assert_eq!(times, [2 * MS, 3 * MS, 3 * MS, 4 * MS], "{elevator}");
     }
 }

@@ -460,9 +460,9 @@ fn io_errors() {
         "found \"nvme\"",
     );
     assert_err(
-        &with(r#"{"devices": {"d": {"model": "null_blk", "scheduler": "cfq"}}}"#),
+        &with(r#"{"devices": {"d": {"model": "null_blk", "scheduler": "anticipatory"}}}"#),
         "$.schedlab.devices.d.scheduler",
-        "found \"cfq\"",
+        "found \"anticipatory\"",
     );
     assert_err(
         &with(r#"{"devices": {"d": {"completion_ns": 5}}}"#),

@@ -409,6 +409,8 @@ pub struct LinuxRt {
     rto_mask: CpuMask,
     /// Every CPU's `rt_prio_array`.
     active: CpuQueues,
+    /// The CPUs the class has queues for (`0..rqs.len()`).
+    queued_cpus: CpuMask,
     /// Tunables (the queues' back end among them).
     params: RtParams,
     se: Vec<RtSe>,
@@ -491,6 +493,7 @@ impl LinuxRt {
             rqs: (0..nr_cpus.max(1)).map(|_| RtRq::new()).collect(),
             rto_mask: CpuMask::empty(),
             active: CpuQueues::new(params.readyq, NR_PRIO, nr_cpus.max(1)),
+            queued_cpus: CpuMask::first_n(nr_cpus.max(1)),
             params,
             se: Vec::new(),
             bw: RtBandwidth::default(),
@@ -522,6 +525,7 @@ impl LinuxRt {
         if self.rqs.len() < ctx.nr_cpus() {
             self.rqs.resize_with(ctx.nr_cpus(), RtRq::new);
             self.active.ensure_cpus(ctx.nr_cpus());
+            self.queued_cpus = CpuMask::first_n(self.rqs.len());
         }
         if self.bw.nr_groups() != ctx.nr_groups() {
             self.read_groups(ctx);
@@ -640,17 +644,13 @@ impl LinuxRt {
             return None;
         }
         let view = ctx.task(t);
-        let aff = &view.affinity;
         let task_level = 2 + (MAX_RT_PRIO - 1 - Self::prio_of(&view.attrs) as i32);
         let own = view.cpu;
+        // The allowed CPUs in increasing order (those the class has queues for), each one
+        // a step of the search.
+        let allowed = view.affinity.and(&self.queued_cpus);
         let mut best: Option<(i32, CpuId)> = None;
-        let mut steps = 0;
-        // The allowed CPUs in increasing order (those the class has queues for).
-        for c in (0..self.rqs.len() as u32).map(CpuId) {
-            if !aff.contains(c) {
-                continue;
-            }
-            steps += 1;
+        for c in allowed.iter() {
             let lvl = self.cpupri(ctx, c);
             if lvl >= task_level {
                 continue;
@@ -662,8 +662,13 @@ impl LinuxRt {
                 Some((bl, _)) if lvl < bl || (lvl == bl && c == own) => best = Some((lvl, c)),
                 _ => {}
             }
+            // Nothing is below an idle CPU: the search is decided once one is found, unless
+            // the task's own CPU is still ahead.
+            if best.is_some_and(|(bl, bc)| bl == CPUPRI_IDLE && (bc == own || own < c)) {
+                break;
+            }
         }
-        ctx.count_work(steps);
+        ctx.count_work(allowed.count() as u64);
         best.map(|(_, c)| c)
     }
 

@@ -198,12 +198,18 @@ impl RtBandwidth {
             return None;
         }
         let i = self.at(g, c);
-        if self.rqs[i].rt_runtime == RUNTIME_INF {
+        let rq = &mut self.rqs[i];
+        if rq.rt_runtime == RUNTIME_INF {
             return None;
         }
-        self.rqs[i].rt_time += delta;
-        if self.rqs[i].throttled {
+        rq.rt_time += delta;
+        if rq.throttled {
             return Some(false);
+        }
+        if rq.rt_time <= rq.rt_runtime {
+            // Within its runtime: `sched_rt_runtime_exceeded` neither borrows (only an
+            // rt_rq past its runtime does) nor throttles. The common case, decided here.
+            return None;
         }
         self.runtime_exceeded(ctx, g, c).then_some(true)
     }
@@ -224,6 +230,7 @@ impl RtBandwidth {
     }
 
     /// `sched_rt_runtime_exceeded` for an rt_rq not throttled yet.
+    #[inline(never)]
     fn runtime_exceeded(&mut self, ctx: &mut Ctx, g: GroupId, c: CpuId) -> bool {
         let i = self.at(g, c);
         let period = self.groups[g as usize].period;

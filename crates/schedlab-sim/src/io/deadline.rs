@@ -25,11 +25,18 @@
 //! exact at HZ=1000; at lower HZ the kernel rounds expiries up to a tick); the legacy
 //! dispatch queue holds one request at a time (the block layer asks for the next request
 //! when a tag frees, as `__elv_next_request` calls `elevator_dispatch_fn` when the
-//! dispatch list is empty); no forced dispatch (`force`, used only on queue drain);
-//! merging is not modelled yet: `front_merges` is kept, and has no effect.
+//! dispatch list is empty); no forced dispatch (`force`, used only on queue drain).
+//!
+//! Merging (the block layer finds back merges and merges queued requests, io/merge.rs):
+//! `deadline_merge` offers the request of the bio's direction that starts where the bio
+//! ends (a front merge, with `front_merges` = 1); `deadline_merged_request` re-sorts a
+//! request whose start moved; `deadline_merged_requests` gives the surviving request the
+//! earlier expiry and FIFO place of the one merged into it, then forgets that one.
+
+use schedlab_spec::model::{IoOp, SECTOR_BYTES};
 
 use super::sorted_fifo::{dir_of, SortedFifo, READ, WRITE};
-use super::{IoCtx, IoSchedInfo, IoScheduler, RqId};
+use super::{IoCtx, IoSchedInfo, IoScheduler, MergeKind, RqId};
 use crate::types::Time;
 
 const MS: Time = 1_000_000;
@@ -115,8 +122,6 @@ pub struct Deadline {
     batching: u32,
     /// Times reads were chosen while writes were pending.
     starved: u32,
-    /// `last_sector`: the end of the last request dispatched (the head position).
-    last_sector: u64,
     pub tunables: DeadlineTunables,
 }
 
@@ -145,8 +150,6 @@ impl Deadline {
         let dir = dir_of(io.request(rq).op);
         self.next_rq = [None, None];
         self.next_rq[dir] = self.lists.latter(rq);
-        let r = io.request(rq);
-        self.last_sector = r.sector + r.nr_sectors();
         self.lists.remove(rq);
     }
 
@@ -185,20 +188,28 @@ impl Deadline {
         Some(rq)
     }
 
-    /// The head position after the last dispatch (`last_sector`).
-    pub fn last_sector(&self) -> u64 {
-        self.last_sector
+    /// Is `rq` on Deadline's lists?
+    pub fn holds(&self, rq: RqId) -> bool {
+        self.lists.contains(rq)
     }
+}
 
-    /// Requests queued (both directions).
-    pub fn queued(&self) -> usize {
-        self.lists.len(READ) + self.lists.len(WRITE)
+/// `deadline_merge` / `dd_request_merge`: the request of the bio's direction in `lists`
+/// that starts where the bio ends, for a front merge.
+pub fn front_merge_candidate(
+    lists: &SortedFifo,
+    tunables: &DeadlineTunables,
+    sector: u64,
+    bytes: u64,
+    op: IoOp,
+) -> Option<(RqId, MergeKind)> {
+    if !tunables.front_merges {
+        return None;
     }
-
-    /// A request left the scheduler without being dispatched (merged away).
-    pub fn forget(&mut self, rq: RqId) {
-        self.remove_request(rq);
-    }
+    let end = sector + bytes / SECTOR_BYTES;
+    lists
+        .find_at(dir_of(op), end)
+        .map(|rq| (rq, MergeKind::Front))
 }
 
 impl IoScheduler for Deadline {
@@ -218,6 +229,33 @@ impl IoScheduler for Deadline {
                 "unknown parameter '{name}' (deadline has read_expire, write_expire, writes_starved, fifo_batch, front_merges)"
             ))
         }
+    }
+
+    fn request_merge(
+        &mut self,
+        _io: &IoCtx,
+        sector: u64,
+        bytes: u64,
+        op: IoOp,
+    ) -> Option<(RqId, MergeKind)> {
+        front_merge_candidate(&self.lists, &self.tunables, sector, bytes, op)
+    }
+
+    /// `deadline_merged_request`: a front merge moved the request's start.
+    fn request_merged(&mut self, io: &mut IoCtx, rq: RqId, kind: MergeKind) {
+        if kind == MergeKind::Front {
+            self.lists.resort(rq, io.request(rq).sector);
+        }
+    }
+
+    fn merges_requests(&self) -> bool {
+        true
+    }
+
+    /// `deadline_merged_requests`.
+    fn requests_merged(&mut self, _io: &mut IoCtx, rq: RqId, next: RqId) {
+        self.lists.inherit_expiry(rq, next);
+        self.remove_request(next);
     }
 
     fn insert(&mut self, io: &mut IoCtx, rq: RqId) {

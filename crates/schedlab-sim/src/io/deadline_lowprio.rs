@@ -29,16 +29,22 @@
 //!   `dispatch()`);
 //! - β runs from the last normal request's arrival, restarted by each one (`mod_timer`),
 //!   and from the elevator's start before any (slide 40 opens with `set(β)`); batch mode
-//!   starts exactly β after the last normal request.
+//!   starts exactly β after the last normal request; an arrival is a request inserted
+//!   into the scheduler (`elevator_add_req_fn`), not a bio merged into a queued one;
+//! - merging (the seed does not mention it): Deadline's merging applies to released
+//!   requests; a held request takes bios by back merge (the block layer's) and is not
+//!   offered for front merges (it is on no sort list); when two requests merge and only
+//!   one of them was released, the survivor is released too (its data already passed
+//!   the throttle).
 //!
 //! Tunables: `alpha_ms`, `beta_ms` (the slides' α and β, in ms) and Deadline's own
 //! (`read_expire`, `write_expire`, `writes_starved`, `fifo_batch`, `front_merges`).
 
-use schedlab_spec::model::IoPrioClass;
+use schedlab_spec::model::{IoOp, IoPrioClass};
 
 use super::deadline::{store_ms, Deadline};
 use super::sorted_fifo::RqList;
-use super::{IoCtx, IoSchedInfo, IoScheduler, RqId};
+use super::{IoCtx, IoSchedInfo, IoScheduler, MergeKind, RqId};
 use crate::types::Time;
 
 const MS: Time = 1_000_000;
@@ -156,6 +162,36 @@ impl IoScheduler for DeadlineLowprio {
             }
         }
         Ok(())
+    }
+
+    fn request_merge(
+        &mut self,
+        io: &IoCtx,
+        sector: u64,
+        bytes: u64,
+        op: IoOp,
+    ) -> Option<(RqId, MergeKind)> {
+        self.deadline.request_merge(io, sector, bytes, op)
+    }
+
+    fn request_merged(&mut self, io: &mut IoCtx, rq: RqId, kind: MergeKind) {
+        if self.deadline.holds(rq) {
+            self.deadline.request_merged(io, rq, kind);
+        }
+    }
+
+    fn merges_requests(&self) -> bool {
+        true
+    }
+
+    fn requests_merged(&mut self, io: &mut IoCtx, rq: RqId, next: RqId) {
+        if self.held.remove(next) {
+            return;
+        }
+        if self.held.remove(rq) {
+            self.deadline.add_request(io, rq);
+        }
+        self.deadline.requests_merged(io, rq, next);
     }
 
     fn insert(&mut self, io: &mut IoCtx, rq: RqId) {

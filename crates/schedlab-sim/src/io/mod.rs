@@ -26,13 +26,17 @@
 //! Simplifications: one hardware queue per device; no plugging; no request timeouts or
 //! errors.
 
+pub mod cfq;
 pub mod deadline;
 pub mod deadline_lowprio;
+pub mod kyber;
 pub mod merge;
 pub mod mq_deadline;
 pub mod none;
 pub mod noop;
+pub mod service_tree;
 pub mod sorted_fifo;
+pub mod task_table;
 
 pub use merge::{Bio, MergeKind, NoMerges, QueueLimits};
 
@@ -222,6 +226,8 @@ pub fn io_scheduler_names() -> &'static [&'static str] {
         "deadline",
         "deadline-lowprio",
         "mq-deadline",
+        "cfq",
+        "kyber",
     ]
 }
 
@@ -233,6 +239,8 @@ pub fn construct(name: &str) -> Result<Box<dyn IoScheduler>, String> {
         "deadline" => Ok(Box::new(deadline::Deadline::default())),
         "deadline-lowprio" => Ok(Box::new(deadline_lowprio::DeadlineLowprio::default())),
         "mq-deadline" => Ok(Box::new(mq_deadline::MqDeadline::default())),
+        "cfq" => Ok(Box::new(cfq::Cfq::default())),
+        "kyber" => Ok(Box::new(kyber::Kyber::default())),
         _ => Err(format!(
             "I/O scheduler '{name}' is not simulated yet (available: {})",
             io_scheduler_names().join(", ")

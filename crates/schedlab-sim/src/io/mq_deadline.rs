@@ -23,6 +23,11 @@
 //! `prio_aging_expire` (ms), `writes_starved`, `fifo_batch`, `front_merges`,
 //! `async_depth`, clamped as `STORE_FUNCTION` clamps them.
 //!
+//! Line numbers in 6.1's file: `dd_request_merged` 200, `dd_merged_requests` 220,
+//! `deadline_check_fifo` 280, `started_after` 409, `__dd_dispatch_request` 423–534,
+//! `dd_dispatch_prio_aged_requests` 540, `dd_dispatch_request` 572, `dd_request_merge`
+//! 732, `dd_insert_request` 784, `dd_finish_request` 892, the sysfs stores 962–991.
+//!
 //! Linux 6.12 (block/mq-deadline.c of 6.12) changed: `next_rq` became `latest_pos`, the
 //! batch continuing at the first request at or after the position of the last one
 //! dispatched (`deadline_from_pos`) rather than at the request after it; the zoned-device
@@ -35,13 +40,22 @@
 //! so the per-class `dispatch` lists stay empty); `async_depth` limits the scheduler tags
 //! asynchronous requests and writes may allocate, which the block layer does not model
 //! (one table of requests per device): it is kept and has no effect; times are
-//! nanoseconds, not jiffies; merging is not modelled yet (`front_merges` is kept).
+//! nanoseconds, not jiffies.
+//!
+//! Merging (the block layer finds back merges and merges queued requests, io/merge.rs):
+//! `dd_request_merge` offers a front-merge candidate from the sort list of the bio's
+//! class and direction; schedlab's elevator API does not pass the bio's I/O priority, so
+//! the classes are searched RT, BE, IDLE and the block layer refuses a candidate of
+//! another priority (`blk_rq_merge_ok`). `dd_request_merged` re-sorts after a front
+//! merge; `dd_merged_requests` passes the earlier expiry on and forgets the merged
+//! request, which counts as completed in its class (`dd_finish_request` when it is
+//! freed).
 
-use schedlab_spec::model::IoPrioClass;
+use schedlab_spec::model::{IoOp, IoPrioClass};
 
-use super::deadline::{expired, store_int, store_ms, DeadlineTunables};
+use super::deadline::{expired, front_merge_candidate, store_int, store_ms, DeadlineTunables};
 use super::sorted_fifo::{dir_of, SortedFifo, READ, WRITE};
-use super::{IoCtx, IoSchedInfo, IoScheduler, RqId};
+use super::{IoCtx, IoSchedInfo, IoScheduler, MergeKind, RqId};
 use crate::types::Time;
 
 const MS: Time = 1_000_000;
@@ -190,6 +204,49 @@ impl IoScheduler for MqDeadline {
             }
         }
         Ok(())
+    }
+
+    /// `dd_request_merge`.
+    fn request_merge(
+        &mut self,
+        _io: &IoCtx,
+        sector: u64,
+        bytes: u64,
+        op: IoOp,
+    ) -> Option<(RqId, MergeKind)> {
+        self.per_prio
+            .iter()
+            .find_map(|pp| front_merge_candidate(&pp.lists, &self.tunables, sector, bytes, op))
+    }
+
+    /// `dd_request_merged`: a front merge moved the request's start.
+    fn request_merged(&mut self, io: &mut IoCtx, rq: RqId, kind: MergeKind) {
+        if kind == MergeKind::Front {
+            let r = io.request(rq);
+            self.per_prio[prio_of(r.ioprio.class)]
+                .lists
+                .resort(rq, r.sector);
+        }
+    }
+
+    fn merges_requests(&self) -> bool {
+        true
+    }
+
+    /// `dd_merged_requests`.
+    fn requests_merged(&mut self, io: &mut IoCtx, rq: RqId, next: RqId) {
+        let pp = &mut self.per_prio[prio_of(io.request(next).ioprio.class)];
+        if !pp.lists.contains(next) {
+            // A new request merged before it was inserted.
+            return;
+        }
+        pp.lists.inherit_expiry(rq, next);
+        let dir = dir_of(io.request(next).op);
+        if pp.next_rq[dir] == Some(next) {
+            pp.next_rq[dir] = pp.lists.latter(next);
+        }
+        pp.lists.remove(next);
+        pp.completed = pp.completed.wrapping_add(1);
     }
 
     /// `dd_insert_request`: counted in its class, on the sort list and at the FIFO's tail.

@@ -12,7 +12,8 @@
 //! `none` is what a system asking for noop gets since. Both serve requests in
 //! submission order; the difference in the kernel is where merges are found (the
 //! elevator's hash for noop, the plug and the software queues for `none`). In schedlab
-//! both keep one FIFO; noop is the one that will take part in elevator merges.
+//! both keep one FIFO; noop lets the block layer merge queued requests
+//! (`merges_requests`), as the legacy elevator did through `noop_merged_requests`.
 
 use super::sorted_fifo::RqList;
 use super::{IoCtx, IoSchedInfo, IoScheduler, RqId};
@@ -30,6 +31,15 @@ impl IoScheduler for Noop {
             summary: "Linux 3.12 noop: one FIFO, merges only (the legacy block layer's 'none')",
             source: "torvalds/linux v3.12 block/noop-iosched.c: noop_add_request, noop_dispatch, noop_merged_requests",
         }
+    }
+
+    fn merges_requests(&self) -> bool {
+        true
+    }
+
+    /// `noop_merged_requests`: `next` leaves the FIFO.
+    fn requests_merged(&mut self, _io: &mut IoCtx, _rq: RqId, next: RqId) {
+        self.queue.remove(next);
     }
 
     fn insert(&mut self, _io: &mut IoCtx, rq: RqId) {

@@ -3,15 +3,18 @@
 //! `elv_rb_find` of block/elevator.c) and a list in arrival order (the `fifo_list`, whose
 //! requests carry an expiry time, `rq->fifo_time`). A request sits on both lists of its
 //! direction. Used by `deadline` (Linux 3.12 block/deadline-iosched.c), by
-//! `deadline-lowprio` through it, and by `mq-deadline` (one per priority class,
-//! Linux 6.1 block/mq-deadline.c `struct dd_per_prio`).
+//! `deadline-lowprio` through it, by `mq-deadline` (one per priority class,
+//! Linux 6.1 block/mq-deadline.c `struct dd_per_prio`), and by `cfq` (one per queue, whose
+//! `sort_list` and `fifo` hold both directions: it uses one direction's pair).
 //!
 //! Also [`RqList`], the kernel's intrusive `list_head` over requests (FIFO with removal
 //! from the middle), which `noop`'s queue and `deadline-lowprio`'s held requests use.
 //!
 //! Storage is indexed by request id and grows with the number of requests a device
 //! holds at once, never with the number of events: the sorted lists are vectors kept in
-//! order (binary search, the kernel's rbtree walk), the FIFOs are linked through slots.
+//! order (binary search for the kernel's rbtree walk; an insertion or removal moves the
+//! entries after it, O(n) in the requests queued, cheap for the hundreds a queue holds),
+//! the FIFOs are linked through slots.
 
 use schedlab_spec::model::IoOp;
 
@@ -229,6 +232,17 @@ impl SortedFifo {
         self.sorted[dir].get(at + 1).map(|&(_, _, r)| r)
     }
 
+    /// The request before `rq` in sector order (`elv_rb_former_request`, `rb_prev`).
+    pub fn former(&self, rq: RqId) -> Option<RqId> {
+        let (dir, at) = self.position(rq);
+        at.checked_sub(1).map(|i| self.sorted[dir][i].2)
+    }
+
+    /// The lowest-sector request of `dir` (`rb_first`).
+    pub fn sorted_first(&self, dir: usize) -> Option<RqId> {
+        self.sorted[dir].first().map(|&(_, _, r)| r)
+    }
+
     /// The first request of `dir` starting at `sector` (`elv_rb_find`): the candidate
     /// for a front merge of a bio that ends there.
     pub fn find_at(&self, dir: usize, sector: u64) -> Option<RqId> {
@@ -245,19 +259,17 @@ impl SortedFifo {
         }
     }
 
-    /// `next` was merged into `rq`: if `next` expires first, `rq` takes its place in
-    /// the FIFO and its expiry (`deadline_merged_requests`); then `next` leaves both
-    /// lists.
-    pub fn merged_requests(&mut self, rq: RqId, next: RqId) {
+    /// `next` is being merged into `rq`: if `next` expires first, `rq` takes its place
+    /// in the FIFO and its expiry (`deadline_merged_requests`). The caller then removes
+    /// `next`.
+    pub fn inherit_expiry(&mut self, rq: RqId, next: RqId) {
         let (Some(d1), Some(d2)) = (self.queued_dir(rq), self.queued_dir(next)) else {
-            self.remove(next);
             return;
         };
         if d1 == d2 && self.fifo_time(next) < self.fifo_time(rq) {
             self.fifo[d1].move_after(rq, next);
             self.entries[rq.0 as usize].fifo_time = self.fifo_time(next);
         }
-        self.remove(next);
     }
 
     fn queued_dir(&self, rq: RqId) -> Option<usize> {

@@ -432,7 +432,7 @@ fn channels(
 }
 
 /// The I/O schedulers (elevators) Linux offers: blk-mq's, and the legacy block layer's
-/// (`noop`, `deadline`, Linux 3.12) with seed 004's `deadline-lowprio` built on it.
+/// (`noop`, `deadline`, `cfq`, Linux 3.12) with seed 004's `deadline-lowprio` built on it.
 const ELEVATORS: &[&str] = &[
     "none",
     "mq-deadline",
@@ -441,6 +441,7 @@ const ELEVATORS: &[&str] = &[
     "noop",
     "deadline",
     "deadline-lowprio",
+    "cfq",
 ];
 
 /// `"devices": {"nullb0": {"model": "null_blk", "completion_ns": 10000, "queue_depth": 64,
