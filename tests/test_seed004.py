@@ -5,6 +5,7 @@ on the real simulator."""
 from __future__ import annotations
 
 import json
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,9 @@ def test_the_section_runs_without_errors(quick_section: tuple[Path, str]) -> Non
     runs = json.loads((out / "specs" / "manifest.json").read_text())["runs"]
     assert runs and all(r["status"] == "ok" for r in runs), [r["error"] for r in runs]
     assert "Quick mode" in html
+    for heading in ("Slides 21–24", "Slides 25–27", "Slide 28", "Slide 32"):
+        assert html.count(heading) == 1, heading
+    assert seed004.DATA["isolation"]["provenance"] in unescape(html)
 
 
 def test_the_isolation_table_has_every_device_and_scheduler(quick_section: tuple[Path, str]
@@ -98,7 +102,7 @@ def test_the_isolation_table_has_every_device_and_scheduler(quick_section: tuple
                     if li.startswith(f"{sched}:"))
         assert f"agrees on {agreed} of 2" in line
         assert f"{claim['op']} {claim['percent']} %" in line
-        assert line.split(";")[0] in html.replace("&lt;", "<").replace("&gt;", ">")
+        assert line.split(";")[0] in unescape(html)
 
 
 def _from_rows(rows: list[list[str]]) -> dict[tuple[str, str], Any]:
