@@ -32,7 +32,14 @@ def test_the_data_file_holds_the_seeds_claims_with_provenance() -> None:
 
 
 def _results(ratios: dict[tuple[str, str], float | None]) -> dict[tuple[str, str], Any]:
-    return {k: {"alone": 100.0, "beside": v, "ratio": v} for k, v in ratios.items()}
+    return {k: {"alone": 100.0, "beside": v, "ratio": v, "job": 1.0} for k, v in ratios.items()}
+
+
+def test_a_starved_job_is_not_counted_as_agreement() -> None:
+    res = _results({("hdd", "deadline-lowprio"): 100.0, ("ssd", "deadline-lowprio"): 99.5})
+    res[("hdd", "deadline-lowprio")]["job"] = 0.0
+    line = next(li for li in seed004.agreement_lines(res) if li.startswith("deadline-lowprio:"))
+    assert "agrees on 1 of 2 devices (ssd)" in line and "not comparable on hdd" in line
 
 
 def test_agreement_is_strict_and_counted_per_device() -> None:
@@ -107,7 +114,8 @@ def test_the_isolation_table_has_every_device_and_scheduler(quick_section: tuple
 
 def _from_rows(rows: list[list[str]]) -> dict[tuple[str, str], Any]:
     names = {v: k for k, v in seed004.DEVICES.items()}
-    return {(names[r[0]], r[1]): {"ratio": parse_number(r[4])} for r in rows}
+    return {(names[r[0]], r[1]): {"ratio": parse_number(r[4]), "job": parse_number(r[7])}
+            for r in rows}
 
 
 def test_the_timeline_has_one_point_per_second(quick_section: tuple[Path, str]) -> None:

@@ -177,7 +177,7 @@ def isolation_table(res: Mapping[tuple[str, str], Mapping[str, Any]]) -> Table:
     for (dev, sched), r in res.items():
         claim = claims.get(sched)
         seed = f"{claim['op']} {claim['percent']} %" if claim else "—"
-        verdict = ("agrees" if agrees(r["ratio"], claim) else "disagrees") if claim else "—"
+        verdict = _verdict(r, claim) if claim else "—"
         rows.append([DEVICES[dev], sched, r["alone"], r["beside"],
                      Cell(r["ratio"], kind="num", decimals=1,
                           cls={"agrees": "good", "disagrees": "bad"}.get(verdict, "")),
@@ -193,15 +193,29 @@ def isolation_table(res: Mapping[tuple[str, str], Mapping[str, Any]]) -> Table:
         rows=rows)
 
 
+STARVED = "not comparable: the job read nothing"
+
+
+def _verdict(r: Mapping[str, Any], claim: Mapping[str, Any]) -> str:
+    """A run where the job read nothing cannot show throttling: it is not counted."""
+    if r.get("job") == 0.0:
+        return STARVED
+    return "agrees" if agrees(r["ratio"], claim) else "disagrees"
+
+
 def agreement_lines(res: Mapping[tuple[str, str], Mapping[str, Any]]) -> list[str]:
     """One line per claim of the seed: on how many devices the simulation agrees."""
     lines = []
     for sched, claim in DATA["isolation"]["claims"].items():
         devs = [d for d in DATA["isolation"]["devices"] if (d, sched) in res]
-        ok = [d for d in devs if agrees(res[(d, sched)]["ratio"], claim)]
+        verdicts = {d: _verdict(res[(d, sched)], claim) for d in devs}
+        ok = [d for d in devs if verdicts[d] == "agrees"]
+        out = [d for d in devs if verdicts[d] == STARVED]
         lines.append(f"{sched}: the seed says {claim['op']} {claim['percent']} % "
                      f"({claim['text']}); the simulation agrees on {len(ok)} of {len(devs)} "
-                     f"devices" + (f" ({', '.join(ok)})" if ok else ""))
+                     f"devices" + (f" ({', '.join(ok)})" if ok else "")
+                     + (f"; not comparable on {', '.join(out)} (the job read nothing)"
+                        if out else ""))
     return lines
 
 
