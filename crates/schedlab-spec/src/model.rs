@@ -235,6 +235,21 @@ fn nice_ioprio(nice: i32) -> u8 {
     ((nice.clamp(-20, 19) + 20) / 5) as u8
 }
 
+/// The I/O schedulers (elevators) a device may name, as Linux names them: blk-mq's
+/// (`none`, `mq-deadline`, `kyber`, `bfq`), the legacy block layer's (`noop`, `deadline`,
+/// `cfq`, Linux 3.x) and seed 004's `deadline-lowprio`, built on 3.12's `deadline`. The
+/// simulator builds each (`schedlab_sim::io::construct`); a test proves every name runs.
+pub const IO_SCHEDULERS: &[&str] = &[
+    "none",
+    "noop",
+    "deadline",
+    "deadline-lowprio",
+    "mq-deadline",
+    "cfq",
+    "kyber",
+    "bfq",
+];
+
 /// The sector size of block I/O requests: offsets and sizes are multiples of it (null_blk's
 /// default `bs=512`).
 pub const SECTOR_BYTES: u64 = 512;

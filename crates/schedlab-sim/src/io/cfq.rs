@@ -68,6 +68,7 @@
 
 use schedlab_spec::model::{IoPrio, IoPrioClass, IOPRIO_LEVELS};
 
+use super::seek::{self, BackSeek};
 use super::service_tree::ServiceTree;
 use super::sorted_fifo::SortedFifo;
 use super::task_table::TaskTable;
@@ -485,47 +486,11 @@ impl Cfq {
         rq2: Option<RqId>,
         last: u64,
     ) -> Option<RqId> {
-        let (r1, r2) = match (rq1, rq2) {
-            (None, _) => return rq2,
-            (_, None) => return rq1,
-            (Some(a), Some(b)) if a == b => return rq2,
-            (Some(a), Some(b)) => (a, b),
+        let back = BackSeek {
+            max_kib: self.t.back_max,
+            penalty: self.t.back_penalty,
         };
-        let (q1, q2) = (io.request(r1), io.request(r2));
-        if q1.sync != q2.sync {
-            return Some(if q1.sync { r1 } else { r2 });
-        }
-        let (s1, s2) = (q1.sector, q2.sector);
-        let back_max = self.t.back_max * 2;
-        // Distance ahead of the head, a short back seek at a penalty, or None: behind.
-        let distance = |s: u64| {
-            if s >= last {
-                Some(s - last)
-            } else if s + back_max >= last {
-                Some((last - s) * self.t.back_penalty)
-            } else {
-                None
-            }
-        };
-        Some(match (distance(s1), distance(s2)) {
-            (Some(d1), Some(d2)) => {
-                if d1 < d2 || (d1 == d2 && s1 >= s2) {
-                    r1
-                } else {
-                    r2
-                }
-            }
-            (Some(_), None) => r1,
-            (None, Some(_)) => r2,
-            // Both behind the head: the one farther behind, for a single back seek.
-            (None, None) => {
-                if s1 <= s2 {
-                    r1
-                } else {
-                    r2
-                }
-            }
-        })
+        seek::choose_req(io, rq1, rq2, last, back)
     }
 
     /// `cfq_find_next_rq`: the request to follow `last` in its queue.

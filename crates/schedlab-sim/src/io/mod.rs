@@ -26,6 +26,7 @@
 //! Simplifications: one hardware queue per device; no plugging; no request timeouts or
 //! errors.
 
+pub mod bfq;
 pub mod cfq;
 pub mod deadline;
 pub mod deadline_lowprio;
@@ -34,13 +35,15 @@ pub mod merge;
 pub mod mq_deadline;
 pub mod none;
 pub mod noop;
+pub mod process_queues;
+pub mod seek;
 pub mod service_tree;
 pub mod sorted_fifo;
 pub mod task_table;
 
 pub use merge::{Bio, MergeKind, NoMerges, QueueLimits};
 
-use schedlab_spec::model::{BlockDevice, IoOffset, IoOp, IoPrio, SECTOR_BYTES};
+use schedlab_spec::model::{BlockDevice, IoOffset, IoOp, IoPrio, IO_SCHEDULERS, SECTOR_BYTES};
 
 use crate::ctx::Ctx;
 use crate::device::{self, DevCtx, Device};
@@ -218,20 +221,7 @@ fn trace_rq(ctx: &mut Ctx, dev: u32, rq: &Request, issue: bool) {
 /// Bit of a device event's word that marks an elevator timer (below it: a request id).
 const TIMER_FLAG: u64 = 1 << 35;
 
-/// The I/O schedulers schedlab models, by the name the kernel uses.
-pub fn io_scheduler_names() -> &'static [&'static str] {
-    &[
-        "none",
-        "noop",
-        "deadline",
-        "deadline-lowprio",
-        "mq-deadline",
-        "cfq",
-        "kyber",
-    ]
-}
-
-/// Build the I/O scheduler called `name`.
+/// Build the I/O scheduler called `name` (one of [`IO_SCHEDULERS`]).
 pub fn construct(name: &str) -> Result<Box<dyn IoScheduler>, String> {
     match name {
         "none" => Ok(Box::new(none::NoneSched::default())),
@@ -241,9 +231,10 @@ pub fn construct(name: &str) -> Result<Box<dyn IoScheduler>, String> {
         "mq-deadline" => Ok(Box::new(mq_deadline::MqDeadline::default())),
         "cfq" => Ok(Box::new(cfq::Cfq::default())),
         "kyber" => Ok(Box::new(kyber::Kyber::default())),
+        "bfq" => Ok(Box::new(bfq::Bfq::default())),
         _ => Err(format!(
-            "I/O scheduler '{name}' is not simulated yet (available: {})",
-            io_scheduler_names().join(", ")
+            "unknown I/O scheduler '{name}' (available: {})",
+            IO_SCHEDULERS.join(", ")
         )),
     }
 }

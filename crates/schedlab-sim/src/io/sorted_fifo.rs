@@ -4,8 +4,9 @@
 //! requests carry an expiry time, `rq->fifo_time`). A request sits on both lists of its
 //! direction. Used by `deadline` (Linux 3.12 block/deadline-iosched.c), by
 //! `deadline-lowprio` through it, by `mq-deadline` (one per priority class,
-//! Linux 6.1 block/mq-deadline.c `struct dd_per_prio`), and by `cfq` (one per queue, whose
-//! `sort_list` and `fifo` hold both directions: it uses one direction's pair).
+//! Linux 6.1 block/mq-deadline.c `struct dd_per_prio`), by `cfq` and by `bfq` (one per
+//! queue, whose `sort_list` and `fifo` hold both directions: each uses one direction's
+//! pair).
 //!
 //! Also [`RqList`], the kernel's intrusive `list_head` over requests (FIFO with removal
 //! from the middle), which `noop`'s queue and `deadline-lowprio`'s held requests use.

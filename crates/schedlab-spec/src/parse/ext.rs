@@ -17,6 +17,7 @@ use super::cost::{cost, varying};
 use super::get::{self, Obj};
 use crate::cost::CostKey;
 use crate::json::{Json, Number};
+use crate::model::IO_SCHEDULERS;
 use crate::model::{
     BlockDevice, Channel, ChannelCost, ChannelKind, Machine, SchedulerChoice, Topology, HZ_CHOICES,
     HZ_CHOICES_TEXT, MAX_MACHINE_CPUS,
@@ -431,19 +432,6 @@ fn channels(
     Ok(())
 }
 
-/// The I/O schedulers (elevators) Linux offers: blk-mq's, and the legacy block layer's
-/// (`noop`, `deadline`, `cfq`, Linux 3.12) with seed 004's `deadline-lowprio` built on it.
-const ELEVATORS: &[&str] = &[
-    "none",
-    "mq-deadline",
-    "kyber",
-    "bfq",
-    "noop",
-    "deadline",
-    "deadline-lowprio",
-    "cfq",
-];
-
 /// `"devices": {"nullb0": {"model": "null_blk", "completion_ns": 10000, "queue_depth": 64,
 /// "size_bytes": …, "scheduler": "none", "params": {}}}`.
 fn devices(v: &Json, path: &str) -> Result<Vec<BlockDevice>, SpecError> {
@@ -473,12 +461,12 @@ fn device(name: &str, v: &Json, path: &str) -> Result<BlockDevice, SpecError> {
         match k {
             "scheduler" => {
                 let s = get::string(kv, &kp, "an I/O scheduler")?;
-                if !ELEVATORS.contains(&s) {
+                if !IO_SCHEDULERS.contains(&s) {
                     return Err(SpecError::new(
                         kp,
                         format!(
                             "expected an I/O scheduler ({}), found {s:?}",
-                            ELEVATORS.join(", ")
+                            IO_SCHEDULERS.join(", ")
                         ),
                     ));
                 }

@@ -1,0 +1,67 @@
+//! Which per-process queue a request goes to, as CFQ and BFQ choose it: every task has
+//! its own synchronous queue (`bic->bfqq[1]`, `cic->cfqq[1]`), and asynchronous requests
+//! (writeback) share one queue per I/O priority — one per level of the RT and
+//! best-effort classes, one for the idle class (block/bfq-iosched.c, Linux 6.1:
+//! `bfq_get_queue`, `bfq_async_queue_prio`; block/cfq-iosched.c, 3.12:
+//! `cfq_async_queue_prio`).
+//!
+//! The table maps to queue indices; the scheduler keeps the queues themselves. The sync
+//! queues are per-task slots of [`TaskTable`]; it grows with the tasks, never with
+//! requests.
+
+use schedlab_spec::model::{IoPrio, IoPrioClass, IOPRIO_LEVELS};
+
+use super::task_table::TaskTable;
+use crate::types::TaskId;
+
+const NONE: u32 = u32::MAX;
+
+/// Task and priority → the index of the queue a request belongs to.
+#[derive(Clone, Debug)]
+pub struct ProcessQueues {
+    sync: TaskTable<u32>,
+    /// [RT, BE][level].
+    async_by_prio: [[u32; IOPRIO_LEVELS as usize]; 2],
+    async_idle: u32,
+}
+
+impl Default for ProcessQueues {
+    fn default() -> Self {
+        ProcessQueues {
+            sync: TaskTable::default(),
+            async_by_prio: [[NONE; IOPRIO_LEVELS as usize]; 2],
+            async_idle: NONE,
+        }
+    }
+}
+
+impl ProcessQueues {
+    /// The async queue slot of `ioprio` (`bfq_async_queue_prio`).
+    fn async_slot(&mut self, ioprio: IoPrio) -> &mut u32 {
+        let level = ioprio.level.min(IOPRIO_LEVELS - 1) as usize;
+        match ioprio.class {
+            IoPrioClass::Rt => &mut self.async_by_prio[0][level],
+            IoPrioClass::Be => &mut self.async_by_prio[1][level],
+            IoPrioClass::Idle => &mut self.async_idle,
+        }
+    }
+
+    /// The queue of a request from `task` at `ioprio`, created with `create` (given the
+    /// index the new queue will have) the first time.
+    pub fn get_or_create(
+        &mut self,
+        task: TaskId,
+        ioprio: IoPrio,
+        sync: bool,
+        mut create: impl FnMut() -> u32,
+    ) -> u32 {
+        if sync {
+            return *self.sync.get_or_insert_with(task, create);
+        }
+        let slot = self.async_slot(ioprio);
+        if *slot == NONE {
+            *slot = create();
+        }
+        *slot
+    }
+}
