@@ -49,7 +49,7 @@ DEVICES = {"hdd": "HDD (Hitachi HDP72503)", "ssd": "SSD (Intel SSDSC2CT240A4)"}
 #: The two schedulers the seed compares.
 SCHEDULERS = ("deadline", "deadline-lowprio")
 #: Elevators beside them that know I/O priority classes and are simulated.
-MODERN = ("mq-deadline", "cfq")
+MODERN = ("mq-deadline", "cfq", "bfq")
 #: The maintenance job's and the timeline readers' request size: Linux's default
 #: read-ahead window (128 KiB), one request at a time.
 READ_BYTES = 128 * 1024

@@ -33,6 +33,7 @@
 
 use super::opts::{opt, Opts};
 use super::GeneratorInfo;
+use crate::model::IO_SCHEDULERS;
 use crate::rng::Rng;
 use crate::SpecError;
 use serde_json::{json, Map, Value};
@@ -204,18 +205,7 @@ pub(super) fn generate(options: &[(String, String)]) -> Result<Value, SpecError>
         log_slots,
     };
     let device = o.choice("device", &["hdd", "ssd", "null_blk"])?;
-    let scheduler = o.choice(
-        "scheduler",
-        &[
-            "none",
-            "noop",
-            "deadline",
-            "deadline-lowprio",
-            "mq-deadline",
-            "kyber",
-            "bfq",
-        ],
-    )?;
+    let scheduler = o.choice("scheduler", IO_SCHEDULERS)?;
     let cpus = o.int("cpus", 1, 256)?;
     let mut rng = Rng::new(o.int("seed", 0, u64::MAX)?);
 
