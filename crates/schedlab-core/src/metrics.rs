@@ -173,6 +173,13 @@ pub struct Metrics {
     store: Store,
     /// First time each mark label was hit.
     pub marks: Vec<Option<Time>>,
+    /// Times each mark label was hit.
+    pub mark_hits: Vec<u64>,
+    /// Per label: at each hit, the time since the same task's previous mark of any label
+    /// (for a transaction marked `begin` … `commit`, the commit's gaps are its latencies).
+    pub mark_gaps: Vec<Histogram>,
+    /// Per task: when it last hit any mark.
+    last_mark: Vec<Time>,
     /// Activations recorded (ended, or flushed open at the end).
     pub recorded: u64,
     error: Option<io::Error>,
@@ -189,6 +196,9 @@ impl Metrics {
             tasks: Vec::new(),
             store,
             marks: vec![None; nr_marks],
+            mark_hits: vec![0; nr_marks],
+            mark_gaps: vec![Histogram::new(); nr_marks],
+            last_mark: Vec::new(),
             recorded: 0,
             error: None,
         }
@@ -219,9 +229,11 @@ impl Metrics {
     /// per-task table is not left up to twice as large as needed by doubling).
     pub fn reserve_tasks(&mut self, n: usize) {
         self.tasks.reserve_exact(n);
+        self.last_mark.reserve_exact(n);
     }
 
     pub fn add_task(&mut self) {
+        self.last_mark.push(UNSET);
         self.tasks.push(TaskMetrics {
             cur: Open {
                 open: false,
@@ -317,9 +329,15 @@ impl Metrics {
         self.tasks[t.idx()].rel_deadline = Some(rel);
     }
 
-    pub fn mark(&mut self, label: usize, now: Time) {
+    /// Task `t` hit mark `label`.
+    pub fn mark(&mut self, label: usize, t: TaskId, now: Time) {
         if self.marks[label].is_none() {
             self.marks[label] = Some(now);
+        }
+        self.mark_hits[label] += 1;
+        let last = std::mem::replace(&mut self.last_mark[t.idx()], now);
+        if last != UNSET {
+            self.mark_gaps[label].record(now - last);
         }
     }
 

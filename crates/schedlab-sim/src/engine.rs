@@ -1551,7 +1551,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             Op::Write { chan, bytes } => self.write(cpu, t, chan as usize, bytes),
             Op::Read { chan, bytes } => self.read(cpu, t, chan as usize, bytes),
             Op::Mark { label } => {
-                self.metrics.mark(label as usize, now);
+                self.metrics.mark(label as usize, t, now);
                 self.next_op(cpu, t);
             }
             Op::Exit => self.exit(cpu, t),

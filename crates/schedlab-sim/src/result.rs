@@ -314,6 +314,7 @@ fn headline<S: Scheduler>(
                 stats_ns: None,
             })
         }
+        Headline::MarkRate { mark, name } => Some(rate_headline(e, *mark as usize, name)),
         Headline::WakeupLatency { task_prefix, name } => {
             Some(latency_headline(e, src, task_prefix, name, Series::Latency))
         }
@@ -324,6 +325,20 @@ fn headline<S: Scheduler>(
             name,
             Series::TimerLatency,
         )),
+    }
+}
+
+/// Hits of mark `label` per second of simulated time (the run's end: its duration, or
+/// the last exit), with the statistics of the gaps from each hitting task's previous mark.
+fn rate_headline<S: Scheduler>(e: &Engine<S>, label: usize, name: &str) -> HeadlineOut {
+    let hits = e.metrics.mark_hits[label];
+    let span_ns = e.core.ctx.now;
+    let gaps = &e.metrics.mark_gaps[label];
+    HeadlineOut {
+        name: name.to_string(),
+        value: (span_ns > 0).then(|| hits as f64 * 1e9 / span_ns as f64),
+        unit: "1/s",
+        stats_ns: (gaps.count() > 0).then(|| Summary::of_histogram(gaps)),
     }
 }
 

@@ -13,6 +13,7 @@ mod cyclictest;
 mod fio;
 mod hackbench;
 mod interbench;
+mod oltp;
 mod opts;
 mod periodic;
 
@@ -45,6 +46,7 @@ pub fn list() -> Vec<GeneratorInfo> {
         periodic::info(),
         interbench::info(),
         fio::info(),
+        oltp::info(),
     ]
 }
 
@@ -58,6 +60,7 @@ pub fn generate(name: &str, options: &[(String, String)]) -> Result<serde_json::
         "periodic" => periodic::generate(options),
         "interbench" => interbench::generate(options),
         "fio" => fio::generate(options),
+        "oltp" => oltp::generate(options),
         _ => Err(SpecError::new(
             "generator",
             format!(

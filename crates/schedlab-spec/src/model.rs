@@ -932,6 +932,10 @@ pub enum Headline {
     WakeupLatency { task_prefix: String, name: String },
     /// cyclictest-like: latency of timer releases of these tasks.
     TimerLatency { task_prefix: String, name: String },
+    /// Hits of a mark per second of the run (e.g. transactions per second, one `commit`
+    /// mark per transaction), with the statistics of the time from the same task's
+    /// previous mark to each hit (a transaction's latency when it starts with a mark).
+    MarkRate { mark: ResId, name: String },
 }
 
 /// A whole validated workload.

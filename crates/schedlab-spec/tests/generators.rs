@@ -373,3 +373,78 @@ fn broadcast_load_restarts_like_a_shell_loop() {
     );
     assert!(once.tasks.iter().all(|t| t.name != "load-parent"));
 }
+
+/// `commit` marks in the spec: one per transaction (× the instances of its task).
+fn commit_marks(s: &Spec) -> u64 {
+    let commit = s
+        .resources
+        .marks
+        .iter()
+        .position(|m| m == "commit")
+        .unwrap() as u32;
+    s.tasks
+        .iter()
+        .flat_map(|t| t.phases.iter().map(move |ph| (t, ph)))
+        .map(|(t, ph)| {
+            let n = ph
+                .events
+                .iter()
+                .filter(|e| matches!(e, Event::Mark { label } if *label == commit))
+                .count() as u64;
+            n * t.instances as u64 * ph.loop_count.max(1) as u64
+        })
+        .sum()
+}
+
+#[test]
+fn oltp_writes_the_transactions_its_options_ask_for() {
+    // A bounded run: `events` transactions shared by the threads, each run once.
+    let s = gen("oltp", &[("threads", "3"), ("events", "10")]);
+    assert_eq!(s.tasks.len(), 3);
+    assert!(s.tasks.iter().all(|t| t.loop_count == 1));
+    assert_eq!(commit_marks(&s), 10);
+    // A timed run: each thread loops over its pool for `time` seconds.
+    let s = gen("oltp", &[("threads", "4"), ("pool", "5"), ("time", "7")]);
+    assert!(s.tasks.iter().all(|t| t.loop_count == -1));
+    assert_eq!(commit_marks(&s), 20);
+    assert_eq!(s.duration_ns, Some(7_000_000_000));
+    assert!(
+        matches!(s.headline, Headline::MarkRate { ref name, .. } if name == "tps"),
+        "{:?}",
+        s.headline
+    );
+    // Read-only transactions write nothing; read-write ones write one redo record each.
+    let writes = |mode: &str| {
+        let s = gen("oltp", &[("threads", "1"), ("events", "6"), ("mode", mode)]);
+        s.tasks[0]
+            .phases
+            .iter()
+            .flat_map(|ph| &ph.events)
+            .filter(|e| {
+                matches!(
+                    e,
+                    Event::Io {
+                        op: schedlab_spec::model::IoOp::Write,
+                        ..
+                    }
+                )
+            })
+            .count()
+    };
+    assert_eq!(writes("read_only"), 0);
+    assert_eq!(writes("read_write"), 6);
+}
+
+#[test]
+fn oltp_options_are_checked() {
+    let err = |opts: &[(&str, &str)]| {
+        let o: Vec<(String, String)> = opts
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        generate("oltp", &o).unwrap_err().to_string()
+    };
+    assert!(err(&[("mode", "write_only")]).contains("options.mode"));
+    assert!(err(&[("log_bytes", "1000")]).contains("options.log_bytes"));
+    assert!(err(&[("miss_pct", "101")]).contains("options.miss_pct"));
+}

@@ -214,3 +214,24 @@ fn parse_value_and_parse_spec_agree() {
     let v: serde_json::Value = serde_json::from_str(text).unwrap();
     assert_eq!(parse_value(&v).unwrap(), parse_spec(text).unwrap());
 }
+
+#[test]
+fn a_rate_headline_names_a_mark_that_is_used() {
+    let tasks = r#"{"t": {"loop": 1, "schedlab:mark": "commit", "run": 1}}"#;
+    let s = spec(&format!(
+        r#"{{"tasks": {tasks}, "schedlab": {{"headline": {{"type": "rate", "mark": "commit"}}}}}}"#
+    ));
+    assert_eq!(
+        s.headline,
+        Headline::MarkRate {
+            mark: 0,
+            name: "commit_rate".into()
+        }
+    );
+    let e = parse_spec(&format!(
+        r#"{{"tasks": {tasks}, "schedlab": {{"headline": {{"type": "rate", "mark": "done"}}}}}}"#
+    ))
+    .unwrap_err();
+    assert_eq!(e.path, "$.schedlab.headline.mark", "{e}");
+    assert!(e.to_string().contains("\"done\""), "{e}");
+}

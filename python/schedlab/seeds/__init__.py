@@ -4,7 +4,7 @@ Each seed module reads the figures its seed published from ``data/<seed>.json`` 
 defines the experiments as generator calls; a report section
 ``section(ctx: schedlab.report.context.Context) -> SectionOutput`` renders them
 (``section000`` for seed 000, whose parts import ``seed000``; ``seed002``; ``seed003``,
-whose parts are ``seed003_model`` and ``seed003_board``; and
+whose parts are ``seed003_model`` and ``seed003_board``; ``seed004``; and
 :mod:`schedlab.crosscheck`, this host's cyclictest against its profile). :data:`SECTIONS` lists
 them in page order; `schedlab reproduce` renders them. To add a seed, write its module and
 append its section here.
@@ -13,7 +13,8 @@ append its section here.
 from __future__ import annotations
 
 from schedlab import crosscheck
-from schedlab.seeds import section000, seed002, seed003
+from schedlab.seeds import section000, seed002, seed003, seed004
 
-SECTIONS = (section000.section, seed002.section, seed003.section, crosscheck.section)
+SECTIONS = (section000.section, seed002.section, seed003.section, seed004.section,
+            crosscheck.section)
 """The report's sections, in page order."""

@@ -79,6 +79,11 @@ pub(crate) enum HeadlineIr {
         path: String,
         name: String,
     },
+    Rate {
+        mark: String,
+        mark_path: String,
+        name: String,
+    },
 }
 
 /// The machine as written: sizes still to be reconciled with the CPUs the spec names.
@@ -676,16 +681,16 @@ fn headline(v: &Json, path: &str) -> Result<HeadlineIr, SpecError> {
     o.no_repeats(|_| false)?;
     let ty = o
         .get("type")
-        .ok_or_else(|| SpecError::new(path, "the headline needs \"type\": none, elapsed_since_mark, wakeup_latency or timer_latency"))?;
+        .ok_or_else(|| SpecError::new(path, "the headline needs \"type\": none, elapsed_since_mark, wakeup_latency, timer_latency or rate"))?;
     let ty = get::string(ty, &o.at("type"), "a headline type")?;
     let allowed: &[&str] = match ty {
         "none" => &["type"],
-        "elapsed_since_mark" => &["type", "mark", "name"],
+        "elapsed_since_mark" | "rate" => &["type", "mark", "name"],
         "wakeup_latency" | "timer_latency" => &["type", "task_prefix", "name"],
         _ => {
             return Err(SpecError::new(
                 o.at("type"),
-                format!("expected a headline type none, elapsed_since_mark, wakeup_latency or timer_latency, found {ty:?}"),
+                format!("expected a headline type none, elapsed_since_mark, wakeup_latency, timer_latency or rate, found {ty:?}"),
             ))
         }
     };
@@ -716,6 +721,15 @@ fn headline(v: &Json, path: &str) -> Result<HeadlineIr, SpecError> {
             let mark = required("mark")?;
             let name = field("name")?.unwrap_or_else(|| format!("elapsed_since_{mark}"));
             HeadlineIr::Elapsed {
+                mark,
+                mark_path: o.at("mark"),
+                name,
+            }
+        }
+        "rate" => {
+            let mark = required("mark")?;
+            let name = field("name")?.unwrap_or_else(|| format!("{mark}_rate"));
+            HeadlineIr::Rate {
                 mark,
                 mark_path: o.at("mark"),
                 name,

@@ -412,6 +412,21 @@ pub(crate) fn build(
                 ))
             }
         },
+        HeadlineIr::Rate {
+            mark,
+            mark_path,
+            name,
+        } => match marks.ids.get(&mark) {
+            Some(m) => Headline::MarkRate { mark: m, name },
+            None => {
+                return Err(SpecError::new(
+                    mark_path,
+                    format!(
+                    "the headline names mark {mark:?}, but no schedlab:mark event uses that label"
+                ),
+                ))
+            }
+        },
         HeadlineIr::Wakeup { prefix, path, name } => {
             need_prefix(&out_tasks, &prefix, &path)?;
             Headline::WakeupLatency {
