@@ -160,7 +160,11 @@ fn a_sleeper_is_owed_its_decay_at_wake_up_and_outranks_the_hogs() {
         now = k * S / hz;
         tick_at(&mut core, now);
     }
-    assert_eq!(core.policy.estcpu(sleeper) as u64, frozen, "frozen while asleep");
+    assert_eq!(
+        core.policy.estcpu(sleeper) as u64,
+        frozen,
+        "frozen while asleep"
+    );
     // Woken at 40.5 s: schedcpu counted slptime 9 (32 s .. 40 s): 7 decays.
     let ld = core.policy.ldavg();
     assert!(9 <= 5 * 2 * ld, "not cleared: slptime <= 5 * loadfactor");
@@ -208,7 +212,12 @@ fn run(text: &str, duration_ms: u64) -> serde_json::Value {
 /// a runs 0–100 ms, b 100–200 ms, a 200–300 ms.
 #[test]
 fn equal_hogs_alternate_every_100_ms() {
-    for (ms, a, b) in [(100, 100, 0), (150, 100, 50), (200, 100, 100), (250, 150, 100)] {
+    for (ms, a, b) in [
+        (100, 100, 0),
+        (150, 100, 50),
+        (200, 100, 100),
+        (250, 150, 100),
+    ] {
         let r = run(&hogs_spec(0, 0, 1000), ms);
         let (ca, cb) = (cpu_ns_in(&r, "a"), cpu_ns_in(&r, "b"));
         let close = |got: u64, want: u64| got.abs_diff(want * MS) <= MS;
