@@ -80,7 +80,7 @@ fn estcpu_grows_per_tick_and_decays_each_second_by_the_load() {
         let now = k * S / hz as u64;
         while second < now / S {
             second += 1;
-            if second % 5 == 0 {
+            if second.is_multiple_of(5) {
                 ld = loadav(ld, 1);
             }
             est = decay(ld, est);

@@ -23,11 +23,14 @@
 //! 120..223, `PUSER = PRI_MIN_TIMESHARE`) and POSIX's mapping in
 //! kern/ksched.c (`p4prio_to_rtpprio`: rtprio = RTP_PRIO_MAX − POSIX priority, 0..31).
 //!
-//! FreeBSD 5.4's own revision (RELENG_5's sched_4bsd.c 1.71.x) is not in the stores
-//! these sources were read from, so the revision above is the one modelled. The formulas
-//! named above are the 4.4BSD ones and read the same in it; 5.4 drove the 100 ms
-//! quantum from a `roundrobin` callout every `hz / 10` ticks on all CPUs rather than
-//! from a per-thread slice, which this model does not reproduce.
+//! FreeBSD 5.4's own revision (RELENG_5's sched_4bsd.c) could not be read for this
+//! model, so the revision above is the one modelled. Its estcpu, decay and priority
+//! formulas have the form 4.4BSD gave them (McKusick, Bostic, Karels and Quarterman, The
+//! Design and Implementation of the 4.4BSD Operating System, 1996, §4.4), with FreeBSD's
+//! weights. Older revisions counted the quantum in hz ticks (`sched_quantum = hz / 10`,
+//! as the FreeBSD 8-era revision still does) rather than as a per-thread slice of stat
+//! ticks; this revision's per-thread slice is what is modelled (100 ms either way with
+//! stathz = hz, as here).
 //!
 //! Where the model simplifies:
 //! - One tick rate: stathz = hz = the machine's `hz` (FreeBSD's i386/amd64 statclock
@@ -298,7 +301,7 @@ impl Freebsd4Bsd {
         let due = ctx.now() / NS_PER_S;
         while self.seconds_done < due {
             self.seconds_done += 1;
-            if self.seconds_done % LOADAV_PERIOD_S == 0 {
+            if self.seconds_done.is_multiple_of(LOADAV_PERIOD_S) {
                 self.ldavg = loadav_step(self.ldavg, self.nrun);
             }
             self.schedcpu(ctx);
@@ -553,7 +556,7 @@ impl Scheduler for Freebsd4Bsd {
         let lim = estcpu_limit(self.iew);
         let td = &mut self.td[t.idx()];
         td.estcpu = (td.estcpu + 1).min(lim);
-        if td.estcpu % self.iew == 0 {
+        if td.estcpu.is_multiple_of(self.iew) {
             self.reset_priority(ctx, t);
         }
         let slice = Self::sched_slice(ctx.hz());
