@@ -122,7 +122,7 @@ def test_the_real_registry_lists_ingo_ll_as_unavailable() -> None:
     ingo = next(s for s in registry if s["name"] == "ingo_ll")
     assert ingo["available"] is False and ingo["reason"] and ingo["family"] == "linux"
     assert dict(seed000.not_modelled(registry)) == {"ingo_ll": ingo["reason"]}
-    assert {s["family"] for s in registry} <= {"linux", "rtos", "teaching"}
+    assert {s["family"] for s in registry} <= {"linux", "bsd", "rtos", "teaching"}
 
 
 def test_pair_agreement_and_ranking() -> None:

@@ -107,8 +107,8 @@ def profiles() -> str:
 
 def schedulers() -> str:
     """JSON text: ``[{"name", "family", "summary", "source", "available", "reason",
-    "params": [{"name", "default", "description"}]}]``; ``family`` is "linux", "rtos" or
-    "teaching"."""
+    "params": [{"name", "default", "description"}]}]``; ``family`` is "linux", "bsd", "rtos"
+    or "teaching"."""
 
 def parse_trace(path: str | os.PathLike[str]) -> dict[str, list[Any]]:
     """Parse an ftrace text file (simulated or captured) into equal-length columns:

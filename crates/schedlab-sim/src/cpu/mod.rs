@@ -16,7 +16,7 @@ pub struct SchedulerEntry {
     /// The family of systems it comes from, so front ends group policies without keeping
     /// their own list: "linux" (schedulers written for the Linux kernel, mainline or patches:
     /// O(1), CFS, EEVDF, staircase, nicksched, BFS, MuQSS, plugsched's ingo_ll — the set
-    /// seed 000's report compares), "rtos" (fixed-priority RTOS kernels, μITRON), "teaching"
+    /// seed 000's report compares), "bsd" (BSD kernels' schedulers: FreeBSD's 4BSD), "rtos" (fixed-priority RTOS kernels, μITRON), "teaching"
     /// (templates for writing a policy).
     pub family: &'static str,
     pub available: bool,
@@ -99,6 +99,7 @@ registry! {
         "linux-eevdf", "linux", linux_eevdf, linux_eevdf::linux_eevdf;
         "muqss", "linux", muqss, muqss::muqss;
         "nicksched", "linux", nicksched, nicksched::Nicksched::new;
+        "freebsd-4bsd", "bsd", freebsd_4bsd, freebsd_4bsd::Freebsd4Bsd::new;
     }
     unavailable {
         "ingo_ll", "linux",
