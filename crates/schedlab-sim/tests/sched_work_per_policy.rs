@@ -88,3 +88,39 @@ fn an_unknown_policy_name_is_refused_at_its_path() {
         "{e}"
     );
 }
+
+/// One CPU at HZ=1000 under full preemption, linux-o1 charging 1 µs per unit of scheduler
+/// work: a SCHED_OTHER hog computes while `rt` (SCHED_FIFO) waits for an absolute 10 ms
+/// timer, 5 times, its first expiry `offset_us` after its start at 1 ms.
+fn rt_timer_over_a_hog(timers: &str, offset_us: u64) -> u64 {
+    let text = format!(
+        r#"{{
+        "tasks": {{
+            "hog": {{"loop": -1, "run": 1000}},
+            "rt": {{"policy": "SCHED_FIFO", "priority": 50, "loop": 5, "delay": {delay},
+                    "timer": {{"ref": "unique", "period": 10000, "mode": "absolute"}},
+                    "run": 100}}
+        }},
+        "schedlab": {{"machine": {{"cpus": 1, "hz": 1000, "sched_work_ps": 1000000,
+                                   "kernel": {{"preempt": "full", "timers": "{timers}"}}}}}}
+    }}"#,
+        delay = 1000 + offset_us
+    );
+    let r = run_text(&text, "linux-o1", &[], Some(RUN_NS)).unwrap_or_else(|e| panic!("{e}"));
+    let l = &task_in(&r, "rt")["wakeup_latency_ns"];
+    assert_eq!(l["count"], 5, "{l}");
+    l["max"].as_u64().unwrap()
+}
+
+#[test]
+fn the_tick_that_fires_a_jiffy_timer_runs_its_hook_before_the_woken_task_switches_in() {
+    // Off the tick (exact timers, expiries half a tick after one), the wake-up pays its own
+    // scheduler work only.
+    let off_tick = rt_timer_over_a_hog("hrtimer", 500);
+    assert!(off_tick > 0);
+    // Under jiffy timers the expiry fires at the next tick: 2.6.17 runs the tick's hard
+    // interrupt (scheduler_tick on the hog) before its softirq wakes the sleeper, so the
+    // switch into the sleeper also pays the tick's counted work, on top of the tick's wait.
+    let on_tick = rt_timer_over_a_hog("jiffy", 0);
+    assert!(on_tick - MS > off_tick, "{on_tick} vs {off_tick}");
+}
