@@ -1691,9 +1691,13 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         rt.expiry = at;
         rt.timer_irq_ns = irq;
         let gen = rt.wake_gen;
-        let kind = match irq {
-            0 => EventKind::Wake { task: t, gen },
-            _ => EventKind::TimerIrq { task: t, gen },
+        // A kernel timer wakes its task from an interrupt: a tick due at the same instant
+        // (queued before this sleep's wake-up can be) runs its scheduler hook on the task it
+        // interrupts before that wake-up can switch CPUs, so the wake-up follows the
+        // handler's event even when the handler costs nothing.
+        let kind = match irq == 0 && self.cfg.kernel.exact_timers {
+            true => EventKind::Wake { task: t, gen },
+            false => EventKind::TimerIrq { task: t, gen },
         };
         self.core.ctx.push(fires, kind);
     }

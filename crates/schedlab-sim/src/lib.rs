@@ -450,6 +450,35 @@ fn unmodelled_notes<S: Scheduler>(spec: &Spec, policy: &S) -> Vec<String> {
         .collect()
 }
 
+/// Every policy the per-policy `machine.sched_work_ps` names is a registered one.
+fn check_sched_work_names(m: &schedlab_spec::model::Machine) -> Result<(), SimError> {
+    match m
+        .sched_work_ps_by_policy
+        .iter()
+        .find(|(name, _, _)| !cpu::NAMES.contains(&name.as_str()))
+    {
+        Some((name, _, path)) => Err(SimError::input(format!(
+            "{path}: no policy is named {name:?} (policies: {})",
+            cpu::NAMES.join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The note of a run whose policy the per-policy `machine.sched_work_ps` does not name.
+fn sched_work_note(m: &schedlab_spec::model::Machine, policy: &str) -> Option<String> {
+    let named = m
+        .sched_work_ps_by_policy
+        .iter()
+        .any(|(n, _, _)| n == policy);
+    (!m.sched_work_ps_by_policy.is_empty() && !named).then(|| {
+        format!(
+            "machine.sched_work_ps gives costs per policy and none for {policy}: its \
+             scheduler work costs nothing in this run"
+        )
+    })
+}
+
 /// Statements the result carries about how this run was modelled.
 fn notes_of(spec: &Spec, cpus: usize, cpus_overridden: bool) -> Vec<String> {
     use schedlab_spec::model::CpusSource;
@@ -682,6 +711,7 @@ impl Run<'_> {
             )
             .map_err(SimError::input)?;
         self.accepts_softirq_threads(policy)?;
+        check_sched_work_names(&self.spec.machine)?;
         // RT bandwidth changes what RT tasks get: a policy that would ignore it refuses it.
         if let Some(at) = rt_bandwidth_setting(self.spec) {
             if let Err(why) = policy.models(sched::Feature::RtBandwidth) {
@@ -751,7 +781,7 @@ impl cpu::PolicyVisitor for Run<'_> {
                 context_switch_ns: m.context_switch_ns,
                 switch_spread: m.spreads.get(CostKey::ContextSwitch),
                 seed,
-                sched_work_ps: m.sched_work_ps,
+                sched_work_ps: m.sched_work_ps_for(policy.info().name),
             },
             fork_ns: m.fork_ns,
             wakeup_ns: m.wakeup_ns,
@@ -825,6 +855,10 @@ impl cpu::PolicyVisitor for Run<'_> {
                     )
                 }))
                 .chain(unmodelled_notes(self.spec, &e.core.policy))
+                .chain(sched_work_note(
+                    &self.spec.machine,
+                    e.core.policy.info().name,
+                ))
                 .collect(),
         };
         let mut result = result::build(&mut e, spec, meta);

@@ -690,7 +690,12 @@ pub struct Machine {
     pub context_switch_ns: u64,
     /// Cost model: CPU time (ps) charged per unit of scheduler work the policy counts
     /// (`Ctx::count_work`), paid by the CPU that did the work at its next context switch.
+    /// With [`Self::sched_work_ps_by_policy`] set, the cost of a policy not listed there.
     pub sched_work_ps: u64,
+    /// `sched_work_ps` per policy (`{"<policy>": ps, …}`: each policy's own code does a
+    /// unit of work at its own cost): (policy name, ps, JSON path), in the spec's order.
+    /// The names are the simulator's to check; [`Self::sched_work_ps_for`] reads it.
+    pub sched_work_ps_by_policy: Vec<(String, u64, String)>,
     /// CPU time a fork costs the parent.
     pub fork_ns: u64,
     /// CPU time a wake-up costs the waker (try_to_wake_up).
@@ -715,6 +720,15 @@ pub struct Machine {
 }
 
 impl Machine {
+    /// The cost of a unit of scheduler work (ps) for a run under `policy`: its entry in
+    /// the per-policy form, else `sched_work_ps`.
+    pub fn sched_work_ps_for(&self, policy: &str) -> u64 {
+        self.sched_work_ps_by_policy
+            .iter()
+            .find(|(name, _, _)| name == policy)
+            .map_or(self.sched_work_ps, |&(_, ps, _)| ps)
+    }
+
     /// The default machine with `cpus` flat CPUs.
     pub fn flat(cpus: u32) -> Machine {
         Machine {
@@ -732,6 +746,7 @@ impl Default for Machine {
             hz: 250,
             context_switch_ns: 0,
             sched_work_ps: 0,
+            sched_work_ps_by_policy: Vec::new(),
             fork_ns: 0,
             wakeup_ns: 0,
             sleep_ns: 0,

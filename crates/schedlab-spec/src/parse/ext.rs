@@ -237,6 +237,33 @@ fn varying_into(
     Ok(min)
 }
 
+/// `machine.sched_work_ps`: one cost per unit of scheduler work (ps) for every policy, or
+/// an object giving each named policy its own (a policy it does not name pays nothing).
+/// Either form replaces whatever a profile set.
+fn sched_work(v: &Json, path: &str, m: &mut Machine) -> Result<(), SpecError> {
+    let what = "a cost per unit of scheduler work in ps";
+    m.sched_work_ps_by_policy.clear();
+    if !matches!(v, Json::Obj(_)) {
+        m.sched_work_ps = cost(v, path, what)?;
+        return Ok(());
+    }
+    let form = "a cost per unit of scheduler work in ps, or an object of them by policy name";
+    let o = Obj::new(v, path, form)?;
+    o.no_repeats(|_| false)?;
+    if o.get("dist").is_some() {
+        return Err(SpecError::new(
+            path,
+            format!("expected {form}, found an object with \"dist\": this cost does not vary"),
+        ));
+    }
+    m.sched_work_ps = 0;
+    for (name, kv, kp) in o.iter() {
+        let ps = cost(kv, &kp, what)?;
+        m.sched_work_ps_by_policy.push((name.to_string(), ps, kp));
+    }
+    Ok(())
+}
+
 /// Apply the keys of the machine object `o` to `ir`; `profile` only where `profile_ok`
 /// (a profile's own machine cannot name another profile).
 pub(crate) fn machine_keys(o: &Obj, ir: &mut MachineIr, profile_ok: bool) -> Result<(), SpecError> {
@@ -264,9 +291,7 @@ pub(crate) fn machine_keys(o: &Obj, ir: &mut MachineIr, profile_ok: bool) -> Res
                 let what = "a context-switch cost in ns";
                 m.context_switch_ns = varying_into(kv, &kp, what, m, CostKey::ContextSwitch)?
             }
-            "sched_work_ps" => {
-                m.sched_work_ps = cost(kv, &kp, "a cost per unit of scheduler work in ps")?
-            }
+            "sched_work_ps" => sched_work(kv, &kp, m)?,
             "fork_ns" => m.fork_ns = varying_into(kv, &kp, "a fork cost in ns", m, CostKey::Fork)?,
             "wakeup_ns" => {
                 m.wakeup_ns = varying_into(kv, &kp, "a wake-up cost in ns", m, CostKey::Wakeup)?
