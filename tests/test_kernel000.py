@@ -162,30 +162,6 @@ def test_order_text_constant_is_not_agreement() -> None:
 # --- the parts, rendered ----------------------------------------------------------------------
 
 
-def test_policy_means_text_names_strict_differences_and_ties() -> None:
-    def st(mean: float) -> dict[str, float]:
-        return {"mean": mean}
-
-    stats = {"linux-o1": {"none": st(130.2), "rt": st(128.0)},
-             "staircase": {"none": st(130.0), "rt": st(128.0)},
-             "nicksched": {"none": st(130.2), "rt": st(128.0)}}
-    text = k.policy_means_text(stats)
-    assert "none: staircase 130.000 ≤ linux-o1 130.200 ≤ nicksched 130.200 µs " \
-           "(tied: linux-o1 and nicksched)" in text
-    assert "rt: every policy 128.000 µs (a tie)" in text
-    assert k.policy_means_text({"linux-o1": {"none": st(1.0)}}) == ""
-
-
-def test_ticks_text_counts_windows_and_explains_none() -> None:
-    assert k.ticks_text({}) == ""
-    none = k.ticks_text({("linux-o1", "none"): (0, 200), ("linux-o1", "rt"): (0, 200)})
-    assert none.startswith("A tick falls strictly inside 0 of the 400 RT waiters' windows")
-    assert "cannot change it" in none
-    some = k.ticks_text({("linux-o1", "none"): (3, 200)})
-    assert some == ("A tick falls strictly inside 3 of the 200 RT waiters' windows "
-                    "(broadcast → running) in 1 run.")
-
-
 def test_parts_render_from_real_quick_runs(tmp_path: Path) -> None:
     ctx = Context(True, tmp_path, jobs=2)
     st = seed000.settings(True)
@@ -218,8 +194,6 @@ def test_parts_render_from_real_quick_runs(tmp_path: Path) -> None:
            f"asks for {q.call_ms:g} ms" in page
     assert len(ctx.manifest) == len(usleep.runs) + len(preempt.runs)
     assert "holds for" in str(preempt.html)
-    assert "A tick falls strictly inside" in str(preempt.html)
-    assert "Mean RT waiter latency by policy" in str(preempt.html)
 
 
 def test_parts_render_when_every_run_fails(tmp_path: Path) -> None:

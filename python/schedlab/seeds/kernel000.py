@@ -20,10 +20,7 @@ read from it, never copied here.
 - :func:`preempt_part`: seed 000's broadcast wake-up test (RT waiters, ``hackbench 10``
   load) under each preemption model (``none``, ``voluntary``, ``full``, ``rt``) and each
   seed scheduler's counterpart; the text under each table says, from the numbers, where
-  the maxima fall strictly in the order none > voluntary > full > rt and where they tie,
-  how the policies' mean RT waiter latencies compare (they differ by the scheduler work on
-  the waiter's path, at each policy's own cost per unit on the board), and in how many
-  waiters' windows a tick falls (only there could a tick's or a softirq's work delay them).
+  the maxima fall strictly in the order none > voluntary > full > rt and where they tie.
 """
 
 from __future__ import annotations
@@ -515,62 +512,6 @@ def _stats(values: Sequence[int]) -> Stats:
     return stats_us(_core.stats(list(values)))
 
 
-def windows_with_a_tick(result: Result, prefix: str) -> tuple[int, int]:
-    """Of the RT waiters' started wake-ups, how many have a tick strictly inside their
-    window (from the broadcast to running): only there can a tick's interrupt or softirq
-    work delay them. (windows with a tick, windows)."""
-    import polars as pl
-
-    tick = 1_000_000_000 // int(result.run["hz"])
-    df = result.samples.filter(pl.col("task").str.starts_with(prefix)
-                               & pl.col("wakeup_latency_ns").is_not_null())
-    pairs = list(zip(df["wake_ns"].to_list(), df["start_ns"].to_list(), strict=True))
-    inside = sum(1 for w, s in pairs if (s - 1) // tick > w // tick)
-    return inside, len(pairs)
-
-
-def ticks_text(ticks: Mapping[tuple[str, str], tuple[int, int]]) -> str:
-    """Where a tick falls inside an RT waiter's window, from the runs' samples."""
-    if not ticks:
-        return ""
-    inside = sum(k for k, _ in ticks.values())
-    total = sum(n for _, n in ticks.values())
-    text = (f"A tick falls strictly inside {inside:,} of the {total:,} RT waiters' windows "
-            f"(broadcast → running) in {len(ticks)} run{'s' if len(ticks) != 1 else ''}")
-    if inside == 0:
-        return (text + ": the broadcaster's timer expires at a tick (jiffy timers) and the "
-                "window closes before the next one, so no tick's interrupt or softirq work "
-                "lies on a waiter's path, and the preemption model, which decides only where "
-                "lower-priority work and softirqs run, cannot change it.")
-    return text + "."
-
-
-def policy_means_text(stats: Mapping[str, Mapping[str, Stats | None]]) -> str:
-    """How the policies' mean RT waiter latencies compare under each preemption model:
-    strict differences named, ties called ties."""
-    parts = []
-    for m in PREEMPT_MODELS:
-        means = {p: (by.get(m) or {}).get("mean") for p, by in stats.items()}
-        known = sorted(((v, p) for p, v in means.items() if v is not None))
-        if len(known) < 2:
-            continue
-        chain = " < ".join(f"{p} {fmt(v, 'us', 3)}" for v, p in known)
-        if known[0][0] == known[-1][0]:
-            parts.append(f"{m}: every policy {fmt(known[0][0], 'us', 3)} µs (a tie)")
-        else:
-            ties = [f"{a} and {b}" for (va, a), (vb, b) in zip(known, known[1:], strict=False)
-                    if va == vb]
-            parts.append(f"{m}: {chain.replace(' < ', ' ≤ ') if ties else chain} µs"
-                         + (f" (tied: {', '.join(ties)})" if ties else ""))
-    if not parts:
-        return ""
-    return ("Mean RT waiter latency by policy — " + "; ".join(parts) + ". The k-th switch "
-            "into a task costs the same under every policy, so what separates the policies "
-            "here is the scheduler work on the waiter's path at each policy's own cost per "
-            "unit (the board profile's sched_work_ps, predicted from this host's measurement "
-            "of each policy's code).")
-
-
 @dataclass
 class PreemptPart(Part):
     #: [measure][policy][model] -> statistics (µs), None where the run failed.
@@ -629,7 +570,6 @@ def preempt_part(ctx: Context, st: Settings, policies: Sequence[str]) -> Preempt
         k: {p: {m: None for m in PREEMPT_MODELS} for p in chosen} for k in MEASURES}
     errors: dict[tuple[str, str], str] = {
         (p, m): e for m, e in gen_errors.items() for p in chosen}
-    ticks: dict[tuple[str, str], tuple[int, int]] = {}
     for o in runs:
         m = o.request.spec_name.removeprefix("seed000-preempt-")
         p = o.request.scheduler
@@ -638,16 +578,12 @@ def preempt_part(ctx: Context, st: Settings, policies: Sequence[str]) -> Preempt
             continue
         for k in MEASURES:
             stats[k][p][m] = _stats(latencies_ns(o.result, k, prefix))
-        ticks[(p, m)] = windows_with_a_tick(o.result, prefix)
     blocks = []
     for k in MEASURES:
         maxima = {p: {m: (s or {}).get("max") for m, s in by.items()}
                   for p, by in stats[k].items()}
-        text = order_text(maxima) if chosen else ""
-        if k == "waiters" and chosen:
-            text = " ".join(t for t in (text, policy_means_text(stats[k]), ticks_text(ticks))
-                            if t)
-        blocks.append({"table": preempt_table(k, stats[k], errors), "text": text})
+        blocks.append({"table": preempt_table(k, stats[k], errors),
+                       "text": order_text(maxima) if chosen else ""})
     html = render(
         "seed000_preempt.html.j2", profile=profile(), blocks=blocks, policies=chosen,
         options=", ".join(f"{k}={v}" for k, v in st.wakeup.items()),
