@@ -467,7 +467,10 @@ fn check_sched_work_names(m: &schedlab_spec::model::Machine) -> Result<(), SimEr
 
 /// The note of a run whose policy the per-policy `machine.sched_work_ps` does not name.
 fn sched_work_note(m: &schedlab_spec::model::Machine, policy: &str) -> Option<String> {
-    let named = m.sched_work_ps_by_policy.iter().any(|(n, _, _)| n == policy);
+    let named = m
+        .sched_work_ps_by_policy
+        .iter()
+        .any(|(n, _, _)| n == policy);
     (!m.sched_work_ps_by_policy.is_empty() && !named).then(|| {
         format!(
             "machine.sched_work_ps gives costs per policy and none for {policy}: its \
@@ -852,7 +855,10 @@ impl cpu::PolicyVisitor for Run<'_> {
                     )
                 }))
                 .chain(unmodelled_notes(self.spec, &e.core.policy))
-                .chain(sched_work_note(&self.spec.machine, e.core.policy.info().name))
+                .chain(sched_work_note(
+                    &self.spec.machine,
+                    e.core.policy.info().name,
+                ))
                 .collect(),
         };
         let mut result = result::build(&mut e, spec, meta);

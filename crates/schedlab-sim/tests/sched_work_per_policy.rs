@@ -45,7 +45,10 @@ const PER_POLICY: &str = r#"{"linux-o1": 1000000, "staircase": 2000000}"#;
 fn policies_with_different_costs_per_unit_give_the_rt_waiter_different_latencies() {
     let (n0, free_o1, _) = waiter_latency("0", "linux-o1");
     let (_, free_sc, _) = waiter_latency("0", "staircase");
-    assert!(n0 >= 19, "the waiter should be woken by every broadcast ({n0})");
+    assert!(
+        n0 >= 19,
+        "the waiter should be woken by every broadcast ({n0})"
+    );
     // Without a cost for the scheduler's work nothing on the waiter's path costs time, under
     // either policy: the two tie, which is what the per-policy cost is there to undo.
     assert_eq!((free_o1, free_sc), (0, 0));
@@ -53,7 +56,10 @@ fn policies_with_different_costs_per_unit_give_the_rt_waiter_different_latencies
     let (n2, sc, _) = waiter_latency(PER_POLICY, "staircase");
     assert_eq!((n1, n2), (n0, n0));
     assert!(o1 > 0 && sc > 0, "the counted work is paid: {o1} {sc}");
-    assert!(sc > o1, "twice the cost per unit, later waiter: {sc} vs {o1}");
+    assert!(
+        sc > o1,
+        "twice the cost per unit, later waiter: {sc} vs {o1}"
+    );
 }
 
 #[test]

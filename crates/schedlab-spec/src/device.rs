@@ -193,12 +193,7 @@ impl HddGeometry {
     }
 }
 
-/// A built-in device profile: its name and JSON text.
-#[derive(Clone, Copy, Debug)]
-pub struct Builtin {
-    pub name: &'static str,
-    pub text: &'static str,
-}
+pub use crate::profile::Builtin;
 
 /// Every built-in device profile, by name.
 pub const BUILTIN: &[Builtin] = &[
@@ -214,12 +209,12 @@ pub const BUILTIN: &[Builtin] = &[
 
 /// The built-in device profile called `name`.
 pub fn builtin(name: &str) -> Option<&'static Builtin> {
-    BUILTIN.iter().find(|b| b.name == name)
+    crate::profile::find(BUILTIN, name)
 }
 
 /// The built-in device profiles' names.
 pub fn names() -> Vec<&'static str> {
-    BUILTIN.iter().map(|b| b.name).collect()
+    crate::profile::names_in(BUILTIN)
 }
 
 #[cfg(test)]

@@ -11,11 +11,22 @@
 //! machine that runs the spec (the front end's `host`) travels with the spec, so a rerun of
 //! the saved spec pays exactly the costs measured then.
 
-/// A built-in profile: its name and its JSON text.
+/// A built-in profile (of a machine, or of a device: `crate::device`): its name and its
+/// JSON text.
 #[derive(Clone, Copy, Debug)]
 pub struct Builtin {
     pub name: &'static str,
     pub text: &'static str,
+}
+
+/// The profile called `name` in `table`.
+pub fn find(table: &'static [Builtin], name: &str) -> Option<&'static Builtin> {
+    table.iter().find(|b| b.name == name)
+}
+
+/// The names of `table`'s profiles.
+pub fn names_in(table: &'static [Builtin]) -> Vec<&'static str> {
+    table.iter().map(|b| b.name).collect()
 }
 
 /// Every built-in profile, by name.
@@ -36,12 +47,12 @@ pub const HOST: &str = "host";
 
 /// The built-in profile called `name`.
 pub fn builtin(name: &str) -> Option<&'static Builtin> {
-    BUILTIN.iter().find(|b| b.name == name)
+    find(BUILTIN, name)
 }
 
 /// The built-in profiles' names.
 pub fn names() -> Vec<&'static str> {
-    BUILTIN.iter().map(|b| b.name).collect()
+    names_in(BUILTIN)
 }
 
 #[cfg(test)]

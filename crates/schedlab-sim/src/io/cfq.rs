@@ -68,6 +68,7 @@
 
 use schedlab_spec::model::{IoPrio, IoPrioClass, IOPRIO_LEVELS};
 
+use super::process_queues::AsyncQueues;
 use super::seek::{self, BackSeek};
 use super::service_tree::ServiceTree;
 use super::sorted_fifo::SortedFifo;
@@ -314,8 +315,7 @@ pub struct Cfq {
     queues: Vec<Queue>,
     processes: TaskTable<ProcessState>,
     /// `async_cfqq[0]` (RT) and `[1]` (BE) by level, and `async_idle_cfqq`.
-    async_queues: [[Option<u32>; IOPRIO_LEVELS as usize]; 2],
-    async_idle_queue: Option<u32>,
+    async_queues: AsyncQueues,
     /// `service_trees[class][type]` for BE and RT, and `service_tree_idle`.
     trees: [[Tree; 3]; 2],
     idle_tree: Tree,
@@ -348,8 +348,7 @@ impl Default for Cfq {
             t: Tunables::default(),
             queues: Vec::new(),
             processes: TaskTable::default(),
-            async_queues: [[None; IOPRIO_LEVELS as usize]; 2],
-            async_idle_queue: None,
+            async_queues: AsyncQueues::default(),
             trees: Default::default(),
             idle_tree: Tree::default(),
             group: Group::default(),
@@ -617,18 +616,11 @@ impl Cfq {
                 .sync_queue = Some(q);
             return q;
         }
-        let slot = match ioprio.class {
-            IoPrioClass::Rt => &mut self.async_queues[0][ioprio.level as usize],
-            IoPrioClass::Be => &mut self.async_queues[1][ioprio.level as usize],
-            IoPrioClass::Idle => &mut self.async_idle_queue,
-        };
-        if let Some(q) = *slot {
-            return q;
+        let next = self.queues.len() as u32;
+        let q = self.async_queues.get_or_create(ioprio, || next);
+        if q == next {
+            self.new_queue(false, ioprio);
         }
-        let q = self.queues.len() as u32;
-        *slot = Some(q);
-        let made = self.new_queue(false, ioprio);
-        debug_assert_eq!(made, q);
         q
     }
 

@@ -16,36 +16,49 @@ use crate::types::TaskId;
 
 const NONE: u32 = u32::MAX;
 
-/// Task and priority → the index of the queue a request belongs to.
+/// The shared asynchronous queues: one per level of the RT and best-effort classes, one
+/// for the idle class (`async_cfqq` / `async_bfqq` and their idle-class queue).
 #[derive(Clone, Debug)]
-pub struct ProcessQueues {
-    sync: TaskTable<u32>,
+pub struct AsyncQueues {
     /// [RT, BE][level].
-    async_by_prio: [[u32; IOPRIO_LEVELS as usize]; 2],
-    async_idle: u32,
+    by_prio: [[u32; IOPRIO_LEVELS as usize]; 2],
+    idle: u32,
 }
 
-impl Default for ProcessQueues {
+impl Default for AsyncQueues {
     fn default() -> Self {
-        ProcessQueues {
-            sync: TaskTable::default(),
-            async_by_prio: [[NONE; IOPRIO_LEVELS as usize]; 2],
-            async_idle: NONE,
+        AsyncQueues {
+            by_prio: [[NONE; IOPRIO_LEVELS as usize]; 2],
+            idle: NONE,
         }
     }
+}
+
+impl AsyncQueues {
+    /// The async queue of `ioprio` (`cfq_async_queue_prio` / `bfq_async_queue_prio`),
+    /// created with `create` (given the index the new queue will have) the first time.
+    pub fn get_or_create(&mut self, ioprio: IoPrio, create: impl FnOnce() -> u32) -> u32 {
+        let level = ioprio.level.min(IOPRIO_LEVELS - 1) as usize;
+        let slot = match ioprio.class {
+            IoPrioClass::Rt => &mut self.by_prio[0][level],
+            IoPrioClass::Be => &mut self.by_prio[1][level],
+            IoPrioClass::Idle => &mut self.idle,
+        };
+        if *slot == NONE {
+            *slot = create();
+        }
+        *slot
+    }
+}
+
+/// Task and priority → the index of the queue a request belongs to.
+#[derive(Clone, Debug, Default)]
+pub struct ProcessQueues {
+    sync: TaskTable<u32>,
+    asyncs: AsyncQueues,
 }
 
 impl ProcessQueues {
-    /// The async queue slot of `ioprio` (`bfq_async_queue_prio`).
-    fn async_slot(&mut self, ioprio: IoPrio) -> &mut u32 {
-        let level = ioprio.level.min(IOPRIO_LEVELS - 1) as usize;
-        match ioprio.class {
-            IoPrioClass::Rt => &mut self.async_by_prio[0][level],
-            IoPrioClass::Be => &mut self.async_by_prio[1][level],
-            IoPrioClass::Idle => &mut self.async_idle,
-        }
-    }
-
     /// The queue of a request from `task` at `ioprio`, created with `create` (given the
     /// index the new queue will have) the first time.
     pub fn get_or_create(
@@ -53,15 +66,11 @@ impl ProcessQueues {
         task: TaskId,
         ioprio: IoPrio,
         sync: bool,
-        mut create: impl FnMut() -> u32,
+        create: impl FnMut() -> u32,
     ) -> u32 {
         if sync {
             return *self.sync.get_or_insert_with(task, create);
         }
-        let slot = self.async_slot(ioprio);
-        if *slot == NONE {
-            *slot = create();
-        }
-        *slot
+        self.asyncs.get_or_create(ioprio, create)
     }
 }

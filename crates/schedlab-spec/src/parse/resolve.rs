@@ -550,27 +550,8 @@ fn device(
     offset: IoOffset,
     path: &str,
 ) -> Result<ResId, SpecError> {
-    let Some(i) = ids.get(name).map(|i| i as usize) else {
-        return Err(SpecError::new(
-            path,
-            format!("device {name:?} is not declared (expected a name from $.schedlab.devices)"),
-        ));
-    };
-    let size_bytes = devices[i].model.size_bytes();
-    let start = match offset {
-        IoOffset::At(o) => o,
-        IoOffset::Sequential | IoOffset::Random => 0,
-    };
-    if start.saturating_add(bytes) > size_bytes {
-        return Err(SpecError::new(
-            path,
-            format!(
-                "a request of {bytes} bytes at offset {start} ends past the end of device \
-                 {name:?} ({size_bytes} bytes)"
-            ),
-        ));
-    }
-    Ok(i as ResId)
+    let size = |i: usize| devices[i].model.size_bytes();
+    extent_index("device", "devices", size, ids, name, bytes, offset, path)
 }
 
 /// The index of file `name`, checking that the request fits in it.
@@ -582,13 +563,30 @@ fn file(
     offset: IoOffset,
     path: &str,
 ) -> Result<ResId, SpecError> {
+    let size = |i: usize| files[i].bytes;
+    extent_index("file", "files", size, ids, name, bytes, offset, path)
+}
+
+/// The index of the `kind` (a device or a file, declared in `$.schedlab.<table>`) called
+/// `name`, checking that a request of `bytes` at `offset` ends within its `size`.
+#[allow(clippy::too_many_arguments)]
+fn extent_index(
+    kind: &str,
+    table: &str,
+    size: impl Fn(usize) -> u64,
+    ids: &Names,
+    name: &str,
+    bytes: u64,
+    offset: IoOffset,
+    path: &str,
+) -> Result<ResId, SpecError> {
     let Some(i) = ids.get(name).map(|i| i as usize) else {
         return Err(SpecError::new(
             path,
-            format!("file {name:?} is not declared (expected a name from $.schedlab.files)"),
+            format!("{kind} {name:?} is not declared (expected a name from $.schedlab.{table})"),
         ));
     };
-    let size = files[i].bytes;
+    let size = size(i);
     let start = match offset {
         IoOffset::At(o) => o,
         IoOffset::Sequential | IoOffset::Random => 0,
@@ -597,7 +595,7 @@ fn file(
         return Err(SpecError::new(
             path,
             format!(
-                "a request of {bytes} bytes at offset {start} ends past the end of file \
+                "a request of {bytes} bytes at offset {start} ends past the end of {kind} \
                  {name:?} ({size} bytes)"
             ),
         ));
