@@ -4,23 +4,16 @@
 //! numbers are read from the profile files themselves, so a changed profile changes the
 //! expectation with it.
 
-use schedlab_sim::{SampleOutput, SimConfig};
+mod common;
+
+use schedlab_sim::SimConfig;
 use serde_json::Value;
 
 const HDD: &str = "hitachi-hdp725032gla360";
 const SSD: &str = "intel-ssdsc2ct240a4";
 
 fn run_traced(text: &str, trace: Option<std::path::PathBuf>) -> Value {
-    let cfg = SimConfig {
-        scheduler: Some("linux-cfs".into()),
-        samples: SampleOutput::Memory,
-        check: true,
-        trace,
-        ..SimConfig::default()
-    };
-    schedlab_sim::simulate_text(text, &cfg)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .json()
+    common::run_io(text, trace)
 }
 
 fn run(text: &str) -> Value {

@@ -3,19 +3,12 @@
 //! completion wakes it, tags limit what is in flight, and the trace shows the kernel's
 //! block_rq_issue / block_rq_complete lines.
 
-use schedlab_sim::{SampleOutput, SimConfig};
+mod common;
+
+use schedlab_sim::SimConfig;
 
 fn run(text: &str, trace: Option<std::path::PathBuf>) -> serde_json::Value {
-    let cfg = SimConfig {
-        scheduler: Some("linux-cfs".into()),
-        samples: SampleOutput::Memory,
-        check: true,
-        trace,
-        ..SimConfig::default()
-    };
-    schedlab_sim::simulate_text(text, &cfg)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .json()
+    common::run_io(text, trace)
 }
 
 fn spec(tasks: &str, depth: u32, elevator: &str) -> String {

@@ -249,22 +249,7 @@ fn depth_one_submits_one_request_at_a_time() {
 
 /// The start sectors of the requests `text` issues, from its ftrace output.
 fn issued_sectors(text: &str) -> Vec<u64> {
-    let dir = std::env::temp_dir().join(format!(
-        "schedlab-blklayer-{}-{:x}",
-        std::process::id(),
-        text.len()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("t.trace");
-    let cfg = schedlab_sim::SimConfig {
-        scheduler: Some("linux-cfs".into()),
-        trace: Some(path.clone()),
-        check: true,
-        ..Default::default()
-    };
-    schedlab_sim::simulate_text(text, &cfg).unwrap_or_else(|e| panic!("{e}"));
-    let trace = std::fs::read_to_string(&path).unwrap();
-    std::fs::remove_dir_all(&dir).ok();
+    let trace = common::trace_of(text, "blklayer");
     let issue = regex::Regex::new(r"block_rq_issue: 251,0 [RW] 0 \(\) (\d+) \+").unwrap();
     issue
         .captures_iter(&trace)

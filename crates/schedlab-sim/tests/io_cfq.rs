@@ -4,7 +4,9 @@
 //! proportion to `cfq_prio_slice`; the idle class waits for every other queue, idling
 //! included; a sync reader keeps the disk while it idles for the reader's next request.
 
-use schedlab_sim::{SampleOutput, SimConfig};
+mod common;
+
+use schedlab_sim::SimConfig;
 use serde_json::Value;
 
 const MS: u64 = 1_000_000;
@@ -12,15 +14,7 @@ const MS: u64 = 1_000_000;
 const COMPLETION_NS: u64 = MS;
 
 fn run(text: &str) -> Value {
-    let cfg = SimConfig {
-        scheduler: Some("linux-cfs".into()),
-        samples: SampleOutput::Memory,
-        check: true,
-        ..SimConfig::default()
-    };
-    schedlab_sim::simulate_text(text, &cfg)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .json()
+    common::run_io(text, None)
 }
 
 /// `tasks` (JSON members) on 4 CPUs with one device `sda` under `elevator` and `params`

@@ -4,7 +4,9 @@
 //! submits one request and exits has slept until that request completed, so its
 //! `sleep_ns` is the request's completion time.
 
-use schedlab_sim::{SampleOutput, SimConfig};
+mod common;
+
+use schedlab_sim::SimConfig;
 use serde_json::Value;
 
 const MS: u64 = 1_000_000;
@@ -14,16 +16,7 @@ fn run(text: &str) -> Value {
 }
 
 fn run_traced(text: &str, trace: Option<std::path::PathBuf>) -> Value {
-    let cfg = SimConfig {
-        scheduler: Some("linux-cfs".into()),
-        samples: SampleOutput::Memory,
-        check: true,
-        trace,
-        ..SimConfig::default()
-    };
-    schedlab_sim::simulate_text(text, &cfg)
-        .unwrap_or_else(|e| panic!("{e}\n{text}"))
-        .json()
+    common::run_io(text, trace)
 }
 
 /// A spec of `tasks` (JSON members) on one null_blk device.

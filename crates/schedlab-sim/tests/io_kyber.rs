@@ -4,21 +4,15 @@
 //! longer than their 2 ms target on the device, the 100 ms timer throttles the writes,
 //! whose latency is within their 10 ms target, and reads stop queueing behind them.
 
-use schedlab_sim::{SampleOutput, SimConfig};
+mod common;
+
+use schedlab_sim::SimConfig;
 use serde_json::Value;
 
 const MS: u64 = 1_000_000;
 
 fn run(text: &str) -> Value {
-    let cfg = SimConfig {
-        scheduler: Some("linux-cfs".into()),
-        samples: SampleOutput::Memory,
-        check: true,
-        ..SimConfig::default()
-    };
-    schedlab_sim::simulate_text(text, &cfg)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .json()
+    common::run_io(text, None)
 }
 
 /// `tasks` on 4 CPUs, one null_blk `nvme0` of `depth` tags and `completion_ns`.

@@ -32,22 +32,7 @@ fn run(text: &str) -> serde_json::Value {
 
 /// `(time ns, sector, sectors, write)` of every `block_rq_issue` of the run of `text`.
 fn issues(text: &str) -> Vec<(u64, u64, u64, bool)> {
-    let dir = std::env::temp_dir().join(format!(
-        "schedlab-pagecache-{}-{:x}",
-        std::process::id(),
-        text.len()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("t.trace");
-    let cfg = schedlab_sim::SimConfig {
-        scheduler: Some("linux-cfs".into()),
-        trace: Some(path.clone()),
-        check: true,
-        ..Default::default()
-    };
-    schedlab_sim::simulate_text(text, &cfg).unwrap_or_else(|e| panic!("{e}"));
-    let trace = std::fs::read_to_string(&path).unwrap();
-    std::fs::remove_dir_all(&dir).ok();
+    let trace = common::trace_of(text, "pagecache");
     let re = regex::Regex::new(
         r"(\d+)\.(\d{9}): block_rq_issue: 251,0 ([RWF]+) \d+ \(\) (\d+) \+ (\d+)",
     )

@@ -310,3 +310,39 @@ pub fn cpu_ns_in(r: &serde_json::Value, name: &str) -> u64 {
 pub fn tick_ns_of(r: &serde_json::Value) -> u64 {
     1_000_000_000 / r["run"]["hz"].as_u64().expect("run.hz")
 }
+
+/// A block-I/O spec run under `linux-cfs` with samples kept and `--check` on, its ftrace
+/// text written to `trace` if given: the run every I/O test file makes.
+pub fn run_io(text: &str, trace: Option<std::path::PathBuf>) -> serde_json::Value {
+    let cfg = schedlab_sim::SimConfig {
+        scheduler: Some("linux-cfs".into()),
+        samples: schedlab_sim::SampleOutput::Memory,
+        check: true,
+        trace,
+        ..Default::default()
+    };
+    schedlab_sim::simulate_text(text, &cfg)
+        .unwrap_or_else(|e| panic!("{e}\n{text}"))
+        .json()
+}
+
+/// The ftrace text of the `linux-cfs` run of `text` (`tag` names its scratch folder).
+pub fn trace_of(text: &str, tag: &str) -> String {
+    let dir = std::env::temp_dir().join(format!(
+        "schedlab-{tag}-{}-{:x}",
+        std::process::id(),
+        text.len()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.trace");
+    let cfg = schedlab_sim::SimConfig {
+        scheduler: Some("linux-cfs".into()),
+        trace: Some(path.clone()),
+        check: true,
+        ..Default::default()
+    };
+    schedlab_sim::simulate_text(text, &cfg).unwrap_or_else(|e| panic!("{e}"));
+    let trace = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    trace
+}
