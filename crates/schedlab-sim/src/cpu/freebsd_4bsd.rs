@@ -21,7 +21,9 @@
 //! `ldavg = (cexp * ldavg + nrun * FSCALE * (FSCALE - cexp)) >> FSHIFT`, cexp[0] =
 //! exp(-1/12)); priorities of sys/sys/priority.h (real-time 48..79, time-sharing
 //! 120..223, `PUSER = PRI_MIN_TIMESHARE`) and POSIX's mapping in
-//! kern/ksched.c (`p4prio_to_rtpprio`: rtprio = RTP_PRIO_MAX − POSIX priority, 0..31).
+//! kern/ksched.c (`p4prio_to_rtpprio`: rtprio = RTP_PRIO_MAX − POSIX priority, 0..31);
+//! the run queue, priority ranges and Linux ABI mapping are shared with ULE in
+//! `freebsd_runq.rs`.
 //!
 //! FreeBSD 5.4's own revision (RELENG_5's sched_4bsd.c) could not be read for this
 //! model, so the revision above is the one modelled. Its estcpu, decay and priority
@@ -54,26 +56,16 @@
 //!   (EINVAL there). sched_4bsd ends a slice for any non-interrupt thread, so a FIFO
 //!   thread round-robins with equal peers just as an RR one does.
 
-use std::collections::VecDeque;
-
+use super::freebsd_runq::{
+    self, is_timeshare, queue_of, rt_priority, RunQueue, PRIO_MAX, PRIO_MIN, PRI_MAX_TIMESHARE,
+    PRI_MIN_TIMESHARE, PUSER, RQ_PPQ,
+};
 use super::tunables::{self, Tunable};
 use crate::ctx::Ctx;
 use crate::sched::{DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind};
-use crate::types::{CpuId, Policy, SchedAttrs, TaskId};
+use crate::types::{CpuId, SchedAttrs, TaskId};
 
-/// Run queues (`RQ_NQS`) and priorities per queue (`RQ_PPQ`), sys/sys/runq.h.
-pub const RQ_NQS: usize = 64;
-pub const RQ_PPQ: u32 = 4;
-/// sys/sys/priority.h.
-pub const PRI_MIN_REALTIME: u32 = 48;
-pub const PRI_MIN_TIMESHARE: u32 = 120;
-pub const PRI_MAX_TIMESHARE: u32 = 223;
-pub const PUSER: u32 = PRI_MIN_TIMESHARE;
-/// The real-time priorities `rtprio` offers (RTP_PRIO_MAX, sys/sys/rtprio.h).
-pub const RTP_PRIO_MAX: i32 = 31;
-/// Nice range (PRIO_MIN, PRIO_MAX of sys/sys/resource.h) and NICE_WEIGHT.
-pub const PRIO_MIN: i32 = -20;
-pub const PRIO_MAX: i32 = 20;
+/// NICE_WEIGHT of sched_4bsd.c.
 pub const NICE_WEIGHT: u32 = 1;
 /// Fixed-point shift and scale of the load average (sys/sys/param.h).
 pub const FSHIFT: u32 = 11;
@@ -84,16 +76,6 @@ pub const CEXP_1MIN: u64 = (0.920_044_414_629_323_2 * FSCALE as f64) as u64;
 pub const LOADAV_PERIOD_S: u64 = 5;
 
 const NS_PER_S: u64 = 1_000_000_000;
-
-/// Linux's MAX_USER_RT_PRIO (the Linux ABI's `LINUX_MAX_RT_PRIO`).
-pub const LINUX_MAX_RT_PRIO: i32 = 100;
-
-/// The Linux ABI's mapping of a Linux RT priority (1..=99) onto FreeBSD's POSIX range
-/// 0..=RTP_PRIO_MAX, rounding down (`linux_sched_setscheduler` with
-/// `compat.linux.map_sched_prio` on, sys/compat/linux/linux_misc.c).
-pub fn linux_rt_to_posix(linux_prio: i32) -> i32 {
-    (linux_prio - 1) * (RTP_PRIO_MAX + 1) / (LINUX_MAX_RT_PRIO - 1)
-}
 
 /// `INVERSE_ESTCPU_WEIGHT` for `cpus` CPUs (8 * smp_cpus).
 pub fn inverse_estcpu_weight(cpus: usize) -> u32 {
@@ -186,9 +168,7 @@ fn tunables() -> Vec<Tunable<()>> {
 
 /// The 4BSD policy: one global run queue of 64 FIFO queues.
 pub struct Freebsd4Bsd {
-    queues: Vec<VecDeque<TaskId>>,
-    /// Bit `q` set when queue `q` is not empty (`rq_status`).
-    status: u64,
+    runq: RunQueue,
     td: Vec<Td>,
     iew: u32,
     /// `averunnable.ldavg[0]`, FSCALE fixed point.
@@ -202,8 +182,7 @@ pub struct Freebsd4Bsd {
 impl Freebsd4Bsd {
     pub fn new(nr_cpus: usize) -> Self {
         Self {
-            queues: (0..RQ_NQS).map(|_| VecDeque::new()).collect(),
-            status: 0,
+            runq: RunQueue::new(),
             td: Vec::new(),
             iew: inverse_estcpu_weight(nr_cpus.max(1)),
             ldavg: 0,
@@ -232,25 +211,14 @@ impl Freebsd4Bsd {
         (hz / 10).max(1)
     }
 
-    fn is_timeshare(attrs: &SchedAttrs) -> bool {
-        matches!(attrs.policy, Policy::Other)
-    }
-
-    /// The fixed priority of a real-time thread: PRI_MIN_REALTIME + rtprio, where
-    /// rtprio = RTP_PRIO_MAX − the POSIX priority the Linux one maps to.
-    fn rt_priority(attrs: &SchedAttrs) -> u32 {
-        let posix = linux_rt_to_posix(attrs.rt_priority.clamp(1, LINUX_MAX_RT_PRIO - 1));
-        PRI_MIN_REALTIME + (RTP_PRIO_MAX - posix) as u32
-    }
-
     /// `resetpriority` + `resetpriority_thread`'s `sched_prio`: a time-sharing thread's
     /// priority follows its estcpu and nice; a queued one moves if its queue changes.
     fn reset_priority(&mut self, ctx: &Ctx, t: TaskId) {
         let attrs = ctx.task(t).attrs;
-        let pri = if Self::is_timeshare(&attrs) {
+        let pri = if is_timeshare(&attrs) {
             user_priority(self.td[t.idx()].estcpu, self.iew, attrs.nice)
         } else {
-            Self::rt_priority(&attrs)
+            rt_priority(&attrs)
         };
         self.set_priority(t, pri);
     }
@@ -274,9 +242,8 @@ impl Freebsd4Bsd {
     /// `runq_add`: the tail of the thread's queue; the status bit set.
     fn runq_add(&mut self, t: TaskId, cpu: CpuId) {
         self.td[t.idx()].qcpu = cpu;
-        let q = (self.td[t.idx()].pri / RQ_PPQ) as usize;
-        self.queues[q].push_back(t);
-        self.status |= 1 << q;
+        let q = queue_of(self.td[t.idx()].pri);
+        self.runq.add(q, t, false);
         self.td[t.idx()].rqindex = Some(q as u8);
     }
 
@@ -285,15 +252,7 @@ impl Freebsd4Bsd {
         let Some(q) = self.td[t.idx()].rqindex.take() else {
             return 0;
         };
-        let q = q as usize;
-        let pos = self.queues[q].iter().position(|&x| x == t);
-        if let Some(pos) = pos {
-            self.queues[q].remove(pos);
-        }
-        if self.queues[q].is_empty() {
-            self.status &= !(1 << q);
-        }
-        pos.map_or(self.queues[q].len(), |p| p + 1)
+        self.runq.remove(q as usize, t)
     }
 
     /// Run every schedcpu (and loadav) whose second has come.
@@ -390,27 +349,7 @@ impl Scheduler for Freebsd4Bsd {
     /// SCHED_FIFO / SCHED_RR of priority 1..=99 (mapped onto rtprio); SCHED_BATCH,
     /// SCHED_IDLE and SCHED_DEADLINE get EINVAL there.
     fn accepts(&self, attrs: &SchedAttrs) -> Result<(), String> {
-        let refused = |what: &str| {
-            Err(format!(
-                "{what} is not modelled by freebsd-4bsd: FreeBSD's Linux ABI refuses it                  (linux_sched_setscheduler accepts SCHED_OTHER, SCHED_FIFO and SCHED_RR)"
-            ))
-        };
-        match attrs.policy {
-            Policy::Other => Ok(()),
-            Policy::Fifo | Policy::Rr
-                if (1..LINUX_MAX_RT_PRIO).contains(&attrs.rt_priority) =>
-            {
-                Ok(())
-            }
-            Policy::Fifo | Policy::Rr => Err(format!(
-                "freebsd-4bsd: real-time priority {} is outside 1..={}                  (linux_sched_setscheduler returns EINVAL)",
-                attrs.rt_priority,
-                LINUX_MAX_RT_PRIO - 1
-            )),
-            Policy::Batch => refused("SCHED_BATCH"),
-            Policy::Idle => refused("SCHED_IDLE"),
-            Policy::Deadline => refused("SCHED_DEADLINE"),
-        }
+        freebsd_runq::linux_abi_accepts("freebsd-4bsd", attrs)
     }
 
     /// `sched_fork_thread`: a forked thread inherits its parent's estcpu and starts with
@@ -523,29 +462,18 @@ impl Scheduler for Freebsd4Bsd {
     /// queue that may run here (and is not current on another CPU).
     fn pick_next(&mut self, ctx: &mut Ctx, cpu: CpuId) -> Option<TaskId> {
         self.catch_up(ctx);
-        let mut bits = self.status;
-        let mut steps = 0u64;
-        while bits != 0 {
-            let q = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            let found = self.queues[q].iter().position(|&t| {
-                let v = ctx.task(t);
-                v.affinity.contains(cpu) && (!v.running || v.cpu == cpu)
-            });
-            steps += 1;
-            if let Some(pos) = found {
-                let t = self.queues[q][pos];
-                ctx.count_work(steps + pos as u64);
-                self.runq_remove(t);
-                if ctx.task(t).cpu != cpu {
-                    ctx.set_task_cpu(t, cpu);
-                }
-                self.td[t.idx()].didrun = true;
-                return Some(t);
-            }
+        let (found, steps) = self.runq.choose(|t| {
+            let v = ctx.task(t);
+            v.affinity.contains(cpu) && (!v.running || v.cpu == cpu)
+        });
+        ctx.count_work(steps);
+        let t = found?;
+        self.runq_remove(t);
+        if ctx.task(t).cpu != cpu {
+            ctx.set_task_cpu(t, cpu);
         }
-        ctx.count_work(steps.max(1));
-        None
+        self.td[t.idx()].didrun = true;
+        Some(t)
     }
 
     /// `sched_clock`: one stat tick of the running thread: estcpu + 1 (up to ESTCPULIM),
@@ -587,10 +515,8 @@ impl Scheduler for Freebsd4Bsd {
     }
 
     fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
-        for q in &self.queues {
-            for &t in q {
-                f(self.td[t.idx()].qcpu, t);
-            }
+        for t in self.runq.iter() {
+            f(self.td[t.idx()].qcpu, t);
         }
     }
 }

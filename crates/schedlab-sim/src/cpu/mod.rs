@@ -16,7 +16,8 @@ pub struct SchedulerEntry {
     /// The family of systems it comes from, so front ends group policies without keeping
     /// their own list: "linux" (schedulers written for the Linux kernel, mainline or patches:
     /// O(1), CFS, EEVDF, staircase, nicksched, BFS, MuQSS, plugsched's ingo_ll — the set
-    /// seed 000's report compares), "bsd" (BSD kernels' schedulers: FreeBSD's 4BSD), "rtos" (fixed-priority RTOS kernels, μITRON), "teaching"
+    /// seed 000's report compares), "bsd" (BSD kernels' schedulers: FreeBSD's 4BSD and ULE),
+    /// "rtos" (fixed-priority RTOS kernels, μITRON), "teaching"
     /// (templates for writing a policy).
     pub family: &'static str,
     pub available: bool,
@@ -108,7 +109,7 @@ registry! {
          code, so it is not modelled rather than invented";
     }
     infrastructure {
-        cpu_queues, deadline_queue, dl_bandwidth, dl_server, fair, linux_dl, linux_rt, partition,
+        cpu_queues, deadline_queue, dl_bandwidth, dl_server, fair, freebsd_runq, linux_dl, linux_rt, partition,
         rt_bandwidth, stack,
         tunables
     }
