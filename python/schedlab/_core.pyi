@@ -183,5 +183,19 @@ def host_timer_latency(
     other), ``fifo_refused`` (why not fifo, else ""). Raises ValueError for bad arguments,
     OSError if the kernel refuses."""
 
+def host_doctor() -> dict[str, Any]:
+    """What this kernel and these privileges allow the host runner, changing nothing:
+    ``{"kernel": {release, version, machine, preempt, preempt_dynamic, hz, clocksource,
+    cpus, steal_ticks, sched_rt_period_us, sched_rt_runtime_us, sched_rr_timeslice_ms,
+    timer_slack_ns}, "checks": [{"area", "name", "ok", "detail"}]}``. A fact that cannot
+    be read is None."""
+
+def host_restore(path: str | None = None) -> dict[str, Any]:
+    """Undo what the restore journal at ``path`` (default: ``SCHEDLAB_JOURNAL`` or
+    /run/schedlab/journal.jsonl) records, newest first: ``{"journal", "undone": [entry],
+    "failed": [{"entry", "error"}]}``; failed entries stay in the journal. Raises
+    ValueError when the file is not a schedlab journal, OSError when it cannot be read or
+    another run holds it."""
+
 def version() -> str:
     """Version of the Rust crates."""

@@ -1060,6 +1060,74 @@ def readyq_cmd(quick: bool, as_json: bool, no_count: bool, tasks: str | None,
         readyq.print_tables(_stdout(), doc)
 
 
+@cli.group("host")
+def host_group() -> None:
+    """Schedlab on this machine's real kernel: what it allows, and putting back what a
+    host run changed."""
+
+
+@host_group.command("doctor")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def host_doctor(as_json: bool) -> None:
+    """Report what this kernel and these privileges allow (root, scheduling policies,
+    cgroup hierarchies and their bandwidth files, block schedulers, tracefs, the field's
+    tools) and the kernel facts every host run records. Changes nothing: a policy is
+    tried on a thread that then exits."""
+    report = _core.host_doctor()
+    if as_json:
+        click.echo(_dump(report))
+        return
+    out = _stdout()
+    out.print(_host_facts_table(report["kernel"]))
+    t = Table(title="What the host runner can do here", title_justify="left")
+    for col in ("area", "check", "", "detail"):
+        t.add_column(col)
+    for c in report["checks"]:
+        mark = "[green]yes[/]" if c["ok"] else "[red]no[/]"
+        t.add_row(escape(c["area"]), escape(c["name"]), mark, escape(c["detail"]))
+    out.print(t)
+
+
+def _host_facts_table(k: Mapping[str, Any]) -> Table:
+    t = Table(title="Kernel facts", title_justify="left", show_header=False)
+    t.add_column("fact")
+    t.add_column("value")
+    for key, value in k.items():
+        t.add_row(key, escape("unknown" if value is None else str(value)))
+    return t
+
+
+@host_group.command("restore")
+@click.option("--journal", type=click.Path(dir_okay=False), metavar="FILE",
+              help="The restore journal (default: $SCHEDLAB_JOURNAL or "
+                   "/run/schedlab/journal.jsonl).")
+def host_restore(journal: str | None) -> None:
+    """Put back every system setting a host run changed and did not restore (after a
+    SIGKILL or a power cut of the runner): the journal's entries are undone newest
+    first. Exit status 1 if some could not be undone (they stay in the journal)."""
+    try:
+        done = _core.host_restore(journal)
+    except ValueError as e:
+        raise CliError(str(e), EXIT_BAD_INPUT) from None
+    out = _stdout()
+    if not done["undone"] and not done["failed"]:
+        out.print(f"nothing to restore ({escape(done['journal'])} records no change)")
+        return
+    for e in done["undone"]:
+        out.print(f"restored: {escape(_journal_entry_text(e))}")
+    for f in done["failed"]:
+        _error(f"could not restore {_journal_entry_text(f['entry'])}: {f['error']}")
+    if done["failed"]:
+        raise CliError(f"{len(done['failed'])} change(s) left in {done['journal']}",
+                       EXIT_FAILED)
+
+
+def _journal_entry_text(e: Mapping[str, Any]) -> str:
+    if e["op"] == "write":
+        return f"{e['path']} = {e['old']!r}"
+    return f"removed {e['path']}"
+
+
 @cli.group("plot")
 def plot_group() -> None:
     """Draw plots from traces."""

@@ -589,6 +589,32 @@ fn host_channel_costs<'py>(
     Ok(d)
 }
 
+/// What this kernel and these privileges allow (schedlab_host::doctor), changing
+/// nothing: `{"kernel": {...facts}, "checks": [{"area", "name", "ok", "detail"}]}`.
+#[pyfunction]
+fn host_doctor(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    let report = py.allow_threads(schedlab_host::doctor::examine);
+    json_to_py(py, &report.to_json())
+}
+
+/// Undo what the restore journal at `path` (default: `SCHEDLAB_JOURNAL` or
+/// /run/schedlab/journal.jsonl) records, newest first:
+/// `{"journal", "undone": [entry...], "failed": [{"entry", "error"}]}`. Raises ValueError
+/// when the file is not a schedlab journal, OSError when it cannot be read or another
+/// run holds it.
+#[pyfunction]
+#[pyo3(signature = (path=None))]
+fn host_restore(py: Python<'_>, path: Option<std::path::PathBuf>) -> PyResult<Bound<'_, PyAny>> {
+    let path = path.unwrap_or_else(schedlab_host::journal::default_path);
+    let restored = py
+        .allow_threads(|| schedlab_host::journal::restore_at(&path))
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidData => PyValueError::new_err(e.to_string()),
+            _ => PyErr::from(e),
+        })?;
+    json_to_py(py, &restored.to_json(&path))
+}
+
 /// An `io::Error` of a host probe as Python sees it: ValueError for bad arguments,
 /// OSError when the kernel refuses.
 fn probe_error(e: std::io::Error) -> PyErr {
@@ -691,6 +717,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host_channel_costs, m)?)?;
     m.add_function(wrap_pyfunction!(host_syscall_costs, m)?)?;
     m.add_function(wrap_pyfunction!(host_timer_latency, m)?)?;
+    m.add_function(wrap_pyfunction!(host_doctor, m)?)?;
+    m.add_function(wrap_pyfunction!(host_restore, m)?)?;
     m.add_function(wrap_pyfunction!(nicksched_timeslice, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())

@@ -1,0 +1,247 @@
+//! The restore journal, killed at every step: a child process makes a series of journalled
+//! changes and is SIGKILLed at one protocol step (after a journal line reaches the disk,
+//! or after its change is made); a restore must then leave everything as it was. Setting
+//! files are stand-ins in a temporary directory; where this machine has a v1 cpu cgroup
+//! hierarchy with RT group scheduling and the test runs as root, a real cgroup is created,
+//! given an RT runtime and a task, and must be gone afterwards.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use schedlab_host::journal::{restore_at, Format, Journal, Step};
+
+const CHILD_ENV: &str = "SCHEDLAB_JOURNAL_TEST_CHILD";
+const CGROUP_V1_CPU: &str = "/sys/fs/cgroup/cpu";
+
+/// The settings the scenario changes: (file, initial value, value written, format).
+const SETTINGS: &[(&str, &str, &str, Format)] = &[
+    ("sched_rt_runtime_us", "950000\n", "-1", Format::Plain),
+    (
+        "scheduler",
+        "none [mq-deadline] kyber bfq\n",
+        "bfq",
+        Format::Choice,
+    ),
+    ("rt_period_us", "1000000\n", "500000", Format::Plain),
+];
+
+fn real_cgroup_available() -> Option<PathBuf> {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let cpu = Path::new(CGROUP_V1_CPU);
+    (root && cpu.join("cpu.rt_runtime_us").exists()).then(|| cpu.to_path_buf())
+}
+
+fn prepare(dir: &Path) {
+    for (name, initial, _, _) in SETTINGS {
+        fs::write(dir.join(name), initial).unwrap();
+    }
+}
+
+/// Everything the scenario may change: each setting's value as it reads back.
+fn snapshot(dir: &Path, cgroup: Option<&Path>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (name, _, _, format) in SETTINGS {
+        let text = fs::read_to_string(dir.join(name)).unwrap();
+        out.insert((*name).to_string(), format.current(&text));
+    }
+    out.insert("nested".into(), dir.join("g").exists().to_string());
+    if let Some(cg) = cgroup {
+        out.insert("cgroup".into(), cg.exists().to_string());
+    }
+    out
+}
+
+/// A setting file whose kernel writes a value of its own choosing back is emulated by
+/// the scheduler file: writing a choice brackets it.
+fn emulate_choice_file(path: &Path) {
+    let chosen = fs::read_to_string(path).unwrap();
+    let chosen = chosen.trim();
+    if !chosen.contains('[') {
+        let list: Vec<String> = ["none", "mq-deadline", "kyber", "bfq"]
+            .iter()
+            .map(|c| {
+                if *c == chosen {
+                    format!("[{c}]")
+                } else {
+                    (*c).to_string()
+                }
+            })
+            .collect();
+        fs::write(path, list.join(" ") + "\n").unwrap();
+    }
+}
+
+/// The child's scenario: every setting changed, a nested directory pair created, and
+/// (when available) a real cgroup with an RT runtime and a task in it.
+fn scenario(dir: &Path, journal: &Path, kill_at: Option<usize>, cgroup: Option<&Path>) {
+    let (mut j, _) = Journal::open(journal).unwrap();
+    let mut steps = 0usize;
+    j.observe(move |_s: Step| {
+        if Some(steps) == kill_at {
+            // SAFETY: the process kills itself, as a SIGKILL from outside would.
+            unsafe { libc::raise(libc::SIGKILL) };
+        }
+        steps += 1;
+    });
+    for (name, _, value, format) in SETTINGS {
+        let path = dir.join(name);
+        if *format == Format::Choice {
+            // Write through the journal, then let the "kernel" format the file.
+            j.write(&path, value, *format).unwrap();
+            emulate_choice_file(&path);
+        } else {
+            let applied = j.write(&path, value, *format).unwrap();
+            assert!(applied.as_requested());
+        }
+    }
+    j.mkdir(&dir.join("g")).unwrap();
+    j.mkdir(&dir.join("g/h")).unwrap();
+    if let Some(cg) = cgroup {
+        j.mkdir(cg).unwrap();
+        j.write(&cg.join("cpu.rt_runtime_us"), "10000", Format::Plain)
+            .unwrap();
+        let pid = std::env::var("SCHEDLAB_JOURNAL_TEST_SLEEPER").unwrap();
+        fs::write(cg.join("tasks"), pid).unwrap();
+    }
+    // A run that ends normally restores when the journal is dropped.
+}
+
+#[test]
+fn journal_child() {
+    let Ok(arg) = std::env::var(CHILD_ENV) else {
+        return; // Only meaningful as the child of the test below.
+    };
+    let dir = PathBuf::from(std::env::var("SCHEDLAB_JOURNAL_TEST_DIR").unwrap());
+    let cgroup = std::env::var_os("SCHEDLAB_JOURNAL_TEST_CGROUP").map(PathBuf::from);
+    let kill_at = arg.parse().ok();
+    scenario(&dir, &dir.join("journal.jsonl"), kill_at, cgroup.as_deref());
+}
+
+fn run_child(dir: &Path, kill_at: Option<usize>, cgroup: Option<&Path>, sleeper: u32) -> bool {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args(["journal_child", "--exact", "--test-threads=1", "--quiet"])
+        .env(
+            CHILD_ENV,
+            kill_at.map_or("none".to_string(), |k| k.to_string()),
+        )
+        .env("SCHEDLAB_JOURNAL_TEST_DIR", dir)
+        .env("SCHEDLAB_JOURNAL_TEST_SLEEPER", sleeper.to_string());
+    if let Some(cg) = cgroup {
+        cmd.env("SCHEDLAB_JOURNAL_TEST_CGROUP", cg);
+    }
+    let status = cmd.output().unwrap().status;
+    if kill_at.is_some() && status.signal() == Some(libc::SIGKILL) {
+        return true;
+    }
+    assert!(status.success(), "child failed: {status:?}");
+    false
+}
+
+#[test]
+fn a_run_killed_at_any_step_leaves_nothing_changed_after_restore() {
+    let cgroup_root = real_cgroup_available();
+    if cgroup_root.is_none() {
+        eprintln!("no real cgroup in this run: not root, or no v1 cpu hierarchy with RT groups");
+    }
+    let mut sleeper = Command::new("sleep").arg("600").spawn().unwrap();
+    let mut killed_somewhere = 0;
+    let mut k = 0usize;
+    loop {
+        let dir = tempdir(k);
+        prepare(&dir);
+        let cgroup = cgroup_root
+            .as_ref()
+            .map(|r| r.join(format!("schedlab-journal-test-{}", std::process::id())));
+        let before = snapshot(&dir, cgroup.as_deref());
+        let killed = run_child(&dir, Some(k), cgroup.as_deref(), sleeper.id());
+        let restored = restore_at(&dir.join("journal.jsonl")).unwrap();
+        assert!(
+            restored.failed.is_empty(),
+            "step {k}: {:?}",
+            restored.failed
+        );
+        assert_eq!(
+            snapshot(&dir, cgroup.as_deref()),
+            before,
+            "killed at step {k}"
+        );
+        assert_eq!(fs::read_to_string(dir.join("journal.jsonl")).unwrap(), "");
+        fs::remove_dir_all(&dir).unwrap();
+        if !killed {
+            break; // The step number passed the last step: the run completed.
+        }
+        killed_somewhere += 1;
+        k += 1;
+    }
+    let changes = SETTINGS.len() + 2 + if cgroup_root.is_some() { 2 } else { 0 };
+    assert_eq!(
+        killed_somewhere,
+        2 * changes,
+        "a kill point at each journal line and change"
+    );
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+}
+
+#[test]
+fn a_completed_run_restores_when_the_journal_is_dropped() {
+    let dir = tempdir(10_000);
+    prepare(&dir);
+    let before = snapshot(&dir, None);
+    assert!(!run_child(&dir, None, None, 0));
+    assert_eq!(snapshot(&dir, None), before);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_second_runner_cannot_open_a_held_journal() {
+    let dir = tempdir(20_000);
+    let path = dir.join("journal.jsonl");
+    let (_held, _) = Journal::open(&path).unwrap();
+    let Err(err) = Journal::open(&path) else {
+        panic!("the second open must fail");
+    };
+    assert!(
+        err.to_string()
+            .contains("held by another schedlab host run"),
+        "{err}"
+    );
+    drop(_held);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_torn_last_line_is_ignored_and_a_foreign_line_is_an_error() {
+    let dir = tempdir(30_000);
+    let path = dir.join("journal.jsonl");
+    fs::write(dir.join("s"), "old\n").unwrap();
+    fs::write(dir.join("t"), "new\n").unwrap();
+    let line = format!(
+        "{{\"op\":\"write\",\"path\":\"{}\",\"old\":\"old\",\"format\":\"plain\"}}\n",
+        dir.join("s").display()
+    );
+    fs::write(&path, format!("{line}{{\"op\":\"wri")).unwrap();
+    fs::write(dir.join("s"), "new").unwrap();
+    let restored = restore_at(&path).unwrap();
+    assert_eq!(restored.undone.len(), 1);
+    assert_eq!(fs::read_to_string(dir.join("s")).unwrap(), "old");
+    fs::write(&path, format!("not json\n{line}")).unwrap();
+    let err = restore_at(&path).expect_err("a foreign line must be refused");
+    assert!(
+        err.to_string()
+            .contains("line 1 is not a schedlab journal entry"),
+        "{err}"
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+fn tempdir(k: usize) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("schedlab-journal-{}-{k}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}

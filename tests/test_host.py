@@ -1,0 +1,72 @@
+"""`schedlab host doctor` and `schedlab host restore` through the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from conftest import CliRunner
+
+
+def test_doctor_reports_kernel_facts_and_checks(cli: CliRunner) -> None:
+    p = cli("host", "doctor", "--json")
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout)
+    kernel = report["kernel"]
+    assert kernel["release"] == os.uname().release
+    assert kernel["cpus"] >= 1
+    assert kernel["preempt"] in (None, "none", "voluntary", "full", "lazy", "rt")
+    checks = {(c["area"], c["name"]): c for c in report["checks"]}
+    # SCHED_OTHER is allowed to everyone; a refusal would be a broken probe.
+    assert checks[("policy", "SCHED_OTHER")]["ok"]
+    assert checks[("privileges", "root")]["ok"] == (os.geteuid() == 0)
+    for c in report["checks"]:
+        assert c["detail"], c
+
+
+def test_doctor_prints_its_tables(cli: CliRunner) -> None:
+    p = cli("host", "doctor")
+    assert p.returncode == 0, p.stderr
+    assert "Kernel facts" in p.stdout and "SCHED_FIFO" in p.stdout
+
+
+def _entry(path: Path, old: str) -> str:
+    return json.dumps({"op": "write", "path": str(path), "old": old, "format": "plain"})
+
+
+def test_restore_puts_back_what_the_journal_records(cli: CliRunner, tmp_path: Path) -> None:
+    setting = tmp_path / "sched_rt_runtime_us"
+    setting.write_text("-1")
+    group = tmp_path / "cg"
+    group.mkdir()
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text(_entry(setting, "950000") + "\n"
+                       + json.dumps({"op": "mkdir", "path": str(group)}) + "\n")
+    p = cli("host", "restore", "--journal", str(journal))
+    assert p.returncode == 0, p.stderr
+    assert setting.read_text() == "950000"
+    assert not group.exists()
+    assert journal.read_text() == ""
+    assert f"removed {group}" in p.stdout and "950000" in p.stdout
+    again = cli("host", "restore", "--journal", str(journal))
+    assert again.returncode == 0 and "nothing to restore" in again.stdout
+
+
+def test_restore_keeps_what_it_cannot_undo(cli: CliRunner, tmp_path: Path) -> None:
+    missing = tmp_path / "gone" / "cpu.rt_runtime_us"
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text(_entry(missing, "0") + "\n")
+    p = cli("host", "restore", "--journal", str(journal))
+    assert p.returncode == 1
+    assert "could not restore" in p.stderr and "1 change(s) left" in p.stderr
+    assert json.loads(journal.read_text())["path"] == str(missing)
+
+
+def test_restore_refuses_a_file_that_is_not_a_journal(cli: CliRunner, tmp_path: Path) -> None:
+    journal = tmp_path / "notes.txt"
+    journal.write_text("hello\nworld\n")
+    p = cli("host", "restore", "--journal", str(journal))
+    assert p.returncode == 2
+    assert "line 1 is not a schedlab journal entry" in p.stderr
+    assert journal.read_text() == "hello\nworld\n"
