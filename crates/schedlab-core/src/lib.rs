@@ -10,12 +10,15 @@
 //! - [`metrics`]: activations (release → runnable → start → end) and what is kept of them.
 //! - [`stats`]: summary statistics (exact, and from mergeable histograms).
 //! - [`result`]: the `schedlab.result/1` object, typed.
+//! - [`series`]: the statistics a result reports (exact from samples, else histograms)
+//!   and the workload's headline.
 //!
 //! Nothing here makes an OS call or reads a clock: engines pass times in.
 
 pub mod metrics;
 pub mod program;
 pub mod result;
+pub mod series;
 pub mod stats;
 pub mod sync;
 pub mod types;

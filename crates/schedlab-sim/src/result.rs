@@ -2,12 +2,13 @@
 //! from a finished engine.
 
 use schedlab_core::result::{
-    CpuResult, DeviceResult, EngineKind, GroupResult, Headline as HeadlineOut, IoDirSummary,
-    IoSummary, KernelInfo, RtThrottleResult, RunInfo, RunResult, RunSummary, SampleInfo,
-    TaskIoResult, TaskResult, Totals, SCHEMA,
+    CpuResult, DeviceResult, EngineKind, GroupResult, IoDirSummary, IoSummary, KernelInfo,
+    RtThrottleResult, RunInfo, RunResult, RunSummary, SampleInfo, TaskIoResult, TaskResult, Totals,
+    SCHEMA,
 };
+use schedlab_core::series::{self, Series, SeriesStats};
 use schedlab_core::stats::{Histogram, Summary};
-use schedlab_spec::model::{Headline, Spec};
+use schedlab_spec::model::Spec;
 
 use crate::engine::{Engine, TState};
 use crate::sched::Scheduler;
@@ -24,79 +25,11 @@ pub(crate) struct RunMeta<'a> {
     pub notes: Vec<String>,
 }
 
-/// Which latencies of a task a statistic is about.
-#[derive(Clone, Copy)]
-enum Series {
-    Latency = 0,
-    Response = 1,
-    TimerLatency = 2,
-}
-
-/// The samples of each series per task, when they are kept in memory (statistics are then
-/// exact); else the histograms are used.
-struct Source {
-    exact: Option<Vec<[Vec<u64>; 3]>>,
-}
-
-impl Source {
-    fn of<S: Scheduler>(e: &Engine<S>) -> Source {
-        Source {
-            exact: e.metrics.samples().map(|s| s.per_task(e.rt.len())),
-        }
-    }
-
-    fn histogram<'e, S: Scheduler>(
-        e: &'e Engine<'_, S>,
-        t: usize,
-        series: Series,
-    ) -> &'e Histogram {
-        let m = &e.metrics.tasks[t];
-        match series {
-            Series::Latency => &m.latency,
-            Series::Response => &m.response,
-            Series::TimerLatency => m.timer_latency(),
-        }
-    }
-
-    /// The statistics of one task's series.
-    fn task<S: Scheduler>(&mut self, e: &Engine<S>, t: usize, series: Series) -> Summary {
-        match &mut self.exact {
-            Some(per) => Summary::exact(&mut per[t][series as usize]),
-            None => Summary::of_histogram(Self::histogram(e, t, series)),
-        }
-    }
-
-    /// The statistics of a series pooled over the tasks `keep` selects.
-    fn pooled<S: Scheduler>(
-        &mut self,
-        e: &Engine<S>,
-        series: Series,
-        keep: impl Fn(usize) -> bool,
-    ) -> Summary {
-        match &mut self.exact {
-            Some(per) => {
-                let mut all: Vec<u64> = (0..per.len())
-                    .filter(|&t| keep(t))
-                    .flat_map(|t| per[t][series as usize].iter().copied())
-                    .collect();
-                Summary::exact(&mut all)
-            }
-            None => {
-                let mut h = Histogram::new();
-                for t in (0..e.rt.len()).filter(|&t| keep(t)) {
-                    h.merge(Self::histogram(e, t, series));
-                }
-                Summary::of_histogram(&h)
-            }
-        }
-    }
-}
-
 /// The result of a finished run. The pooled statistics are taken first; then each task's
 /// histograms are dropped as soon as its own statistics are (the result's per-task objects
 /// replace them instead of adding to them at the run's peak of memory).
 pub(crate) fn build<S: Scheduler>(e: &mut Engine<S>, spec: &Spec, meta: RunMeta<'_>) -> RunResult {
-    let mut src = Source::of(e);
+    let mut src = SeriesStats::of(&e.metrics, e.rt.len());
     let run = RunInfo {
         engine: EngineKind::Sim,
         scheduler: meta.scheduler.to_string(),
@@ -117,11 +50,7 @@ pub(crate) fn build<S: Scheduler>(e: &mut Engine<S>, spec: &Spec, meta: RunMeta<
             mode: e.sample_mode,
             count: e.metrics.recorded,
             path: meta.sample_path,
-            percentiles: if src.exact.is_some() {
-                "exact"
-            } else {
-                "histogram"
-            },
+            percentiles: if src.is_exact() { "exact" } else { "histogram" },
         },
         notes: meta.notes,
         stopped: e.stopped.clone(),
@@ -205,7 +134,7 @@ fn group_results<S: Scheduler>(e: &Engine<S>, spec: &Spec) -> Vec<GroupResult> {
 }
 
 /// Task `i`'s result, under `name` (moved out of the engine: the run no longer needs it).
-fn task<S: Scheduler>(e: &Engine<S>, src: &mut Source, i: usize, name: String) -> TaskResult {
+fn task<S: Scheduler>(e: &Engine<S>, src: &mut SeriesStats, i: usize, name: String) -> TaskResult {
     let v = e.core.ctx.tasks[i];
     let rt = &e.rt[i];
     let m = &e.metrics.tasks[i];
@@ -228,8 +157,8 @@ fn task<S: Scheduler>(e: &Engine<S>, src: &mut Source, i: usize, name: String) -
         activations: m.activations,
         deadline_misses: m.deadline_misses,
         dl_throttles: e.core.policy.dl_throttles(TaskId(i as u32)),
-        wakeup_latency_ns: src.task(e, i, Series::Latency),
-        response_ns: src.task(e, i, Series::Response),
+        wakeup_latency_ns: src.task(&e.metrics, i, Series::Latency),
+        response_ns: src.task(&e.metrics, i, Series::Response),
         kernel_thread: e.is_kernel_thread(TaskId(i as u32)),
         io: e.blk.task_stats(TaskId(i as u32)).map(|s| TaskIoResult {
             requests: s.requests,
@@ -240,7 +169,7 @@ fn task<S: Scheduler>(e: &Engine<S>, src: &mut Source, i: usize, name: String) -
     }
 }
 
-fn summary<S: Scheduler>(e: &Engine<S>, src: &mut Source, spec: &Spec) -> RunSummary {
+fn summary<S: Scheduler>(e: &Engine<S>, src: &mut SeriesStats, spec: &Spec) -> RunSummary {
     let all_exited = e.live_tasks == 0 && !e.rt.is_empty();
     let makespan = if all_exited { e.last_exit } else { None };
     let marks = spec
@@ -257,8 +186,15 @@ fn summary<S: Scheduler>(e: &Engine<S>, src: &mut Source, spec: &Spec) -> RunSum
         .count();
     RunSummary {
         makespan_ns: makespan,
-        wakeup_latency_ns: src.pooled(e, Series::Latency, |_| true),
-        headline: headline(e, src, spec, makespan),
+        wakeup_latency_ns: src.pooled(&e.metrics, Series::Latency, |_| true),
+        headline: series::headline(
+            &spec.headline,
+            &e.metrics,
+            src,
+            e.core.ctx.now,
+            makespan,
+            |t| e.rt[t].name.as_str(),
+        ),
         marks,
         blocked_at_end,
         totals: Totals::default(),
@@ -289,72 +225,4 @@ fn io_summary<S: Scheduler>(e: &Engine<S>, makespan: Option<u64>) -> Option<IoSu
         write: IoDirSummary::over(writes, wbytes, ns),
         clat_ns: Summary::of_histogram(&clat),
     })
-}
-
-fn headline<S: Scheduler>(
-    e: &Engine<S>,
-    src: &mut Source,
-    spec: &Spec,
-    makespan: Option<u64>,
-) -> Option<HeadlineOut> {
-    match &spec.headline {
-        Headline::None => None,
-        Headline::ElapsedSinceMark { mark, name } => {
-            let value = match (
-                e.metrics.marks.get(*mark as usize).copied().flatten(),
-                makespan,
-            ) {
-                (Some(m), Some(end)) => Some((end - m) as f64 / 1e9),
-                _ => None,
-            };
-            Some(HeadlineOut {
-                name: name.clone(),
-                value,
-                unit: "s",
-                stats_ns: None,
-            })
-        }
-        Headline::MarkRate { mark, name } => Some(rate_headline(e, *mark as usize, name)),
-        Headline::WakeupLatency { task_prefix, name } => {
-            Some(latency_headline(e, src, task_prefix, name, Series::Latency))
-        }
-        Headline::TimerLatency { task_prefix, name } => Some(latency_headline(
-            e,
-            src,
-            task_prefix,
-            name,
-            Series::TimerLatency,
-        )),
-    }
-}
-
-/// Hits of mark `label` per second of simulated time (the run's end: its duration, or
-/// the last exit), with the statistics of the gaps from each hitting task's previous mark.
-fn rate_headline<S: Scheduler>(e: &Engine<S>, label: usize, name: &str) -> HeadlineOut {
-    let hits = e.metrics.mark_hits[label];
-    let span_ns = e.core.ctx.now;
-    let gaps = &e.metrics.mark_gaps[label];
-    HeadlineOut {
-        name: name.to_string(),
-        value: (span_ns > 0).then(|| hits as f64 * 1e9 / span_ns as f64),
-        unit: "1/s",
-        stats_ns: (gaps.count() > 0).then(|| Summary::of_histogram(gaps)),
-    }
-}
-
-/// The pooled latency of every task whose name starts with `prefix`; value = mean in µs.
-fn latency_headline<S: Scheduler>(
-    e: &Engine<S>,
-    src: &mut Source,
-    prefix: &str,
-    name: &str,
-    series: Series,
-) -> HeadlineOut {
-    let stats = src.pooled(e, series, |t| e.rt[t].name.starts_with(prefix));
-    HeadlineOut {
-        name: name.to_string(),
-        value: stats.all.mean().map(|m| m / 1e3),
-        unit: "us",
-        stats_ns: Some(stats),
-    }
 }
