@@ -70,3 +70,39 @@ def test_restore_refuses_a_file_that_is_not_a_journal(cli: CliRunner, tmp_path: 
     assert p.returncode == 2
     assert "line 1 is not a schedlab journal entry" in p.stderr
     assert journal.read_text() == "hello\nworld\n"
+
+
+def test_host_run_reports_the_simulators_schema(cli: CliRunner, tmp_path: Path) -> None:
+    spec = tmp_path / "two.json"
+    spec.write_text(json.dumps({"tasks": {
+        "a": {"loop": 5, "run": 200, "sleep": 1000},
+        "b": {"loop": 5, "run": 200, "sleep": 1000},
+    }}))
+    p = cli("host", "run", str(spec), "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["schema"] == "schedlab.result/1"
+    assert r["run"]["engine"] == "host"
+    assert r["run"]["host"]["release"] == os.uname().release
+    assert [t["name"] for t in r["tasks"]] == ["a", "b"]
+    for t in r["tasks"]:
+        assert t["activations"] == 5  # one per sleep
+        assert t["cpu_ns"] >= 5 * 200_000  # each run consumed its CPU time
+    assert r["summary"]["makespan_ns"] is not None
+    table = cli("host", "run", str(spec))
+    assert table.returncode == 0 and " ran " in table.stdout
+
+
+def test_host_run_refuses_what_it_does_not_do(cli: CliRunner, tmp_path: Path) -> None:
+    spec = tmp_path / "io.json"
+    spec.write_text(json.dumps({
+        "schedlab": {"devices": {"d": {"model": "ssd"}}},
+        "tasks": {"db": {"loop": 1, "schedlab:io": {"dev": "d", "op": "read", "bytes": 4096}}},
+    }))
+    p = cli("host", "run", str(spec))
+    assert p.returncode == 2
+    assert "$.tasks.db" in p.stderr and "schedlab:io" in p.stderr
+    forever = tmp_path / "forever.json"
+    forever.write_text(json.dumps({"tasks": {"hog": {"loop": -1, "run": 1000}}}))
+    p = cli("host", "run", str(forever))
+    assert p.returncode == 2 and "for ever" in p.stderr

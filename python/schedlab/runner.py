@@ -110,6 +110,16 @@ def execute(job: Job) -> Result:
     return result
 
 
+def execute_on_host(spec: SpecSource, duration_ns: int | None = None) -> Result:
+    """Run ``spec`` on this machine's kernel (the host runner): the same result schema,
+    with ``run.engine == "host"`` and the kernel facts in ``run.host``."""
+    t0 = time.perf_counter()
+    text, cols = _core.host_run(spec.text, duration_ns=duration_ns)
+    result = Result(json.loads(text), cols)
+    result.run["wall_s"] = time.perf_counter() - t0
+    return result
+
+
 def _attempt(job: Job, simulate: SimulateFn) -> Outcome:
     t0 = time.perf_counter()
     try:

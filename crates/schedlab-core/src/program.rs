@@ -71,6 +71,36 @@ pub enum Advance {
     Done,
 }
 
+/// The name of a template's instance that `existing` instances precede: the template's
+/// name for the first, then `name-1`, `name-2`, …
+pub fn instance_name(template: &str, existing: usize) -> String {
+    if existing == 0 {
+        template.to_string()
+    } else {
+        format!("{template}-{existing}")
+    }
+}
+
+/// rt-app's timer (`run_event`, src/rt-app.c): the expiry a use of a periodic timer waits
+/// for. The timer is anchored at `started_at` (the task's start; for a shared timer, the
+/// start of its first user) until it has expired once (`prev`); every use waits for the
+/// previous expiry + `period`, or, when that is already past and the timer is relative,
+/// restarts from `now`.
+pub fn next_timer_expiry(
+    prev: Option<u64>,
+    started_at: u64,
+    period: u64,
+    now: u64,
+    mode: schedlab_spec::model::TimerMode,
+) -> u64 {
+    let next = prev.unwrap_or(started_at) + period;
+    if next <= now && mode == schedlab_spec::model::TimerMode::Relative {
+        now
+    } else {
+        next
+    }
+}
+
 pub fn mask_of(cpus: &[u32]) -> CpuMask {
     let mut m = CpuMask::empty();
     for &c in cpus {

@@ -75,6 +75,10 @@ pub struct RunInfo {
     /// Why the run stopped before its end, leaving this partial result (its memory
     /// budget); `None` when it ran to its end.
     pub stopped: Option<String>,
+    /// Host runs only: the facts of the kernel the run ran on (release, preemption model,
+    /// HZ, clocksource, steal time, RT sysctls, timer slack).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<serde_json::Value>,
 }
 
 /// The kernel model of a run: the preemption model, the timers, the tick, and the machine

@@ -8,6 +8,7 @@
 //! - `doctor`: what this kernel and these privileges allow, changing nothing.
 //! - `policy`: a real thread's scheduling attributes, set and read back.
 //! - `journal`: the restore journal every system change goes through first.
+//! - `runner`: a spec on the real kernel, reported in the simulator's result schema.
 
 pub mod doctor;
 pub mod facts;
@@ -15,6 +16,7 @@ pub mod journal;
 pub mod kernel_costs;
 pub mod policy;
 pub mod probe;
+pub mod runner;
 
 pub use kernel_costs::{syscall_costs, timer_latency, SyscallCosts, TimerLatency, TimerPolicy};
 pub use probe::{channel_costs, ChannelCosts, ChannelKind};

@@ -53,6 +53,16 @@ fn sim_error(py: Python<'_>, e: schedlab_sim::SimError) -> PyErr {
     err
 }
 
+/// A host run's refusal, as the simulator's errors are raised (`bad_input` for what the
+/// spec asks that the runner does not do; else what the kernel refused).
+fn host_error(py: Python<'_>, message: String, bad_input: bool) -> PyErr {
+    let err = SimError::new_err(message.clone());
+    let v = err.value(py);
+    let _ = v.setattr("message", message);
+    let _ = v.setattr("bad_input", bad_input);
+    err
+}
+
 fn json_text(v: &Value, pretty: bool) -> PyResult<String> {
     let r = if pretty {
         serde_json::to_string_pretty(v)
@@ -150,9 +160,15 @@ fn simulate<'py>(
             schedlab_sim::RunError::Sim(e) => sim_error(py, e),
         })?;
     let text = json_text(&out.json(), false)?;
-    let s = out.samples;
-    // Each column as one `bytes` of native-endian values: 4 or 8 bytes a sample, where a
-    // list of Python ints would take some 36.
+    Ok((text, sample_columns(py, &out.samples)?))
+}
+
+/// The samples' columns, each as one `bytes` of native-endian values: 4 or 8 bytes a
+/// sample, where a list of Python ints would take some 36.
+fn sample_columns<'py>(
+    py: Python<'py>,
+    s: &schedlab_core::metrics::Samples,
+) -> PyResult<Bound<'py, PyDict>> {
     let cols = PyDict::new(py);
     cols.set_item("tid", column_bytes(py, &s.tid, u32::to_ne_bytes))?;
     cols.set_item(
@@ -163,7 +179,7 @@ fn simulate<'py>(
     cols.set_item("start_ns", column_bytes(py, &s.start_ns, i64::to_ne_bytes))?;
     cols.set_item("end_ns", column_bytes(py, &s.end_ns, i64::to_ne_bytes))?;
     cols.set_item("kind", PyBytes::new(py, &s.kind))?;
-    Ok((text, cols))
+    Ok(cols)
 }
 
 /// A column of numbers as one `bytes` object, written in place.
@@ -589,6 +605,31 @@ fn host_channel_costs<'py>(
     Ok(d)
 }
 
+/// Run `spec_json` on this machine's kernel (schedlab_host::runner): the result JSON text
+/// and the samples' columns, as `simulate` returns them. Raises SpecError for an invalid
+/// spec, SimError (bad_input) for what the host runner does not do, SimError for what the
+/// kernel refuses.
+#[pyfunction]
+#[pyo3(signature = (spec_json, duration_ns=None))]
+fn host_run<'py>(
+    py: Python<'py>,
+    spec_json: &str,
+    duration_ns: Option<u64>,
+) -> PyResult<(String, Bound<'py, PyDict>)> {
+    if let Err(e) = schedlab_spec::parse_spec(spec_json) {
+        return Err(spec_error(py, e));
+    }
+    let opts = schedlab_host::runner::RunOptions { duration_ns };
+    let out = py
+        .allow_threads(|| schedlab_host::runner::run(spec_json, &opts))
+        .map_err(|e| match e {
+            schedlab_host::runner::HostError::BadInput(m) => host_error(py, m, true),
+            schedlab_host::runner::HostError::Refused(m) => host_error(py, m, false),
+        })?;
+    let text = json_text(&out.result.to_json(), false)?;
+    Ok((text, sample_columns(py, &out.samples)?))
+}
+
 /// What this kernel and these privileges allow (schedlab_host::doctor), changing
 /// nothing: `{"kernel": {...facts}, "checks": [{"area", "name", "ok", "detail"}]}`.
 #[pyfunction]
@@ -718,6 +759,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host_syscall_costs, m)?)?;
     m.add_function(wrap_pyfunction!(host_timer_latency, m)?)?;
     m.add_function(wrap_pyfunction!(host_doctor, m)?)?;
+    m.add_function(wrap_pyfunction!(host_run, m)?)?;
     m.add_function(wrap_pyfunction!(host_restore, m)?)?;
     m.add_function(wrap_pyfunction!(nicksched_timeslice, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

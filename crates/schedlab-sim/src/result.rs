@@ -54,6 +54,7 @@ pub(crate) fn build<S: Scheduler>(e: &mut Engine<S>, spec: &Spec, meta: RunMeta<
         },
         notes: meta.notes,
         stopped: e.stopped.clone(),
+        host: None,
     };
     let mut summary = summary(e, &mut src, spec);
     let tasks: Vec<TaskResult> = (0..e.rt.len())
