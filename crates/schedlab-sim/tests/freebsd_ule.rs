@@ -119,9 +119,10 @@ fn priority_from_score_and_nice() {
 
 #[test]
 fn slices_shrink_with_the_load_and_not_with_nice() {
-    // sched_slice = hz / 10, sched_slice_min = sched_slice / 6; load − 1 threads wait.
-    for hz in [100u32, 250, 1000] {
-        let (slice, min) = (hz / 10, hz / 10 / 6);
+    // sched_slice = realstathz / 10, sched_slice_min = sched_slice / 6 (stat ticks);
+    // load − 1 threads wait.
+    for stathz in [100u32, 127, 1000] {
+        let (slice, min) = (stathz / 10, stathz / 10 / 6);
         for load in 1..=10u32 {
             let waiting = load as i64 - 1;
             let want = if waiting >= 6 {
@@ -131,14 +132,18 @@ fn slices_shrink_with_the_load_and_not_with_nice() {
             } else {
                 slice / waiting as u32
             };
-            assert_eq!(tdq_slice(load, hz), want, "hz {hz} load {load}");
+            assert_eq!(tdq_slice(load, stathz), want, "stathz {stathz} load {load}");
         }
     }
-    // At HZ 1000: 100 ms alone or with one waiting, 50 ms with two, 16 ms from seven on.
-    assert_eq!(tdq_slice(3, 1000), 50);
-    assert_eq!(tdq_slice(7, 1000), 16);
-    // The slice of a thread alone does not depend on nice; FIFO threads have none.
-    let p = FreebsdUle::new(1);
+    // At the default statclock of 127 Hz: 12 stat ticks (≈ 94.5 ms) alone or with one
+    // waiting, 6 with two, 2 (12 / 6) from seven on.
+    assert_eq!(tdq_slice(1, 127), 12);
+    assert_eq!(tdq_slice(3, 127), 6);
+    assert_eq!(tdq_slice(7, 127), 2);
+    // The slice of a thread alone does not depend on nice or hz: 12 stat ticks of
+    // 1/127 s; FIFO threads have none.
+    let mut p = FreebsdUle::new(1);
+    let alone_ns = 12 * 1_000_000_000 / 127;
     let other = |nice| SchedAttrs {
         policy: Policy::Other,
         rt_priority: 0,
@@ -147,7 +152,8 @@ fn slices_shrink_with_the_load_and_not_with_nice() {
         slice_ns: None,
     };
     for nice in [-20, 0, 19] {
-        assert_eq!(p.timeslice_ns(&other(nice), 1000), Some(100 * MS));
+        assert_eq!(p.timeslice_ns(&other(nice), 1000), Some(alone_ns));
+        assert_eq!(p.timeslice_ns(&other(nice), 100), Some(alone_ns));
     }
     let fifo = SchedAttrs {
         policy: Policy::Fifo,
@@ -159,6 +165,8 @@ fn slices_shrink_with_the_load_and_not_with_nice() {
         policy: Policy::Rr,
         ..fifo
     };
+    assert_eq!(p.timeslice_ns(&rr, 250), Some(alone_ns));
+    p.set_param("stathz", "1000").unwrap();
     assert_eq!(p.timeslice_ns(&rr, 250), Some(100 * MS));
 }
 
@@ -196,7 +204,8 @@ fn an_interactive_sleeper_outranks_a_cpu_hog() {
 
 /// Three hogs of nice 0, 0 and 19 on one CPU for 10 s: all three are batch, and the
 /// timeshare calendar (insertion at `tdq_idx` + the priority's offset, removal from
-/// `tdq_ridx`) lets the nice 19 one run, less than the others but far from starved.
+/// `tdq_ridx`, one queue further per stat tick) lets the nice 19 one run, less than the
+/// others (its offset is larger, about 43 queues against 26) but far from starved.
 #[test]
 fn the_calendar_queue_lets_worse_priorities_run() {
     let text = r#"{"global": {"duration": 10},
@@ -210,8 +219,16 @@ fn the_calendar_queue_lets_worse_priorities_run() {
         cpu_ns_in(&r, "b"),
         cpu_ns_in(&r, "niced"),
     );
-    assert!(n >= 500 * MS, "nice 19 ran {n} ns of 10 s");
-    assert!(n < a && n < b, "nice 19 {n} < nice 0 {a}, {b}");
+    assert!(n >= 1500 * MS, "nice 19 ran {n} ns of 10 s");
+    assert!(
+        5 * n < 4 * a.min(b),
+        "nice 19 {n} well below nice 0 {a}, {b}"
+    );
+    // A statclock as fast as hz = 1000 sweeps the 64 queues within one slice: nice
+    // hardly separates the hogs any more.
+    let r = run(text, &[("stathz", "1000")], 10_000);
+    let (a, n) = (cpu_ns_in(&r, "a"), cpu_ns_in(&r, "niced"));
+    assert!(10 * n > 9 * a, "at stathz 1000: nice 19 {n}, nice 0 {a}");
 }
 
 /// Two hogs start pinned to CPU 0 (a 1 ms first phase), then may use both CPUs; a third

@@ -63,8 +63,16 @@
 //! hold the same CPUs as its parent is not made.
 //!
 //! Where the model simplifies:
-//! - One tick rate: stathz = hz = the machine's `hz` (`realstathz`, `tickincr = 1 << 10`);
-//!   `ticks` is the engine's tick count, `now / tick_ns`.
+//! - Two clocks, as in the kernel: `ticks` counts the machine's `hz` (the engine's tick
+//!   count, `now / tick_ns`; the histories, `ts_ticks` and cache affinity use it), and the
+//!   statclock runs at `stathz` (default 127 Hz, `realstathz`'s boot value in the source,
+//!   the rate of its "~94 ms, 12 stathz ticks" slice; `--param stathz`): slices, the
+//!   balancer's interval and `tickincr` count its ticks. Its ticks are counted at the
+//!   engine's ticks of a busy CPU (`sched_clock(td, cnt)` with the stat ticks since the
+//!   last one; those of an idle spell are dropped), so they fall on hz tick boundaries.
+//!   The rate matters beyond the slice length: the calendar advances one queue per stat
+//!   tick, so at stathz = 1000 it would sweep more than its 64 queues in one 100-tick
+//!   slice and nice would barely separate CPU hogs.
 //! - The priority a thread's history gives it takes effect at once (the kernel applies
 //!   `td_user_pri` at the thread's next return to user mode, `sched_userret`). The kernel
 //!   sleep priorities a thread holds until then (`msleep`'s `PRIBIO`, `PWAIT`, …) are not
@@ -219,28 +227,37 @@ pub fn user_priority(score: u32, nice: i32, ticks_part: Option<u32>, interact: u
     }
 }
 
-/// `sched_slice` (ticks) at `hz` = realstathz.
-pub fn sched_slice(hz: u32) -> u32 {
-    hz / SCHED_SLICE_DEFAULT_DIVISOR
+/// `sched_slice` (stat ticks) at a statclock of `stathz` (`realstathz`).
+pub fn sched_slice(stathz: u32) -> u32 {
+    stathz / SCHED_SLICE_DEFAULT_DIVISOR
 }
 
-/// `sched_slice_min` at `hz`.
-pub fn sched_slice_min(hz: u32) -> u32 {
-    sched_slice(hz) / SCHED_SLICE_MIN_DIVISOR
+/// `sched_slice_min` (stat ticks).
+pub fn sched_slice_min(stathz: u32) -> u32 {
+    sched_slice(stathz) / SCHED_SLICE_MIN_DIVISOR
 }
 
-/// `tdq_slice`: the slice (ticks) on a queue of `load` threads (the running one
+/// `tdq_slice`: the slice (stat ticks) on a queue of `load` threads (the running one
 /// included).
-pub fn tdq_slice(load: u32, hz: u32) -> u32 {
+pub fn tdq_slice(load: u32, stathz: u32) -> u32 {
     let load = load as i64 - 1;
     if load >= SCHED_SLICE_MIN_DIVISOR as i64 {
-        return sched_slice_min(hz);
+        return sched_slice_min(stathz);
     }
     if load <= 1 {
-        return sched_slice(hz);
+        return sched_slice(stathz);
     }
-    sched_slice(hz) / load as u32
+    sched_slice(stathz) / load as u32
 }
+
+/// `tickincr`: the run time a stat tick is worth in hz ticks << 10.
+pub fn tickincr(hz: u32, stathz: u32) -> u32 {
+    ((hz << SCHED_TICK_SHIFT) / stathz.max(1)).max(1)
+}
+
+/// The statclock rate modelled by default: sched_ule.c's boot value of `realstathz`, the
+/// rate its "~94 ms, 12 stathz ticks" slice assumes.
+pub const DEFAULT_STATHZ: u32 = 127;
 
 /// `sched_shouldpreempt`: may a thread of priority `pri` preempt one of `cpri`?
 pub fn should_preempt(pri: u32, cpri: u32, remote: bool, preempt_thresh: u32) -> bool {
@@ -262,6 +279,8 @@ pub fn should_preempt(pri: u32, cpri: u32, remote: bool, preempt_thresh: u32) ->
 /// Tunables: the kernel's `kern.sched.*` sysctls this model honours.
 #[derive(Clone, Debug)]
 pub struct UleParams {
+    /// `realstathz`: the statclock's rate (Hz).
+    pub stathz: u32,
     /// `kern.sched.interact`.
     pub interact: u32,
     /// `kern.sched.preempt_thresh`.
@@ -270,7 +289,7 @@ pub struct UleParams {
     pub static_boost: u32,
     /// `kern.sched.balance`.
     pub balance: bool,
-    /// `kern.sched.balance_interval` (ticks); `None` = realstathz.
+    /// `kern.sched.balance_interval` (stat ticks); `None` = realstathz.
     pub balance_interval: Option<u32>,
     /// `kern.sched.steal_idle`.
     pub steal_idle: bool,
@@ -281,6 +300,7 @@ pub struct UleParams {
 impl Default for UleParams {
     fn default() -> Self {
         Self {
+            stathz: DEFAULT_STATHZ,
             interact: SCHED_INTERACT_THRESH,
             preempt_thresh: PRI_MIN_KERN,
             static_boost: PRI_MIN_BATCH,
@@ -294,6 +314,14 @@ impl Default for UleParams {
 
 fn tunables() -> Vec<Tunable<UleParams>> {
     vec![
+        Tunable::int(
+            "stathz",
+            "statclock rate in Hz (realstathz): slices, the balancer's interval and the run \
+             time charged per stat tick count its ticks",
+            1,
+            100_000,
+            |p: &mut UleParams| &mut p.stathz,
+        ),
         Tunable::int(
             "interact",
             "interactivity score threshold (kern.sched.interact)",
@@ -323,12 +351,12 @@ fn tunables() -> Vec<Tunable<UleParams>> {
         ),
         Tunable::int(
             "balance_interval",
-            "average ticks between balancer runs (kern.sched.balance_interval)",
+            "average stat ticks between balancer runs (kern.sched.balance_interval)",
             1,
             tunables::MAX,
             |p: &mut UleParams| &mut p.balance_interval,
         )
-        .derived("hz"),
+        .derived("stathz"),
         Tunable::flag(
             "steal_idle",
             "1 = a CPU going idle steals from a busy one (kern.sched.steal_idle)",
@@ -415,6 +443,8 @@ struct Tdq {
     /// `tdq_idx`, `tdq_ridx`: the calendar's insert and removal indices.
     idx: u8,
     ridx: u8,
+    /// The statclock tick this CPU's `sched_clock` last counted.
+    stat_seen: u64,
     /// `tdq_owepreempt`: the reschedule asked of this CPU is a preemption
     /// (`SW_PREEMPT`: the thread switched out goes to the head of its queue).
     owepreempt: bool,
@@ -429,6 +459,7 @@ impl Tdq {
             transferable: 0,
             idx: 0,
             ridx: 0,
+            stat_seen: 0,
             owepreempt: false,
         }
     }
@@ -606,12 +637,17 @@ impl FreebsdUle {
         }
         if self.topo.groups.is_empty() {
             self.topo = CpuTopology::build(ctx.topology());
-            self.balance_ticks = self.balance_interval(ctx) as i64;
+            self.balance_ticks = self.balance_interval() as i64;
         }
     }
 
-    fn balance_interval(&self, ctx: &Ctx) -> u32 {
-        self.params.balance_interval.unwrap_or(ctx.hz()).max(1)
+    fn balance_interval(&self) -> u32 {
+        self.params.balance_interval.unwrap_or(self.params.stathz).max(1)
+    }
+
+    /// Statclock ticks since boot at `now`.
+    fn stat_ticks(&self, ctx: &Ctx) -> u64 {
+        (ctx.now() as u128 * self.params.stathz as u128 / 1_000_000_000) as u64
     }
 
     // ------------------------------------------------------------ priority
@@ -989,7 +1025,7 @@ impl FreebsdUle {
     /// `sched_balance` + `sched_balance_group(cpu_top)`: repeatedly move a thread from
     /// the most loaded CPU to the least loaded one with fewer threads.
     fn balance_all(&mut self, ctx: &mut Ctx, me: CpuId) {
-        let interval = self.balance_interval(ctx) as i64;
+        let interval = self.balance_interval() as i64;
         self.balance_ticks = (interval / 2).max(1) + (ctx.random() % interval as u64) as i64;
         let mut hmask = CpuMask::first_n(ctx.nr_cpus());
         'high: loop {
@@ -1034,6 +1070,48 @@ impl FreebsdUle {
             self.notify(ctx, low, t);
         }
         true
+    }
+
+    /// `sched_clock(td, cnt)`: the balancer's countdown on the first CPU, the calendar's
+    /// advance, the stat ticks charged to a time-sharing thread's history and priority,
+    /// and the slice (`tdq_slice` of the queue's load; none for FIFO threads).
+    fn sched_clock(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId, cnt: u32) {
+        let (hz, stathz) = (ctx.hz(), self.params.stathz);
+        if cpu.idx() == 0 && self.params.balance && ctx.nr_cpus() > 1 {
+            self.balance_ticks -= cnt as i64;
+            if self.balance_ticks <= 0 {
+                self.balance_all(ctx, cpu);
+            }
+        }
+        let tdq = &mut self.tdq[cpu.idx()];
+        if tdq.idx == tdq.ridx {
+            tdq.idx = ((tdq.idx as usize + 1) % RQ_NQS) as u8;
+            if tdq.timeshare.queue(tdq.ridx as usize).is_empty() {
+                tdq.ridx = tdq.idx;
+            }
+        }
+        let now = Self::ticks(ctx);
+        self.pctcpu_update(t, now, true, hz);
+        let attrs = ctx.task(t).attrs;
+        if attrs.policy == Policy::Fifo {
+            return;
+        }
+        if is_timeshare(&attrs) {
+            let td = &mut self.td[t.idx()];
+            td.runtime = td.runtime.saturating_add(tickincr(hz, stathz) * cnt);
+            self.update_history(t, hz);
+            self.sched_priority(ctx, t);
+            let user = self.td[t.idx()].user_pri;
+            self.set_priority(t, user);
+        }
+        let slice = tdq_slice(self.tdq[cpu.idx()].load, stathz);
+        let td = &mut self.td[t.idx()];
+        td.slice += cnt;
+        if td.slice >= slice {
+            td.slice = 0;
+            td.sliceend = true;
+            ctx.resched(cpu);
+        }
     }
 
     /// `sched_wakeup`'s history: the ticks slept (when it slept across a tick) join the
@@ -1102,14 +1180,15 @@ impl Scheduler for FreebsdUle {
             td.ftick = ptd.ftick;
             (td.runtime, td.slptime) = interact_fork(ptd.runtime, ptd.slptime, hz);
             let here = self.tdq[ctx.task(p).cpu.idx()].load;
-            td.slice = tdq_slice(here, hz).saturating_sub(sched_slice_min(hz));
+            let stathz = self.params.stathz;
+            td.slice = tdq_slice(here, stathz).saturating_sub(sched_slice_min(stathz));
         }
         self.td[t.idx()] = td;
         self.sched_priority(ctx, t);
         let pri = self.td[t.idx()].user_pri;
         self.td[t.idx()].pri = pri;
         if let Some(p) = parent_td {
-            self.td[p.idx()].runtime += 1 << SCHED_TICK_SHIFT;
+            self.td[p.idx()].runtime += tickincr(hz, self.params.stathz);
             self.update_history(p, hz);
             self.sched_priority(ctx, p);
         }
@@ -1225,6 +1304,10 @@ impl Scheduler for FreebsdUle {
         ctx.count_work(steps);
         let t = found?;
         self.runq_rem(cpu, t);
+        if ctx.curr(cpu).is_none() {
+            // The stat ticks of the idle time were the idle thread's.
+            self.tdq[cpu.idx()].stat_seen = self.stat_ticks(ctx);
+        }
         let now = Self::ticks(ctx);
         self.pctcpu_update(t, now, false, ctx.hz());
         let user = self.td[t.idx()].user_pri;
@@ -1232,45 +1315,13 @@ impl Scheduler for FreebsdUle {
         Some(t)
     }
 
-    /// `sched_clock`: the balancer's countdown on the first CPU, the calendar's advance,
-    /// the tick charged to a time-sharing thread's history and priority, and the slice
-    /// (`tdq_slice` of the queue's load; none for FIFO threads).
+    /// The statclock's ticks since this CPU's last one go to `sched_clock`.
     fn tick(&mut self, ctx: &mut Ctx, cpu: CpuId, t: TaskId) {
-        let hz = ctx.hz();
-        if cpu.idx() == 0 && self.params.balance && ctx.nr_cpus() > 1 {
-            self.balance_ticks -= 1;
-            if self.balance_ticks <= 0 {
-                self.balance_all(ctx, cpu);
-            }
-        }
-        let tdq = &mut self.tdq[cpu.idx()];
-        if tdq.idx == tdq.ridx {
-            tdq.idx = ((tdq.idx as usize + 1) % RQ_NQS) as u8;
-            if tdq.timeshare.queue(tdq.ridx as usize).is_empty() {
-                tdq.ridx = tdq.idx;
-            }
-        }
-        let now = Self::ticks(ctx);
-        self.pctcpu_update(t, now, true, hz);
-        let attrs = ctx.task(t).attrs;
-        if attrs.policy == Policy::Fifo {
-            return;
-        }
-        if is_timeshare(&attrs) {
-            let td = &mut self.td[t.idx()];
-            td.runtime = td.runtime.saturating_add(1 << SCHED_TICK_SHIFT);
-            self.update_history(t, hz);
-            self.sched_priority(ctx, t);
-            let user = self.td[t.idx()].user_pri;
-            self.set_priority(t, user);
-        }
-        let slice = tdq_slice(self.tdq[cpu.idx()].load, hz);
-        let td = &mut self.td[t.idx()];
-        td.slice += 1;
-        if td.slice >= slice {
-            td.slice = 0;
-            td.sliceend = true;
-            ctx.resched(cpu);
+        let stat = self.stat_ticks(ctx);
+        let cnt = stat.saturating_sub(self.tdq[cpu.idx()].stat_seen) as u32;
+        self.tdq[cpu.idx()].stat_seen = stat;
+        if cnt > 0 {
+            self.sched_clock(ctx, cpu, t, cnt);
         }
     }
 
@@ -1298,13 +1349,14 @@ impl Scheduler for FreebsdUle {
     }
 
     /// The slice of a thread alone on its CPU (`tdq_slice` at load 1: `sched_slice` =
-    /// hz / 10 ticks); FIFO threads have none.
-    fn timeslice_ns(&self, attrs: &SchedAttrs, hz: u32) -> Option<u64> {
+    /// realstathz / 10 stat ticks, whatever `hz`); FIFO threads have none.
+    fn timeslice_ns(&self, attrs: &SchedAttrs, _hz: u32) -> Option<u64> {
         self.accepts(attrs).ok()?;
-        if attrs.policy == Policy::Fifo || hz == 0 {
+        if attrs.policy == Policy::Fifo {
             return None;
         }
-        Some(tdq_slice(1, hz) as u64 * 1_000_000_000 / hz as u64)
+        let stathz = self.params.stathz as u64;
+        Some(tdq_slice(1, self.params.stathz) as u64 * 1_000_000_000 / stathz)
     }
 
     fn for_each_queued(&self, f: &mut dyn FnMut(CpuId, TaskId)) {
