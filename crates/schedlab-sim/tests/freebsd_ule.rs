@@ -78,10 +78,7 @@ fn the_history_is_kept_under_slp_run_max_and_cut_at_fork() {
     assert_eq!(interact_update(100, 200, hz as u32), (100, 200));
     // Just over: each part × 4/5 (by fifths, rounding down first).
     let (r, s) = (max as u32 / 2 + 7, max as u32 / 2);
-    assert_eq!(
-        interact_update(r, s, hz as u32),
-        ((r / 5) * 4, (s / 5) * 4)
-    );
+    assert_eq!(interact_update(r, s, hz as u32), ((r / 5) * 4, (s / 5) * 4));
     // Over 6/5 of the limit: halved.
     let (r, s) = (max as u32, max as u32 / 4);
     assert_eq!(interact_update(r, s, hz as u32), (r / 2, s / 2));
@@ -107,7 +104,11 @@ fn priority_from_score_and_nice() {
     assert_eq!(user_priority(0, 0, None, 30), 120);
     assert_eq!(user_priority(11, 0, None, 30), 131);
     assert_eq!(user_priority(11, -5, None, 30), 126);
-    assert_eq!(user_priority(5, -20, None, 30), 120, "negative sums count as 0");
+    assert_eq!(
+        user_priority(5, -20, None, 30),
+        120,
+        "negative sums count as 0"
+    );
     // Nice pushes a score over the threshold: batch, SCHED_PRI_MIN + nice.
     assert_eq!(user_priority(25, 5, None, 30), 172 + 5);
     // Batch: 172 + min(ticks part, 31) + nice.
@@ -249,7 +250,11 @@ fn an_idle_cpu_steals_from_a_busy_one() {
     let stealing = run(text, &[("balance", "0")], 1000);
     let pinned = run(text, &[("balance", "0"), ("steal_idle", "0")], 1000);
     // Stealing: CPU 0 for 1 s and CPU 1 from 100 ms on: about 1.9 s between them.
-    assert!(both(&stealing) >= 1850 * MS, "with stealing {}", both(&stealing));
+    assert!(
+        both(&stealing) >= 1850 * MS,
+        "with stealing {}",
+        both(&stealing)
+    );
     // No stealing: only CPU 0's second.
     assert!(both(&pinned) <= 1010 * MS, "without {}", both(&pinned));
 }
@@ -329,7 +334,13 @@ fn two_hogs_on_an_smt_machine_take_different_cores() {
     let (a, b) = (on("a"), on("b"));
     assert_eq!(a.len(), 1, "a ran on {a:?}");
     assert_eq!(b.len(), 1, "b ran on {b:?}");
-    assert_ne!(a[0] / 2, b[0] / 2, "a on CPU {}, b on CPU {}: one core", a[0], b[0]);
+    assert_ne!(
+        a[0] / 2,
+        b[0] / 2,
+        "a on CPU {}, b on CPU {}: one core",
+        a[0],
+        b[0]
+    );
 }
 
 /// FIFO/RR priorities map through FreeBSD's Linux ABI as under 4BSD; batch, idle and

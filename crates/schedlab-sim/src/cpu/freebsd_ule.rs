@@ -484,6 +484,9 @@ struct CpuGroup {
     thread: bool,
 }
 
+/// Which group of a tree level a CPU belongs to.
+type LevelKey = fn(&Topology, u32) -> u32;
+
 /// The `cpu_group` tree of a machine (`smp_topo`) and each CPU's own group
 /// (`tdq_cg`).
 #[derive(Clone, Debug, Default)]
@@ -516,25 +519,22 @@ impl CpuTopology {
             }],
             leaf: vec![0; n as usize],
         };
-        // Each level's key of a CPU, the level's cache share, whether it is SMT.
-        let package = |c: u32| t.package_of(c);
-        let llc = |c: u32| t.llc_of(c);
-        let core = |c: u32| t.core_of(c);
         let package_level = if t.cores_per_llc >= t.cores_per_package {
             CG_SHARE_L3
         } else {
             CG_SHARE_NONE
         };
-        let levels: [(&dyn Fn(u32) -> u32, u8, bool); 3] = [
-            (&package, package_level, false),
-            (&llc, CG_SHARE_L3, false),
-            (&core, CG_SHARE_L2, true),
+        // Each level: the key of a CPU's group, the group's cache share, whether SMT.
+        let levels: [(LevelKey, u8, bool); 3] = [
+            (|t, c| t.package_of(c), package_level, false),
+            (|t, c| t.llc_of(c), CG_SHARE_L3, false),
+            (|t, c| t.core_of(c), CG_SHARE_L2, true),
         ];
         for (key, level, thread) in levels {
             for c in 0..n {
                 let parent = topo.leaf[c as usize];
-                let k = key(c);
-                let mask = mask_of(&|x| key(x) == k);
+                let k = key(t, c);
+                let mask = mask_of(&|x| key(t, x) == k);
                 if mask == topo.groups[parent].mask {
                     continue;
                 }
@@ -1028,10 +1028,7 @@ impl FreebsdUle {
         let interval = self.balance_interval() as i64;
         self.balance_ticks = (interval / 2).max(1) + (ctx.random() % interval as u64) as i64;
         let mut hmask = CpuMask::first_n(ctx.nr_cpus());
-        'high: loop {
-            let Some(high) = self.sched_highest(ctx, 0, &hmask, 2) else {
-                break;
-            };
+        'high: while let Some(high) = self.sched_highest(ctx, 0, &hmask, 2) {
             hmask.clear(high);
             let mut lmask = hmask;
             if lmask.is_empty() {
