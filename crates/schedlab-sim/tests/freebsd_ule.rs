@@ -362,8 +362,8 @@ fn attributes_map_as_the_linux_abi_does() {
     }
 }
 
-/// A spec with sleepers, hogs, forks of nothing and four CPUs in two cores gives the same
-/// bytes twice (the search's random offsets and the balancer's intervals come from the
+/// A spec with sleepers and hogs on four CPUs in two SMT cores gives the same bytes
+/// twice (the search's random offsets and the balancer's intervals come from the
 /// run's seed).
 #[test]
 fn runs_are_deterministic() {

@@ -1,8 +1,8 @@
-//! `freebsd-ule`: FreeBSD's ULE scheduler (`options SCHED_ULE`, the default since 7.1).
+//! `freebsd-ule`: FreeBSD's ULE scheduler (`options SCHED_ULE`) as maintained today.
 //!
 //! Source: FreeBSD sys/kern/sched_ule.c as held by the freebsd/freebsd-src repository
-//! (stored revision d8d5f03610e905815989a61bef515126c14bd736, the 2007-era rewrite as
-//! maintained today: `struct tdq` with `tdq_realtime`, `tdq_timeshare` and `tdq_idle`).
+//! (stored revision d8d5f03610e905815989a61bef515126c14bd736: one `struct tdq` per CPU
+//! with `tdq_realtime`, `tdq_timeshare` and `tdq_idle`).
 //! The stored text carries no line numbers; functions and macros are cited by name:
 //! - the priority ranges: `PRI_INTERACT_RANGE = (PRI_TIMESHARE_RANGE − SCHED_PRI_NRESV) / 2`
 //!   = 32, interactive 120..151 (`PRI_MIN_INTERACT`..`PRI_MAX_INTERACT`), batch 152..223
@@ -55,12 +55,13 @@
 //!   `sched_balance` (every `balance_interval / 2 + random % balance_interval` ticks of
 //!   the first CPU), `sched_balance_group` / `sched_balance_pair`.
 //!
-//! The `cpu_group` tree (sys/sys/smp.h: `cg_level` CG_SHARE_NONE / L2 / L3,
-//! `CG_FLAG_THREAD`) is built from the spec's topology the way x86's topology code
-//! groups CPUs: the hardware threads of a core share L1 and L2 (`CG_SHARE_L2`,
-//! `CG_FLAG_THREAD`), the cores of a last-level cache share L3 (`CG_SHARE_L3`), packages
-//! and a machine of several caches share nothing (`CG_SHARE_NONE`); a group that would
-//! hold the same CPUs as its parent is not made.
+//! The `cpu_group` tree (`struct cpu_group` of sys/sys/smp.h, which the kernel's
+//! machine-dependent code fills; neither was read here) is built by this model from the
+//! spec's topology, with the levels and flags sched_ule.c tests: the hardware threads of
+//! a core share L1 and L2 (`CG_SHARE_L2`, `CG_FLAG_THREAD`), the cores of a last-level
+//! cache share L3 (`CG_SHARE_L3`), packages and a machine of several caches share
+//! nothing (`CG_SHARE_NONE`); a group that would hold the same CPUs as its parent is not
+//! made.
 //!
 //! Where the model simplifies:
 //! - Two clocks, as in the kernel: `ticks` counts the machine's `hz` (the engine's tick
