@@ -10,7 +10,8 @@ mod common;
 use common::*;
 
 use schedlab_sim::cpu::freebsd_ule::{
-    interact_fork, interact_score, interact_update, tdq_slice, user_priority, FreebsdUle,
+    interact_fork, interact_score, interact_update, should_preempt, tdq_slice, user_priority,
+    FreebsdUle,
 };
 use schedlab_sim::sched::Scheduler;
 use schedlab_sim::types::{Policy, SchedAttrs};
@@ -169,6 +170,40 @@ fn slices_shrink_with_the_load_and_not_with_nice() {
     assert_eq!(p.timeslice_ns(&rr, 250), Some(alone_ns));
     p.set_param("stathz", "1000").unwrap();
     assert_eq!(p.timeslice_ns(&rr, 250), Some(100 * MS));
+}
+
+/// sched_shouldpreempt with the PREEMPTION kernel's threshold PRI_MIN_KERN = 80: the idle
+/// thread always yields; real-time priorities (≤ 80) preempt anything worse; time-sharing
+/// ones never preempt locally, and remotely only an interactive one (≤ 151) against a
+/// batch one (> 151).
+#[test]
+fn preemption_follows_sched_shouldpreempt() {
+    let t = 80;
+    assert!(
+        should_preempt(200, 255, false, t),
+        "idle is always preempted"
+    );
+    assert!(!should_preempt(200, 200, true, t), "equal never");
+    assert!(
+        should_preempt(60, 70, false, t),
+        "real-time against real-time"
+    );
+    assert!(should_preempt(79, 130, false, t));
+    assert!(
+        !should_preempt(125, 180, false, t),
+        "interactive, locally: no"
+    );
+    assert!(
+        should_preempt(125, 180, true, t),
+        "interactive against batch, remotely"
+    );
+    assert!(
+        !should_preempt(125, 140, true, t),
+        "interactive against interactive"
+    );
+    assert!(!should_preempt(160, 200, true, t), "batch against batch");
+    assert!(!should_preempt(60, 70, true, 0), "preemption off");
+    assert!(should_preempt(60, 255, true, 0), "but idle still yields");
 }
 
 /// Run a spec's text under freebsd-ule with the invariant checker on.
