@@ -187,8 +187,9 @@ def host_run(spec_json: str, duration_ns: int | None = None) -> tuple[str, dict[
     """Run a spec on this machine's kernel (one thread per task instance): the result JSON
     text (``run.engine == "host"``, the kernel facts in ``run.host``) and the samples'
     columns, as :func:`simulate` returns them. Raises SpecError for an invalid spec,
-    SimError with ``bad_input`` for what the host runner does not do (block I/O, cgroups,
-    a workload without end and no duration), SimError for what the kernel refuses."""
+    SimError with ``bad_input`` for what the host runner does not do (block I/O, a
+    workload without end and no duration), SimError for what the kernel refuses. The
+    spec's cgroups are made through the restore journal and put back before it returns."""
 
 def host_doctor() -> dict[str, Any]:
     """What this kernel and these privileges allow the host runner, changing nothing:

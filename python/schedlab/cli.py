@@ -1077,9 +1077,9 @@ def host_group() -> None:
 def host_run(spec: str, duration: int | None, as_json: bool, rows: int) -> None:
     """Run SPEC on this machine's kernel with real threads (policies through
     sched_setattr, read back; absolute CLOCK_MONOTONIC timers; pthread mutexes and
-    conditions; pipes and socket pairs) and report it in the simulator's result schema,
-    with the kernel facts of the run. Block I/O and cgroups are not run on the host yet
-    (refused, exit 2)."""
+    conditions; pipes and socket pairs; the spec's cgroups as v1 groups, journalled and put
+    back) and report it in the simulator's result schema, with the kernel facts of the
+    run. Block I/O is not run on the host yet (refused, exit 2)."""
     src = _load(spec)
     with _busy("running on this machine…"):
         r = runner.execute_on_host(src, duration_ns=duration)

@@ -114,3 +114,49 @@ fn a_fifo_task_gets_its_policy_read_back_when_the_kernel_allows_it() {
     assert_eq!(t["priority"], 10);
     assert_eq!(t["activations"], 3);
 }
+
+#[test]
+fn cgroups_are_made_throttle_their_rt_task_and_are_gone_afterwards() {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let cpu = std::path::Path::new("/sys/fs/cgroup/cpu");
+    if !root || !cpu.join("cpu.rt_runtime_us").exists() {
+        eprintln!("not root or no v1 cpu hierarchy with RT groups: not tried");
+        return;
+    }
+    let journal =
+        std::env::temp_dir().join(format!("schedlab-runner-{}.jsonl", std::process::id()));
+    std::env::set_var("SCHEDLAB_JOURNAL", &journal);
+    let before = std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").unwrap();
+    let r = host_for(
+        r#"{"schedlab": {"cgroups": {"/lim": {"cpu.rt_period_us": 100000, "cpu.rt_runtime_us": 20000,
+                                             "cpuset.cpus": "1"}}},
+            "tasks": {"hog": {"loop": -1, "policy": "SCHED_FIFO", "priority": 10, "run": -1,
+                              "taskgroup": "/lim"}}}"#,
+        Some(500_000_000),
+    );
+    let hog = task(&r, "hog");
+    let cpu_ns = hog["cpu_ns"].as_u64().unwrap();
+    // RT throttling gives the group at most 20 ms per 100 ms period: 5 periods in 500 ms,
+    // a sixth begun at most.
+    assert!(
+        cpu_ns > 0 && cpu_ns <= 6 * 20_000_000,
+        "hog ran {cpu_ns} ns"
+    );
+    let left: Vec<_> = std::fs::read_dir(cpu)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("schedlab-{}", std::process::id()))
+        })
+        .collect();
+    assert!(left.is_empty(), "groups left behind: {left:?}");
+    assert_eq!(
+        std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").unwrap(),
+        before
+    );
+    assert_eq!(std::fs::read_to_string(&journal).unwrap(), "");
+    let _ = std::fs::remove_file(&journal);
+}

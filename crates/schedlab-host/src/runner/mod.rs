@@ -18,10 +18,14 @@
 //! thread's first instruction after the wait ran. Task ids are schedlab's (creation
 //! order), not the kernel's.
 //!
+//! The spec's cgroups are made as cgroup v1 groups through the restore journal
+//! (`cgroups.rs`), and put back when the run ends, however it ends.
+//!
 //! Not run on the host yet, refused with the reason before anything starts: block I/O
-//! (`schedlab:io`, `fsync`, `unlink`), cgroups other than the root, RT policies while RT
-//! throttling is off (a SCHED_FIFO busy loop never runs without it).
+//! (`schedlab:io`, `fsync`, `unlink`); RT policies while RT throttling is off (a
+//! SCHED_FIFO busy loop never runs without it).
 
+mod cgroups;
 mod clock;
 mod objects;
 mod task;
@@ -42,6 +46,8 @@ use schedlab_core::types::TaskId;
 use schedlab_spec::model::{Event, Spec, RUN_FOREVER};
 
 use crate::facts::KernelFacts;
+use crate::journal::{self, Journal};
+use cgroups::Groups;
 use objects::Objects;
 use task::{Rec, Runner, TaskLog};
 
@@ -82,6 +88,7 @@ pub struct World<'s> {
     spec: &'s Spec,
     programs: Programs<'s>,
     objects: Objects,
+    groups: Groups,
     /// The run's start, absolute CLOCK_MONOTONIC ns (set when every start-up thread is
     /// ready).
     t0: AtomicU64,
@@ -130,12 +137,22 @@ pub fn run(text: &str, opts: &RunOptions) -> Result<HostOutput, HostError> {
     let end = opts.duration_ns.or(spec.duration_ns);
     check_ends(&spec, end)?;
     let objects = Objects::of(&spec).map_err(|e| HostError::Refused(e.to_string()))?;
+    // The journal puts every cgroup and setting back when it is dropped: at the end of
+    // this function, whatever way it ends.
+    let mut journal = None;
+    let groups = if Groups::needed(&spec) {
+        let j = journal.insert(open_journal()?);
+        Groups::make(&spec, j).map_err(HostError::Refused)?
+    } else {
+        Groups::none(&spec)
+    };
     let programs = Programs::compile(&spec);
     let world = World {
         spec: &spec,
         instances: Mutex::new(vec![0; programs.len()]),
         programs,
         objects,
+        groups,
         t0: AtomicU64::new(0),
         end,
         stop: AtomicBool::new(false),
@@ -159,6 +176,8 @@ pub fn run(text: &str, opts: &RunOptions) -> Result<HostOutput, HostError> {
     let logs = std::mem::take(&mut *world.logs.lock().unwrap());
     let (mut result, samples) = build(&spec, logs, &facts, end, cpu_before, cpu_after);
     result.run.notes.extend(world.objects.applied_notes(&spec));
+    result.groups = world.groups.results(&spec);
+    drop(journal);
     if world.deadlocked.load(Ordering::Acquire) {
         result.run.notes.push(
             "host run: stopped when every task waited on an object no task would release"
@@ -221,15 +240,30 @@ pub(crate) fn spawn_forked<'scope, 'env>(
     });
 }
 
-/// Refuse, before anything runs, what the host runner does not do.
-fn check_supported(spec: &Spec, facts: &KernelFacts) -> Result<(), HostError> {
-    if spec.cgroups.len() > 1 {
-        return Err(HostError::BadInput(
-            "$.schedlab.cgroups: the host runner does not create cgroups yet; run this spec \
-             in the simulator"
-                .into(),
+/// The restore journal, for a run that changes the system. A journal a killed run left
+/// is restored first; one that cannot be is an error.
+fn open_journal() -> Result<Journal, HostError> {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(HostError::Refused(
+            "$.schedlab.cgroups: making cgroups needs root".to_string(),
         ));
     }
+    let path = journal::default_path();
+    let (j, restored) = Journal::open(&path)
+        .map_err(|e| HostError::Refused(format!("restore journal {}: {e}", path.display())))?;
+    if let Some((change, e)) = restored.failed.first() {
+        return Err(HostError::Refused(format!(
+            "{}: a change of an earlier run could not be undone ({change:?}: {e}); \
+             see `schedlab host restore`",
+            path.display()
+        )));
+    }
+    Ok(j)
+}
+
+/// Refuse, before anything runs, what the host runner does not do.
+fn check_supported(spec: &Spec, facts: &KernelFacts) -> Result<(), HostError> {
     for t in &spec.tasks {
         let attrs = std::iter::once(&t.attr).chain(t.phases.iter().filter_map(|p| p.attr.as_ref()));
         if attrs.into_iter().any(|a| a.policy.is_rt()) && facts.sched_rt_runtime_us == Some(-1) {

@@ -123,7 +123,14 @@ impl<'scope, 'env> Runner<'scope, 'env> {
     /// Take the template's attributes and CPUs. An error names the task.
     pub fn set_up(&mut self) -> Result<(), String> {
         let task = self.world.programs.task(self.tmpl);
+        self.join(task.group as usize)?;
         self.apply(&task.attr, task.cpus.as_deref())
+    }
+
+    /// Join cgroup `id` (before any RT policy: the kernel refuses SCHED_FIFO in a group
+    /// without RT runtime).
+    fn join(&self, id: usize) -> Result<(), String> {
+        (self.world.groups.join(id)).map_err(|e| format!("task {}: {e}", self.log.name))
     }
 
     fn apply(&mut self, attrs: &'env SchedAttr, cpus: Option<&[u32]>) -> Result<(), String> {
@@ -179,7 +186,8 @@ impl<'scope, 'env> Runner<'scope, 'env> {
             {
                 let phase = self.world.programs.phases(self.tmpl)[walk.cursor.phase as usize];
                 let attrs = phase.attr.as_ref().unwrap_or(self.attrs);
-                if let Err(e) = self.apply(attrs, phase.cpus.as_deref()) {
+                let joined = phase.group.map_or(Ok(()), |g| self.join(g as usize));
+                if let Err(e) = joined.and_then(|_| self.apply(attrs, phase.cpus.as_deref())) {
                     self.world.fail(e);
                     return Flow::Stop;
                 }
