@@ -106,3 +106,21 @@ def test_host_run_refuses_what_it_does_not_do(cli: CliRunner, tmp_path: Path) ->
     forever.write_text(json.dumps({"tasks": {"hog": {"loop": -1, "run": 1000}}}))
     p = cli("host", "run", str(forever))
     assert p.returncode == 2 and "for ever" in p.stderr
+
+
+def test_compare_host_sets_the_simulation_beside_the_host(cli: CliRunner, tmp_path: Path) -> None:
+    spec = tmp_path / "s.json"
+    spec.write_text(json.dumps({"tasks": {"a": {"loop": 4, "run": 500, "sleep": 2000}}}))
+    p = cli("compare", str(spec), "--host", "--json")
+    assert p.returncode == 0, p.stderr
+    both = json.loads(p.stdout)
+    assert both["sim"]["run"]["engine"] == "sim" and both["host"]["run"]["engine"] == "host"
+    model = both["host"]["run"]["host"]["model_scheduler"]
+    assert both["sim"]["run"]["scheduler"] == model
+    assert both["sim"]["run"]["cpus"] == both["host"]["run"]["cpus"]
+    for r in (both["sim"], both["host"]):
+        assert r["tasks"][0]["activations"] == 4
+    table = cli("compare", str(spec), "--host")
+    assert table.returncode == 0 and "host / simulated" in table.stdout
+    two = cli("compare", str(spec), "--host", "-s", "linux-cfs,fp")
+    assert two.returncode == 2 and "one simulated scheduler" in two.stderr

@@ -558,11 +558,15 @@ def run(
 
 @cli.command()
 @click.argument("spec")
-@click.option("-s", "--scheduler", "schedulers", multiple=True, required=True,
+@click.option("-s", "--scheduler", "schedulers", multiple=True,
               metavar="A[,B…]", help="Schedulers to compare (repeatable or comma-separated).")
 @sim_options
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
               help="Runs in parallel (default: one per CPU).")
+@click.option("--host", "on_host", is_flag=True,
+              help="Run SPEC on this machine's kernel too and compare it, metric by metric, "
+                   "with its simulation under the model of this kernel's scheduler (or the "
+                   "one scheduler given) on this machine's number of CPUs.")
 def compare(
     spec: str,
     schedulers: tuple[str, ...],
@@ -577,12 +581,16 @@ def compare(
     parquet: str | None,
     output: str | None,
     jobs: int | None,
+    on_host: bool,
 ) -> None:
     """Simulate SPEC under several schedulers (same seed) and compare them, one row each.
 
     --param applies to every scheduler; --parquet DIR writes DIR/<scheduler>/.
     """
     names = _split_schedulers(schedulers)
+    if on_host:
+        _compare_host(spec, names, seed, duration, params, as_json)
+        return
     if not names:
         raise click.BadParameter("no scheduler given", param_hint="'--scheduler'")
     _check_outputs([spec], {"--output": output}, parquet, names)
@@ -607,6 +615,61 @@ def compare(
         out.print(f"[dim]seed {r0.get('seed')} · {r0.get('cpus')} cpus · HZ {r0.get('hz')}"
                   f"{escape(_kernel_text(r0))} · simulated {fmt_ns(r0.get('sim_ns'))}[/dim]")
     _fail_if_stopped(results)
+
+
+def _compare_host(spec: str, names: list[str], seed: int | None, duration: int | None,
+                  params: tuple[tuple[str, str], ...], as_json: bool) -> None:
+    """`compare --host`: the same spec simulated and run on this machine."""
+    if len(names) > 1:
+        raise click.BadParameter("--host compares one simulated scheduler with the host",
+                                 param_hint="'--scheduler'")
+    facts = _core.host_doctor()["kernel"]
+    model = names[0] if names else facts["model_scheduler"]
+    src = _load(spec)
+    with _busy(f"simulating under {model}…"):
+        sim = runner.execute(runner.Job(spec=src, scheduler=model, params=tuple(params),
+                                        seed=seed, cpus=facts["cpus"], duration_ns=duration))
+    with _busy("running on this machine…"):
+        host = runner.execute_on_host(src, duration_ns=duration)
+    if as_json:
+        click.echo(_dump({"sim": sim.json, "host": host.json}))
+        return
+    out = _stdout()
+    out.print(_host_table(sim, host))
+    out.print(f"[dim]host: Linux {escape(str(facts['release']))} · {facts['cpus']} cpus · "
+              f"HZ {facts['hz']} · preempt {escape(str(facts['preempt']))} · simulated: "
+              f"{escape(model)} on {sim.run.get('cpus')} cpus[/dim]")
+
+
+#: What `compare --host` sets side by side per task: (label, key, statistic or None, format).
+HOST_METRICS: tuple[tuple[str, str, str | None, Callable[[Any], str]], ...] = (
+    ("cpu", "cpu_ns", None, fmt_ns),
+    ("activations", "activations", None, str),
+    ("wake p50", "wakeup_latency_ns", "p50", fmt_ns),
+    ("wake p99", "wakeup_latency_ns", "p99", fmt_ns),
+    ("switches vol", "switches_voluntary", None, str),
+    ("switches invol", "switches_involuntary", None, str),
+    ("migrations", "migrations", None, str),
+)
+
+
+def _host_table(sim: Result, host: Result) -> Table:
+    t = Table(title="simulated against this machine's kernel", title_justify="left")
+    for col in ("task", "metric", "simulated", "host", "host / simulated"):
+        t.add_column(col, justify="left" if col in ("task", "metric") else "right")
+    by_name = {task["name"]: task for task in host.json["tasks"]}
+    for st in sim.json["tasks"]:
+        ht = by_name.get(st["name"])
+        if ht is None:
+            continue
+        for label, key, stat, fmt in HOST_METRICS:
+            a = st[key] if stat is None else (st[key] or {}).get(stat)
+            b = ht[key] if stat is None else (ht[key] or {}).get(stat)
+            ratio = f"{b / a:.2f}" if isinstance(a, int | float) and a and b is not None else "–"
+            t.add_row(escape(st["name"]), label, fmt(a) if a is not None else "–",
+                      fmt(b) if b is not None else "–", ratio)
+    t.add_row("(run)", "makespan", fmt_ns(sim.makespan_ns), fmt_ns(host.makespan_ns), "")
+    return t
 
 
 def _fail_if_stopped(results: Sequence[Result]) -> None:

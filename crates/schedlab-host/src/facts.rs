@@ -72,6 +72,20 @@ impl KernelFacts {
         }
     }
 
+    /// The simulator's model of this kernel's fair scheduler: EEVDF from Linux 6.6
+    /// (commit 147f3efaa241, "sched/fair: Implement an EEVDF-like scheduling policy"),
+    /// CFS before.
+    pub fn model_scheduler(&self) -> &'static str {
+        let mut nums = self.release.split(|c: char| !c.is_ascii_digit());
+        let major: u32 = nums.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+        let minor: u32 = nums.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+        if (major, minor) >= (6, 6) {
+            "linux-eevdf"
+        } else {
+            "linux-cfs"
+        }
+    }
+
     /// The facts as the result's `run.kernel` object.
     pub fn to_json(&self) -> Value {
         json!({
@@ -88,6 +102,7 @@ impl KernelFacts {
             "sched_rt_runtime_us": self.sched_rt_runtime_us,
             "sched_rr_timeslice_ms": self.sched_rr_timeslice_ms,
             "timer_slack_ns": self.timer_slack_ns,
+            "model_scheduler": self.model_scheduler(),
         })
     }
 }
@@ -191,6 +206,20 @@ mod tests {
         assert_eq!(boot_preempt("quiet ro"), None);
         let rt = "CONFIG_PREEMPT=y\nCONFIG_PREEMPT_RT=y\n";
         assert_eq!(configured_preempt(rt).as_deref(), Some("rt"));
+    }
+
+    #[test]
+    fn eevdf_models_kernels_from_6_6() {
+        let mut f = KernelFacts::read();
+        for (release, model) in [
+            ("6.18.44-fc", "linux-eevdf"),
+            ("6.6.0", "linux-eevdf"),
+            ("6.5.13", "linux-cfs"),
+            ("5.10.0-rt", "linux-cfs"),
+        ] {
+            f.release = release.to_string();
+            assert_eq!(f.model_scheduler(), model, "{release}");
+        }
     }
 
     #[test]
