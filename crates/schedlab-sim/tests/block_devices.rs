@@ -388,6 +388,16 @@ fn bad_device_keys_name_their_path() {
             "in 1000..=30000",
         ),
         (
+            r#"{"model": "hdd", "ncq_age_percent": -1}"#,
+            "$.schedlab.devices.d.ncq_age_percent",
+            "ageing weight",
+        ),
+        (
+            r#"{"model": "ssd", "irq_ns": "fast"}"#,
+            "$.schedlab.devices.d.irq_ns",
+            "completion interrupt",
+        ),
+        (
             r#"{"model": "hdd", "seek_avg_ns": 19000000}"#,
             "$.schedlab.devices.d.seek_avg_ns",
             "no seek curve",

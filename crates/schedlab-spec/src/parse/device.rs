@@ -17,7 +17,7 @@ pub(crate) const NULL_BLK_QUEUE_DEPTH: u32 = 64;
 pub(crate) const NULL_BLK_SIZE_BYTES: u64 = 250 << 30;
 
 /// Keys of a device object that are not the model's (read by the caller).
-const DEVICE_KEYS: &[&str] = &["model", "scheduler", "params"];
+const DEVICE_KEYS: &[&str] = &["model", "scheduler", "params", "irq_ns"];
 
 const MODELS: &str = "\"null_blk\", \"hdd\" or \"ssd\"";
 
