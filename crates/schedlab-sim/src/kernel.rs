@@ -72,9 +72,10 @@
 //! softirq work is raised by ticks only, is divisible (cut at exactly the limit, where the
 //! kernel finishes its round), and does not stop early for `need_resched`; an interrupt
 //! exit runs pending work even while ksoftirqd has some (`ksoftirqd_running`, Linux 4.9 to
-//! 6.5, is not modelled); device completions raise no softirq and cost nothing (`device/`
-//! models only service times), so there is no interrupt to thread; several timers expiring
-//! at one tick are not serialised.
+//! 6.5, is not modelled); a device completion costs its device's `irq_ns` in the
+//! interrupted context of the submitting CPU (the engine's `charge_io_irqs`) and raises no
+//! softirq, so there is no completion work to thread; several timers expiring at one tick
+//! are not serialised.
 
 use schedlab_spec::cost::{draw, CostKey, Spread, Spreads};
 use schedlab_spec::kernel::{Kernel, Preempt, SpanShape, TickMode, TimerRes};

@@ -388,6 +388,16 @@ fn bad_device_keys_name_their_path() {
             "in 1000..=30000",
         ),
         (
+            r#"{"model": "hdd", "ncq_age_percent": -1}"#,
+            "$.schedlab.devices.d.ncq_age_percent",
+            "ageing weight",
+        ),
+        (
+            r#"{"model": "ssd", "irq_ns": "fast"}"#,
+            "$.schedlab.devices.d.irq_ns",
+            "completion interrupt",
+        ),
+        (
             r#"{"model": "hdd", "seek_avg_ns": 19000000}"#,
             "$.schedlab.devices.d.seek_avg_ns",
             "no seek curve",
@@ -442,5 +452,75 @@ fn bad_device_keys_name_their_path() {
         let e = err(device);
         assert!(e.starts_with(&format!("{path}: ")), "{device}: {e}");
         assert!(e.contains(says), "{device}: {e}");
+    }
+}
+
+/// Four readers cycling over 16 spots in the disk's first 4 MiB (more than its cache
+/// segments hold: every read goes to the media) for 2 s, and one 4 KiB read of the last
+/// MiB issued at 10 ms; the far read's completion time (ns), if it completed.
+fn far_read_beside_near_ones(age_percent: u32) -> Option<u64> {
+    let size = param(HDD, "size_bytes") as u64;
+    let far = size - (1 << 20);
+    let near: Vec<String> = (0..4)
+        .map(|i| {
+            let reads: Vec<String> = (0..4)
+                .map(|k| {
+                    let key = if k == 0 { String::new() } else { k.to_string() };
+                    let offset = (i * 4 + k) * (256 << 10);
+                    format!(
+                        r#""schedlab:io{key}": {{"dev": "d", "op": "read", "bytes": 4096, "offset": {offset}}}"#
+                    )
+                })
+                .collect();
+            format!(r#""near{i}": {{"loop": -1, {}}}"#, reads.join(", "))
+        })
+        .collect();
+    let tasks = format!(
+        r#"{}, "far": {{"loop": 1, "delay": 10000,
+                "schedlab:io": {{"dev": "d", "op": "read", "bytes": 4096, "offset": {far}}}}}"#,
+        near.join(", ")
+    );
+    let text = spec(
+        &tasks,
+        &format!(
+            r#"{{"model": "hdd", "profile": "{HDD}", "scheduler": "none",
+                 "ncq_age_percent": {age_percent}}}"#
+        ),
+    )
+    .replace(r#"{"tasks""#, r#"{"global": {"duration": 2}, "tasks""#);
+    let trace = common::trace_of(&text, "hdd-ageing");
+    let re = regex::Regex::new(&format!(
+        r"(\d+)\.(\d{{9}}): block_rq_complete: \S+ R \(\) {} \+ 8 ",
+        far / 512
+    ))
+    .unwrap();
+    re.captures(&trace)
+        .map(|c| c[1].parse::<u64>().unwrap() * 1_000_000_000 + c[2].parse::<u64>().unwrap())
+}
+
+#[test]
+fn hdd_ncq_ageing_bounds_the_wait_of_a_far_read_among_near_ones() {
+    // Plain SPTF: a near read (≤ 1 MiB away, under a revolution) is always waiting and
+    // always closer than the full stroke to the last MiB, so the far read never goes.
+    assert_eq!(
+        far_read_beside_near_ones(0),
+        None,
+        "starved under plain SPTF"
+    );
+    // ASPTF(W): once the far read has waited (longest positioning time) / W, no read
+    // that arrived that much later can beat it; the four readers' requests arrived
+    // before then are served first, one positioning + overhead + transfer each.
+    let rev_ns = 60e9 / param(HDD, "rpm");
+    let longest_positioning = param(HDD, "seek_full_ns") + rev_ns;
+    let service = param(HDD, "overhead_ns") + longest_positioning + 4096.0 / 31e6 * 1e9;
+    for age_percent in [100u32, 400] {
+        let w = age_percent as f64 / 100.0;
+        let bound = longest_positioning / w + 5.0 * service;
+        let done = far_read_beside_near_ones(age_percent).expect("the far read completes");
+        let waited = (done - 10_000_000) as f64;
+        assert!(
+            waited <= bound,
+            "W = {w}: waited {waited} ns, bound {bound} ns"
+        );
     }
 }

@@ -129,3 +129,49 @@ fn every_io_scheduler_the_spec_accepts_runs() {
         assert_eq!(r.json()["devices"][0]["requests"], 1, "{name}");
     }
 }
+
+/// 100 reads of a reader on CPU 0 beside a 500 ms CPU hog on CPU 0 and one on CPU 1,
+/// on a null_blk device whose completion interrupt costs `irq_ns`; per hog, the time
+/// from its start to its exit (CPU + waiting).
+fn hogs_beside_a_reader(irq_ns: u64) -> (u64, u64) {
+    let text = format!(
+        r#"{{
+        "tasks": {{
+            "reader": {{"cpus": [0], "loop": 100,
+                        "schedlab:io": {{"dev": "nullb0", "op": "read", "bytes": 4096}}}},
+            "hog0": {{"cpus": [0], "loop": 1, "run": 500000}},
+            "hog1": {{"cpus": [1], "loop": 1, "run": 500000}}
+        }},
+        "schedlab": {{
+            "machine": {{"cpus": 2, "hz": 1000}},
+            "devices": {{"nullb0": {{"model": "null_blk", "completion_ns": 100000,
+                                     "scheduler": "none", "irq_ns": {irq_ns}}}}}
+        }}
+    }}"#
+    );
+    let r = run(&text, None);
+    assert_eq!(r["devices"][0]["requests"], 100);
+    let life = |name: &str| {
+        let t = r["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap();
+        t["cpu_ns"].as_u64().unwrap() + t["wait_ns"].as_u64().unwrap()
+    };
+    (life("hog0"), life("hog1"))
+}
+
+#[test]
+fn a_completion_interrupt_costs_the_task_on_the_submitting_cpu() {
+    // blk-mq completes a request on the CPU that submitted it (QUEUE_FLAG_SAME_COMP):
+    // each of the reader's 100 completions interrupts the hog sharing its CPU, which
+    // finishes 100 × irq_ns later; the hog on the other CPU loses nothing.
+    let (base0, base1) = hogs_beside_a_reader(0);
+    for irq_ns in [1_000u64, 7_500] {
+        let (hog0, hog1) = hogs_beside_a_reader(irq_ns);
+        assert_eq!(hog0 - base0, 100 * irq_ns, "irq_ns {irq_ns}");
+        assert_eq!(hog1, base1, "irq_ns {irq_ns}");
+    }
+}

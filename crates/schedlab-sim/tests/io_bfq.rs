@@ -629,3 +629,51 @@ fn max_budget_follows_the_estimated_peak_rate() {
     sizes.dedup();
     assert_eq!(&sizes[..5], &[85, 128, 512, 788, 1019], "{s:?}");
 }
+
+/// Two best-effort readers at the default level, each thinking 1 ms between its 64 KiB
+/// reads, for 1 s, with or without a backlogged idle-class reader beside them; each
+/// best-effort reader's reads issued, and the idle-class reader's.
+fn thinkers_beside(idle_reader: bool) -> (u64, u64, u64) {
+    let mut tasks = vec![
+        reader("be0", -1, A, r#", "sleep": 1000"#),
+        reader("be1", -1, B, r#", "sleep": 1000"#),
+    ];
+    if idle_reader {
+        tasks.push(reader(
+            "idle",
+            -1,
+            C,
+            r#", "schedlab:ioprio": {"class": "idle"}"#,
+        ));
+    }
+    let (_, trace) = run(&spec(1, &tasks, r#""low_latency": "0""#));
+    let issued = issues(&trace);
+    (
+        served(&issued, A, 0, 1000 * MS),
+        served(&issued, B, 0, 1000 * MS),
+        served(&issued, C, 0, 1000 * MS),
+    )
+}
+
+#[test]
+fn a_busy_idle_class_queue_makes_best_effort_readers_take_turns() {
+    // Alone, two equal best-effort queues are a symmetric scenario: neither is idled for
+    // when it empties (idling_needed_for_service_guarantees), so both read at their own
+    // pace, one read per 1.1 ms (1 ms thinking, 0.1 ms on the device), together.
+    let (be0, be1, _) = thinkers_beside(false);
+    for n in [be0, be1] {
+        assert!((880..=910).contains(&n), "alone: {be0} + {be1}");
+    }
+    // With an idle-class queue busy, two classes have pending I/O
+    // (bfq_asymmetric_scenario): the queue in service is idled for after each read
+    // (bfq_arm_slice_timer, 8 ms > its 1 ms think time) and keeps the disk until its
+    // budget timeout (125 ms), so the two readers take turns: together they read at one
+    // reader's pace. The idle class gets one read per BFQ_CL_IDLE_TIMEOUT (200 ms) at
+    // most while they do.
+    let (be0, be1, idle) = thinkers_beside(true);
+    assert!(
+        (820..=930).contains(&(be0 + be1)) && be0.min(be1) >= 300,
+        "beside the idle reader: {be0} + {be1}"
+    );
+    assert!(idle <= 6, "idle-class reads: {idle}");
+}

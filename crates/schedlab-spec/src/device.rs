@@ -36,6 +36,10 @@ pub struct HddParams {
     pub write_cache: bool,
     /// NCQ tags (1 = no queueing: one command at a time, in arrival order).
     pub queue_depth: u32,
+    /// Ageing of queued commands, W in percent: a command is chosen by its positioning
+    /// time less W × the time it has waited (aged shortest positioning time first);
+    /// 0: plain shortest positioning time first.
+    pub ncq_age_percent: u32,
 }
 
 /// An SSD's parameters (`"model": "ssd"`).
@@ -310,6 +314,7 @@ mod tests {
             read_ahead_bytes: 0,
             write_cache: false,
             queue_depth: 1,
+            ncq_age_percent: 0,
         };
         let g = HddGeometry::new(&p);
         assert!((g.track(p.size_bytes) - g.tracks).abs() < 1e-6 * g.tracks);

@@ -926,6 +926,9 @@ pub struct BlockDevice {
     pub scheduler: String,
     /// The elevator's tunables as given (`name` → textual value); the I/O layer parses them.
     pub params: Vec<(String, String)>,
+    /// CPU time of one completion interrupt (the driver's handler and the block layer's
+    /// completion), charged to the task running on the CPU that submitted the request.
+    pub irq_ns: u64,
 }
 
 /// The scheduler the spec asks for (overridable on the command line).

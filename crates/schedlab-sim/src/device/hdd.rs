@@ -22,8 +22,15 @@
 //!   head, and the streaming of the bytes at the zone's rate.
 //! - Commands waiting for the mechanism (at most `queue_depth`) are served shortest
 //!   positioning time first (seek + rotational wait from where the head will be); with
-//!   depth 1 there is never a choice, so the order is the arrival order. No ageing: a
-//!   far request may wait while near ones keep coming.
+//!   depth 1 there is never a choice, so the order is the arrival order. Plain SPTF can
+//!   starve a far command while near ones keep coming; with `ncq_age_percent` = W > 0
+//!   commands are aged as in Jacobson & Wilkes, "Disk scheduling algorithms based on
+//!   rotational position" (HP Labs HPL-CSP-91-7, 1991: aged shortest access time first)
+//!   in the form Worthington, Ganger & Patt give it (ASPTF(W)): the command chosen has
+//!   the smallest positioning time less W × its time waiting. A command then waits at
+//!   most about (longest positioning time) / W plus the service of the commands that
+//!   arrived before that much of its wait had passed. Drives' own ageing rules are not
+//!   published; W is a parameter (0, the default: plain SPTF).
 //! - Read cache: `cache_segments` segments. After a media read the disk, when it has
 //!   nothing else to do, keeps reading ahead (up to `read_ahead_bytes` past the last byte
 //!   asked for) into that read's segment; another command stops it at once. A read that
@@ -58,6 +65,8 @@ const MECH_DONE: u64 = 1 << 34;
 #[derive(Clone, Copy, Debug)]
 struct Cmd {
     id: RqId,
+    /// When the disk received it (its age counts from there).
+    arrived: Time,
     write: bool,
     start: u64,
     bytes: u64,
@@ -271,7 +280,7 @@ impl Hdd {
         self.stop_read_ahead(now);
         let t = now as f64 + self.p.overhead_ns as f64;
         if !self.waiting.is_empty() {
-            let i = self.nearest(t, self.waiting.iter().map(|c| c.start));
+            let i = self.next_command(t);
             let c = self.waiting.remove(i);
             let read = if c.write {
                 None
@@ -303,6 +312,21 @@ impl Hdd {
             };
             self.media(dc, now as f64, start, len, op);
         }
+    }
+
+    /// The index of the waiting command to serve when the mechanism moves at time `t`:
+    /// the smallest positioning time less `ncq_age_percent` % of its time waiting (the
+    /// first of equals: arrival order breaks ties).
+    fn next_command(&self, t: f64) -> usize {
+        let w = self.p.ncq_age_percent as f64 / 100.0;
+        let mut best = (0, f64::INFINITY);
+        for (i, c) in self.waiting.iter().enumerate() {
+            let p = self.positioning_ns(t, c.start) - w * (t - c.arrived as f64);
+            if p < best.1 {
+                best = (i, p);
+            }
+        }
+        best.0
     }
 
     /// The index of the target with the shortest positioning time from time `t` (the
@@ -409,6 +433,7 @@ impl Device for Hdd {
         }
         self.waiting.push(Cmd {
             id,
+            arrived: now,
             write: rq.op == IoOp::Write,
             start,
             bytes: rq.bytes,

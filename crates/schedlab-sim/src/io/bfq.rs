@@ -71,7 +71,13 @@
 //! `bfq_forget_idle` sets the virtual time to the idle set's last finish time; and the
 //! queue of the smallest weight is not idled for (`bfq_asymmetric_scenario`), so a reader
 //! with one request at a time at the lowest weight gets less than its share unless
-//! `strict_guarantees` is set.
+//! `strict_guarantees` is set. A busy idle-class queue (one that always has a request
+//! waiting) makes every scenario asymmetric (`bfq_asymmetric_scenario`:
+//! `multiple_classes_busy`), so each sync best-effort queue is idled for when it empties
+//! and keeps the device until its budget or budget timeout runs out: concurrent sync
+//! readers with short think times are then served one at a time, which costs a load that
+//! relies on the device's parallelism (NCQ, an SSD's channels) most of its throughput.
+//! The kernel recovers part of it by injection, which this model leaves out (above).
 //!
 //! Complexity: O(queues with requests) per scheduling decision (the active sets are
 //! scanned), O(backlog of one queue) per insert and removal. Each queue's sort list and

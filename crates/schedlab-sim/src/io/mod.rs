@@ -60,7 +60,7 @@ use crate::ctx::Ctx;
 use crate::device::{self, DevCtx, Device};
 use crate::event::EventKind;
 use crate::trace::writer::RqTrace;
-use crate::types::{TaskId, Time};
+use crate::types::{CpuId, TaskId, Time};
 
 /// A request in a device's table (its tag in the elevator's eyes), reused once completed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -83,6 +83,9 @@ pub struct Request {
     /// When its first bio was submitted (the earlier of two merged requests' times, as
     /// `attempt_merge` keeps `start_time_ns`).
     pub submitted: Time,
+    /// The CPU its first bio was submitted on (`rq->mq_ctx->cpu`), where its completion
+    /// is run.
+    pub cpu: CpuId,
     /// When the device started it (`block_rq_issue`); `None` while queued.
     pub issued: Option<Time>,
     /// Bios merged into it (1 for an unmerged request).
@@ -382,6 +385,8 @@ pub struct BlockQueue {
     /// Per task: where its next sequential request starts (bytes).
     next_offset: Vec<u64>,
     pub stats: DeviceStats,
+    /// CPU time of one completion interrupt (`irq_ns` of the device).
+    irq_ns: u64,
 }
 
 /// Every device of the machine.
@@ -390,6 +395,9 @@ pub struct BlockLayer {
     pub queues: Vec<BlockQueue>,
     /// The tasks the last event made ready to go on, in bio order (drained by the engine).
     pub woken: Vec<TaskId>,
+    /// The completion interrupts the last event raised: (CPU, cost), drained by the
+    /// engine, which charges each to the task running on that CPU.
+    pub irqs: Vec<(CpuId, u64)>,
     /// Bios the last event completed, in completion order.
     ended: Vec<Bio>,
     /// Per task: its I/O op in progress and its plug.
@@ -467,6 +475,7 @@ impl BlockLayer {
                     busy_since: 0,
                     next_offset: Vec::new(),
                     stats: DeviceStats::default(),
+                    irq_ns: d.irq_ns,
                 })
             })
             .collect::<Result<_, String>>()?;
@@ -579,6 +588,9 @@ impl BlockLayer {
             IoOp::Write => q.stats.bytes_written += rq.bytes,
         }
         q.stats.latency.record(now - rq.submitted);
+        if q.irq_ns > 0 {
+            self.irqs.push((rq.cpu, q.irq_ns));
+        }
         q.end_bios(&rq, &mut self.ended);
         q.release(id);
         q.run(ctx, dev);

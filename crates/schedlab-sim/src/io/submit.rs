@@ -211,6 +211,7 @@ impl BlockLayer {
             ioprio: bio.ioprio,
             sync: bio.sync,
             submitted: bio.submitted,
+            cpu: ctx.tasks[t.idx()].cpu,
             issued: None,
             nr_bios: 1,
             flush: bio.bytes == 0,

@@ -17,7 +17,7 @@ pub(crate) const NULL_BLK_QUEUE_DEPTH: u32 = 64;
 pub(crate) const NULL_BLK_SIZE_BYTES: u64 = 250 << 30;
 
 /// Keys of a device object that are not the model's (read by the caller).
-const DEVICE_KEYS: &[&str] = &["model", "scheduler", "params"];
+const DEVICE_KEYS: &[&str] = &["model", "scheduler", "params", "irq_ns"];
 
 const MODELS: &str = "\"null_blk\", \"hdd\" or \"ssd\"";
 
@@ -40,6 +40,7 @@ pub(crate) const HDD_KEYS: &[&str] = &[
     "read_ahead_bytes",
     "write_cache",
     "queue_depth",
+    "ncq_age_percent",
 ];
 
 pub(crate) const SSD_KEYS: &[&str] = &[
@@ -277,6 +278,7 @@ fn hdd(o: &Obj, name: &str) -> Result<DeviceModel, SpecError> {
         read_ahead_bytes: 0,
         write_cache: false,
         queue_depth: 0,
+        ncq_age_percent: 0,
     };
     let mut paths = Vec::new();
     with_profile(o, name, "hdd", HDD_DEFAULT_PROFILE, HDD_KEYS, |k, v, kp| {
@@ -302,6 +304,10 @@ fn hdd(o: &Obj, name: &str) -> Result<DeviceModel, SpecError> {
                     sectors(bytes(v, kp, "a read-ahead size")?, kp, "a read-ahead size")?
             }
             "write_cache" => p.write_cache = get::boolean(v, kp, "whether writes are cached")?,
+            "ncq_age_percent" => {
+                p.ncq_age_percent =
+                    get::int_in(v, kp, "an ageing weight in percent", 0, 1_000_000)? as u32
+            }
             _ => p.queue_depth = depth(v, kp)?,
         }
         set_at(&mut paths, k, kp);

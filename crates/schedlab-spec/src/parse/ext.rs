@@ -506,8 +506,18 @@ fn device(name: &str, v: &Json, path: &str) -> Result<BlockDevice, SpecError> {
     let model = super::device::model(&o, name)?;
     let mut scheduler = "none".to_string();
     let mut params = Vec::new();
+    let mut irq_ns = 0;
     for (k, kv, kp) in o.iter() {
         match k {
+            "irq_ns" => {
+                irq_ns = get::int_in(
+                    kv,
+                    &kp,
+                    "a completion interrupt's CPU time in ns",
+                    0,
+                    1 << 30,
+                )? as u64
+            }
             "scheduler" => {
                 let s = get::string(kv, &kp, "an I/O scheduler")?;
                 if !IO_SCHEDULERS.contains(&s) {
@@ -531,6 +541,7 @@ fn device(name: &str, v: &Json, path: &str) -> Result<BlockDevice, SpecError> {
         model,
         scheduler,
         params,
+        irq_ns,
     })
 }
 
