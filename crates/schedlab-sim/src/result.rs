@@ -314,7 +314,9 @@ fn headline<S: Scheduler>(
                 stats_ns: None,
             })
         }
-        Headline::MarkRate { mark, name } => Some(rate_headline(e, *mark as usize, name)),
+        Headline::MarkRate { mark, name } => {
+            Some(rate_headline(e, *mark as usize, name, makespan))
+        }
         Headline::WakeupLatency { task_prefix, name } => {
             Some(latency_headline(e, src, task_prefix, name, Series::Latency))
         }
@@ -330,9 +332,19 @@ fn headline<S: Scheduler>(
 
 /// Hits of mark `label` per second of simulated time (the run's end: its duration, or
 /// the last exit), with the statistics of the gaps from each hitting task's previous mark.
-fn rate_headline<S: Scheduler>(e: &Engine<S>, label: usize, name: &str) -> HeadlineOut {
+/// A run without a duration that ends with its last exit can still pop an event after it
+/// (a tick), so the last exit is taken when every task has exited.
+fn rate_headline<S: Scheduler>(
+    e: &Engine<S>,
+    label: usize,
+    name: &str,
+    makespan: Option<u64>,
+) -> HeadlineOut {
     let hits = e.metrics.mark_hits[label];
-    let span_ns = e.core.ctx.now;
+    let span_ns = match (e.cfg.end, makespan) {
+        (None, Some(last_exit)) => last_exit,
+        _ => e.core.ctx.now,
+    };
     let gaps = &e.metrics.mark_gaps[label];
     HeadlineOut {
         name: name.to_string(),

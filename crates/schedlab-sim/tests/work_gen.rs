@@ -137,3 +137,71 @@ fn buildworld_is_deterministic_and_seeded() {
     assert_eq!(r1["summary"], r2["summary"]);
     assert_eq!(r1["tasks"], r2["tasks"]);
 }
+
+/// Requests per second and latency as ab reports them: every request answered, the rate
+/// is `requests` over the time ab ran, each latency measured from its `send` mark.
+#[test]
+fn httpd_answers_every_request() {
+    let text = gen(
+        "httpd",
+        &[
+            ("children", "2"),
+            ("threads", "3"),
+            ("concurrency", "4"),
+            ("requests", "50"),
+            ("user_us", "300"),
+            ("kernel_us", "40"),
+            ("client_us", "10"),
+        ],
+    );
+    for policy in POLICIES {
+        let r = run(&text, policy);
+        let h = &r["summary"]["headline"];
+        assert_eq!(h["name"], "requests_per_s", "{policy}");
+        assert_eq!(h["stats_ns"]["count"], 50, "{policy}: one latency per request");
+        let served: u64 = tasks_named(&r, "worker-").map(|t| t["cpu_ns"].as_u64().unwrap()).sum();
+        // Each request: 300 µs of user time and 20 + 20 µs in the two socket calls.
+        assert_eq!(served, 50 * 340_000, "{policy}");
+        let ab: u64 = tasks_named(&r, "ab").map(|t| t["cpu_ns"].as_u64().unwrap()).sum();
+        assert_eq!(ab, 50 * (10_000 + 20_000 + 20_000), "{policy}");
+        // Every server thread exits when ab is done: the rate is over ab's run.
+        assert_eq!(r["summary"]["blocked_at_end"], 0, "{policy}");
+        let end = r["summary"]["makespan_ns"].as_f64().unwrap();
+        let rate = h["value"].as_f64().unwrap();
+        assert!((rate * end / 1e9 - 50.0).abs() < 1e-6, "{policy}: {rate}/s over {end} ns");
+    }
+}
+
+/// One connection at a time: each request's latency is ab's own user time, its send,
+/// the worker's read, user time and response (the accept and hand-off cost nothing), and
+/// ab's read was paid before it blocked: 10 + 20 + 300 + 20 = 350 µs, back to back.
+#[test]
+fn httpd_latency_of_a_lone_connection_is_its_cpu_path() {
+    let text = gen(
+        "httpd",
+        &[
+            ("children", "1"),
+            ("threads", "2"),
+            ("concurrency", "1"),
+            ("requests", "6"),
+            ("user_us", "300"),
+            ("kernel_us", "40"),
+            ("client_us", "10"),
+        ],
+    );
+    for policy in POLICIES {
+        let r = run(&text, policy);
+        let stats = &r["summary"]["headline"]["stats_ns"];
+        assert_eq!(
+            (&stats["count"], &stats["min"], &stats["max"]),
+            (&6.into(), &350_000.into(), &350_000.into()),
+            "{policy}: {stats}"
+        );
+        assert_eq!(r["summary"]["makespan_ns"], 6 * 350_000, "{policy}");
+        // The two workers share the six requests: three each, in turn.
+        assert_eq!(tasks_named(&r, "worker-0").count(), 2);
+        for w in tasks_named(&r, "worker-0") {
+            assert_eq!(w["cpu_ns"], 3 * 340_000, "{policy}: {w}");
+        }
+    }
+}

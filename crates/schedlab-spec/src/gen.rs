@@ -13,6 +13,7 @@ mod buildworld;
 mod cyclictest;
 mod fio;
 mod hackbench;
+mod httpd;
 mod interbench;
 mod oltp;
 mod opts;
@@ -50,6 +51,7 @@ pub fn list() -> Vec<GeneratorInfo> {
         fio::info(),
         oltp::info(),
         buildworld::info(),
+        httpd::info(),
     ]
 }
 
@@ -65,6 +67,7 @@ pub fn generate(name: &str, options: &[(String, String)]) -> Result<serde_json::
         "fio" => fio::generate(options),
         "oltp" => oltp::generate(options),
         "buildworld" => buildworld::generate(options),
+        "httpd" => httpd::generate(options),
         _ => Err(SpecError::new(
             "generator",
             format!(
