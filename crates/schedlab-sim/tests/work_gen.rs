@@ -158,17 +158,27 @@ fn httpd_answers_every_request() {
         let r = run(&text, policy);
         let h = &r["summary"]["headline"];
         assert_eq!(h["name"], "requests_per_s", "{policy}");
-        assert_eq!(h["stats_ns"]["count"], 50, "{policy}: one latency per request");
-        let served: u64 = tasks_named(&r, "worker-").map(|t| t["cpu_ns"].as_u64().unwrap()).sum();
+        assert_eq!(
+            h["stats_ns"]["count"], 50,
+            "{policy}: one latency per request"
+        );
+        let served: u64 = tasks_named(&r, "worker-")
+            .map(|t| t["cpu_ns"].as_u64().unwrap())
+            .sum();
         // Each request: 300 µs of user time and 20 + 20 µs in the two socket calls.
         assert_eq!(served, 50 * 340_000, "{policy}");
-        let ab: u64 = tasks_named(&r, "ab").map(|t| t["cpu_ns"].as_u64().unwrap()).sum();
+        let ab: u64 = tasks_named(&r, "ab")
+            .map(|t| t["cpu_ns"].as_u64().unwrap())
+            .sum();
         assert_eq!(ab, 50 * (10_000 + 20_000 + 20_000), "{policy}");
         // Every server thread exits when ab is done: the rate is over ab's run.
         assert_eq!(r["summary"]["blocked_at_end"], 0, "{policy}");
         let end = r["summary"]["makespan_ns"].as_f64().unwrap();
         let rate = h["value"].as_f64().unwrap();
-        assert!((rate * end / 1e9 - 50.0).abs() < 1e-6, "{policy}: {rate}/s over {end} ns");
+        assert!(
+            (rate * end / 1e9 - 50.0).abs() < 1e-6,
+            "{policy}: {rate}/s over {end} ns"
+        );
     }
 }
 
@@ -202,6 +212,42 @@ fn httpd_latency_of_a_lone_connection_is_its_cpu_path() {
         assert_eq!(tasks_named(&r, "worker-0").count(), 2);
         for w in tasks_named(&r, "worker-0") {
             assert_eq!(w["cpu_ns"], 3 * 340_000, "{policy}: {w}");
+        }
+    }
+}
+
+/// Many threads: their CPU time is threads × loops × run_us; in sleep mode every loop is
+/// a block and a wake-up, in yield mode every thread is always runnable.
+#[test]
+fn threads_run_their_loops() {
+    for mode in ["sleep", "yield"] {
+        let text = gen(
+            "threads",
+            &[
+                ("threads", "12"),
+                ("mode", mode),
+                ("run_us", "30"),
+                ("sleep_us", "500"),
+                ("loops", "20"),
+            ],
+        );
+        for policy in POLICIES {
+            let r = run(&text, policy);
+            assert_eq!(total_cpu_ns(&r), 12 * 20 * 30_000, "{mode} {policy}");
+            assert_eq!(tasks_named(&r, "t").count(), 12);
+            let makespan = r["summary"]["makespan_ns"].as_u64().unwrap();
+            let voluntary: u64 = tasks_named(&r, "t")
+                .map(|t| t["switches_voluntary"].as_u64().unwrap())
+                .sum();
+            if mode == "sleep" {
+                // Every loop blocks once.
+                assert_eq!(voluntary, 12 * 20, "{policy}");
+            } else {
+                // Twelve threads always runnable on two CPUs: neither CPU ever idles.
+                assert_eq!(makespan, 12 * 20 * 30_000 / 2, "{policy}");
+            }
+            let h = r["summary"]["headline"]["value"].as_f64().unwrap();
+            assert_eq!(h, makespan as f64 / 1e9, "{policy}: starts at 0");
         }
     }
 }

@@ -18,6 +18,7 @@ mod interbench;
 mod oltp;
 mod opts;
 mod periodic;
+mod threads;
 
 use crate::SpecError;
 pub use buildworld::{buildworld_totals, BuildTotals};
@@ -52,6 +53,7 @@ pub fn list() -> Vec<GeneratorInfo> {
         oltp::info(),
         buildworld::info(),
         httpd::info(),
+        threads::info(),
     ]
 }
 
@@ -68,6 +70,7 @@ pub fn generate(name: &str, options: &[(String, String)]) -> Result<serde_json::
         "oltp" => oltp::generate(options),
         "buildworld" => buildworld::generate(options),
         "httpd" => httpd::generate(options),
+        "threads" => threads::generate(options),
         _ => Err(SpecError::new(
             "generator",
             format!(

@@ -131,8 +131,8 @@ pub struct BuildTotals {
 /// `C`, `q`, `SYS` and `USER` for `jobs` jobs of `waits` waits each, nominal CPU
 /// `nominal_us` and a system share of `sys_bp` hundredths of a percent.
 fn totals(jobs: u64, waits: u64, nominal_us: u64, sys_bp: u64) -> BuildTotals {
-    let syscall_us = (nominal_us as u128 * sys_bp as u128 / (10_000 * jobs as u128 * waits as u128))
-        as u64;
+    let syscall_us =
+        (nominal_us as u128 * sys_bp as u128 / (10_000 * jobs as u128 * waits as u128)) as u64;
     let sys_us = jobs * waits * syscall_us;
     BuildTotals {
         jobs,

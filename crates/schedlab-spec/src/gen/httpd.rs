@@ -129,7 +129,8 @@ pub(super) fn generate(options: &[(String, String)]) -> Result<Value, SpecError>
     }
     // Half the kernel time on each call; an odd ns goes to the response.
     let kernel_ns = kernel_us * 1000;
-    let socket = |ns: u64| json!({"capacity": SOCKET_CAPACITY, "op_cost_ns": ns, "byte_cost_ps": 0});
+    let socket =
+        |ns: u64| json!({"capacity": SOCKET_CAPACITY, "op_cost_ns": ns, "byte_cost_ps": 0});
     let sockets = json!({
         "accept": {"capacity": SOCKET_CAPACITY, "op_cost_ns": 0, "byte_cost_ps": 0},
         "req": socket(kernel_ns / 2),
