@@ -314,9 +314,7 @@ fn headline<S: Scheduler>(
                 stats_ns: None,
             })
         }
-        Headline::MarkRate { mark, name } => {
-            Some(rate_headline(e, *mark as usize, name, makespan))
-        }
+        Headline::MarkRate { mark, name } => Some(rate_headline(e, *mark as usize, name, makespan)),
         Headline::WakeupLatency { task_prefix, name } => {
             Some(latency_headline(e, src, task_prefix, name, Series::Latency))
         }
