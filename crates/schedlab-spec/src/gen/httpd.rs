@@ -127,7 +127,7 @@ pub(super) fn generate(options: &[(String, String)]) -> Result<Value, SpecError>
             );
         }
     }
-    // Half the kernel time on each call; an odd ns goes to the response.
+    // Half the kernel time on each of the two calls.
     let kernel_ns = kernel_us * 1000;
     let socket =
         |ns: u64| json!({"capacity": SOCKET_CAPACITY, "op_cost_ns": ns, "byte_cost_ps": 0});
