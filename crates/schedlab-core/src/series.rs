@@ -81,7 +81,8 @@ impl SeriesStats {
     }
 }
 
-/// The workload's headline: `span_ns` is the time the run covered, `makespan` the time of
+/// The workload's headline: `span_ns` is the time a rate is taken over (the run's, or its
+/// last exit's when it has no duration), `makespan` the time of
 /// the last exit when every task exited, `name_of(t)` task `t`'s name.
 pub fn headline<'n>(
     spec: &Headline,

@@ -192,7 +192,7 @@ fn summary<S: Scheduler>(e: &Engine<S>, src: &mut SeriesStats, spec: &Spec) -> R
             &spec.headline,
             &e.metrics,
             src,
-            e.core.ctx.now,
+            rate_span(e, makespan),
             makespan,
             |t| e.rt[t].name.as_str(),
         ),
@@ -226,4 +226,14 @@ fn io_summary<S: Scheduler>(e: &Engine<S>, makespan: Option<u64>) -> Option<IoSu
         write: IoDirSummary::over(writes, wbytes, ns),
         clat_ns: Summary::of_histogram(&clat),
     })
+}
+
+/// The time a rate headline is taken over: the run's duration, or, for a run without one
+/// whose every task exited, the last exit (such a run can still pop an event after it, a
+/// tick, which is not the workload's time).
+fn rate_span<S: Scheduler>(e: &Engine<S>, makespan: Option<u64>) -> u64 {
+    match (e.cfg.end, makespan) {
+        (None, Some(last_exit)) => last_exit,
+        _ => e.core.ctx.now,
+    }
 }

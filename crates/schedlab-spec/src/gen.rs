@@ -9,15 +9,19 @@
 //! and bad values are [`SpecError`]s with the path `options.<name>`.
 
 mod broadcast;
+mod buildworld;
 mod cyclictest;
 mod fio;
 mod hackbench;
+mod httpd;
 mod interbench;
 mod oltp;
 mod opts;
 mod periodic;
+mod threads;
 
 use crate::SpecError;
+pub use buildworld::{buildworld_totals, BuildTotals};
 pub use periodic::{uunifast, uunifast_discard};
 
 /// One option of a generator, for `schedlab gen --help` and the Python front end.
@@ -47,6 +51,9 @@ pub fn list() -> Vec<GeneratorInfo> {
         interbench::info(),
         fio::info(),
         oltp::info(),
+        buildworld::info(),
+        httpd::info(),
+        threads::info(),
     ]
 }
 
@@ -61,6 +68,9 @@ pub fn generate(name: &str, options: &[(String, String)]) -> Result<serde_json::
         "interbench" => interbench::generate(options),
         "fio" => fio::generate(options),
         "oltp" => oltp::generate(options),
+        "buildworld" => buildworld::generate(options),
+        "httpd" => httpd::generate(options),
+        "threads" => threads::generate(options),
         _ => Err(SpecError::new(
             "generator",
             format!(
@@ -74,4 +84,63 @@ pub fn generate(name: &str, options: &[(String, String)]) -> Result<serde_json::
 /// `ceil(ns / 1 s)` plus one second of margin: rt-app's `global.duration` is whole seconds.
 fn duration_s_covering(ns: u128) -> u64 {
     (ns.div_ceil(1_000_000_000) as u64).saturating_add(1)
+}
+
+/// A phase's events under distinct keys (`run`, `run1`, `run2`, … as rt-app numbers them).
+#[derive(Default)]
+struct Events(serde_json::Map<String, serde_json::Value>);
+
+impl Events {
+    fn push(&mut self, kind: &str, v: serde_json::Value) {
+        let mut key = kind.to_string();
+        let mut n = 0;
+        while self.0.contains_key(&key) {
+            n += 1;
+            key = format!("{kind}{n}");
+        }
+        self.0.insert(key, v);
+    }
+}
+
+/// `total` split in proportion to `weights` by largest remainders: the parts add up to
+/// `total` exactly, and ties go to the earlier index (so a seed gives one split). Weights
+/// of zero get nothing unless every weight is zero, when the split is even.
+fn apportion(total: u64, weights: &[u64]) -> Vec<u64> {
+    let n = weights.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let sum: u128 = weights.iter().map(|&w| w as u128).sum();
+    let (weights, sum): (Vec<u128>, u128) = match sum {
+        0 => (vec![1; n], n as u128),
+        s => (weights.iter().map(|&w| w as u128).collect(), s),
+    };
+    let mut parts: Vec<u64> = Vec::with_capacity(n);
+    let mut rems: Vec<(u128, usize)> = Vec::with_capacity(n);
+    for (i, w) in weights.iter().enumerate() {
+        let exact = total as u128 * w;
+        parts.push((exact / sum) as u64);
+        rems.push((exact % sum, i));
+    }
+    let left = total - parts.iter().sum::<u64>();
+    rems.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    for &(_, i) in rems.iter().take(left as usize) {
+        parts[i] += 1;
+    }
+    parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::apportion;
+
+    #[test]
+    fn apportion_keeps_the_total_and_the_proportions() {
+        assert_eq!(apportion(10, &[1, 1, 1]), [4, 3, 3]);
+        assert_eq!(apportion(7, &[0, 2, 5]), [0, 2, 5]);
+        assert_eq!(apportion(5, &[0, 0]), [3, 2]);
+        assert_eq!(apportion(0, &[3, 1]), [0, 0]);
+        let p = apportion(1_000_003, &[17, 1, 999, 4]);
+        assert_eq!(p.iter().sum::<u64>(), 1_000_003);
+    }
 }

@@ -448,3 +448,153 @@ fn oltp_options_are_checked() {
     assert!(err(&[("log_bytes", "1000")]).contains("options.log_bytes"));
     assert!(err(&[("miss_pct", "101")]).contains("options.miss_pct"));
 }
+
+fn opts(o: &[(&str, &str)]) -> Vec<(String, String)> {
+    o.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// A spec's CPU time as written: every `run` and every `sleep`'s set-up cost
+/// (`machine.sleep_ns`), over every template once (buildworld forks each job once).
+fn written_cpu_ns(s: &Spec) -> (u64, u64) {
+    let (mut user, mut sys) = (0u64, 0u64);
+    for t in &s.tasks {
+        for ph in &t.phases {
+            for e in &ph.events {
+                match *e {
+                    Event::Run { ns } => user += ns,
+                    Event::Sleep { .. } => sys += s.machine.sleep_ns,
+                    _ => {}
+                }
+            }
+        }
+    }
+    (user, sys)
+}
+
+#[test]
+fn buildworld_writes_its_closed_form() {
+    let o = [
+        ("dirs", "5"),
+        ("lib_dirs", "2"),
+        ("files", "7"),
+        ("io_waits", "3"),
+    ];
+    let s = gen("buildworld", &o);
+    let t = schedlab_spec::gen::buildworld_totals(&opts(&o)).unwrap();
+    // 35 compiles, 5 links, 2 installs, and make.
+    assert_eq!(t.jobs, 42);
+    assert_eq!(s.tasks.len(), 43);
+    assert_eq!(
+        t.nominal_us,
+        35 * (250_000 + 9_000) + 2 * 50_000,
+        "C = n_c × (cpu_us + link_us) + n_i × install_us"
+    );
+    let (user, sys) = written_cpu_ns(&s);
+    assert_eq!((user, sys), (t.user_us * 1000, t.sys_us * 1000));
+    assert_eq!(t.sys_us, 42 * 3 * t.syscall_us);
+    // 25.8 % of C, less the rounding of q to whole µs.
+    let want = t.nominal_us as f64 * 0.258;
+    assert!(
+        t.sys_us as f64 <= want && t.sys_us as f64 > want - 42.0 * 3.0,
+        "{t:?}"
+    );
+    // make forks every job once, and every job is created only by that fork.
+    let make = s.tasks.iter().find(|t| t.name == "make").unwrap();
+    let forks = make
+        .phases
+        .iter()
+        .flat_map(|p| &p.events)
+        .filter(|e| matches!(e, Event::Fork { .. }))
+        .count();
+    assert_eq!(forks, 42);
+    assert!(s.tasks.iter().all(|t| t.name == "make" || t.instances == 0));
+}
+
+#[test]
+fn the_work_generators_check_their_options() {
+    let err = |name: &str, o: &[(&str, &str)]| generate(name, &opts(o)).unwrap_err().to_string();
+    for (name, o, path) in [
+        ("buildworld", &[("jobs", "0")][..], "options.jobs"),
+        (
+            "buildworld",
+            &[("dirs", "3"), ("lib_dirs", "4")][..],
+            "options.lib_dirs",
+        ),
+        ("buildworld", &[("sys_pct", "100")][..], "options.sys_pct"),
+        ("buildworld", &[("io_pct", "95")][..], "options.io_pct"),
+        ("buildworld", &[("files", "1000")][..], "options.files"),
+        ("buildworld", &[("io_waits", "0")][..], "options.io_waits"),
+        (
+            "httpd",
+            &[("concurrency", "20"), ("requests", "10")][..],
+            "options.concurrency",
+        ),
+        ("httpd", &[("threads", "x")][..], "options.threads"),
+        ("threads", &[("mode", "spin")][..], "options.mode"),
+        (
+            "threads",
+            &[("run_us", "0"), ("mode", "yield")][..],
+            "options.run_us",
+        ),
+    ] {
+        let e = err(name, o);
+        assert!(e.starts_with(path), "{name} {o:?}: {e}");
+    }
+}
+
+#[test]
+fn httpd_and_threads_shapes() {
+    let s = gen(
+        "httpd",
+        &[
+            ("children", "2"),
+            ("threads", "4"),
+            ("concurrency", "3"),
+            ("requests", "11"),
+        ],
+    );
+    let copies = |prefix: &str| -> Vec<(u32, i64)> {
+        s.tasks
+            .iter()
+            .filter(|t| t.name.starts_with(prefix))
+            .map(|t| (t.instances, t.phases[0].loop_count))
+            .collect()
+    };
+    // 11 requests: ab slots 4 + 4 + 3; children 6 + 5; workers of child 0: 2+2+1+1.
+    assert_eq!(copies("ab"), [(2, 4), (1, 3)]);
+    assert_eq!(copies("listener-"), [(1, 6), (1, 5)]);
+    assert_eq!(copies("worker-0"), [(2, 2), (2, 1)]);
+    assert_eq!(copies("worker-1"), [(1, 2), (3, 1)]);
+    assert!(matches!(s.headline, Headline::MarkRate { ref name, .. } if name == "requests_per_s"));
+    let t = gen("threads", &[("threads", "7"), ("process", "each")]);
+    assert_eq!(t.tasks[0].instances, 7);
+    assert!(t.tasks[0].process.is_none());
+    let one = gen("threads", &[("threads", "7")]);
+    assert_eq!(one.tasks[0].process.as_deref(), Some("threads"));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    #[test]
+    fn buildworld_always_writes_its_closed_form(dirs in 1u32..8, libs in 0u32..8, files in 1u32..6,
+                                                cpu in 1u32..100_000, link in 0u32..5000, install in 0u32..5000,
+                                                bp in 0u32..9999, io in 0u32..91, waits in 1u32..5, seed in any::<u64>()) {
+        let libs = libs.min(dirs);
+        let o = vec![("dirs".into(), s(dirs)), ("lib_dirs".into(), s(libs)), ("files".into(), s(files)),
+            ("cpu_us".into(), s(cpu)), ("link_us".into(), s(link)), ("install_us".into(), s(install)),
+            ("sys_pct".into(), format!("{}.{:02}", bp / 100, bp % 100)), ("io_pct".into(), s(io)),
+            ("io_waits".into(), s(waits)), ("seed".into(), s(seed))];
+        let v = generate("buildworld", &o).unwrap();
+        let spec = parse_value(&v).unwrap();
+        let t = schedlab_spec::gen::buildworld_totals(&o).unwrap();
+        let c = (dirs * files) as u64 * (cpu as u64 + link as u64) + libs as u64 * install as u64;
+        let jobs = (dirs * files + dirs + libs) as u64;
+        let q = c as u128 * bp as u128 / (10_000 * jobs as u128 * waits as u128);
+        prop_assert_eq!((t.nominal_us, t.syscall_us as u128, t.jobs), (c, q, jobs));
+        prop_assert_eq!(written_cpu_ns(&spec), (t.user_us * 1000, t.sys_us * 1000));
+        prop_assert_eq!(t.user_us + t.sys_us, c);
+    }
+}

@@ -32,7 +32,7 @@
 //!   is 0); with `events` > 0 every transaction is drawn and none repeats.
 
 use super::opts::{opt, Opts};
-use super::GeneratorInfo;
+use super::{Events, GeneratorInfo};
 use crate::model::IO_SCHEDULERS;
 use crate::rng::Rng;
 use crate::SpecError;
@@ -144,22 +144,6 @@ impl Db {
             ev.push("sleep", json!(self.think_us));
         }
         ev.0
-    }
-}
-
-/// A phase's events under distinct keys (`run`, `run1`, `run2`, … as rt-app numbers them).
-#[derive(Default)]
-struct Events(Map<String, Value>);
-
-impl Events {
-    fn push(&mut self, kind: &str, v: Value) {
-        let mut key = kind.to_string();
-        let mut n = 0;
-        while self.0.contains_key(&key) {
-            n += 1;
-            key = format!("{kind}{n}");
-        }
-        self.0.insert(key, v);
     }
 }
 

@@ -99,6 +99,19 @@ impl Opts {
         Ok(v)
     }
 
+    /// A finite number in `[lo, hi)` (a share that may be zero but not all).
+    pub(super) fn real_below(&self, name: &str, lo: f64, hi: f64) -> Result<f64, SpecError> {
+        let s = self.raw(name);
+        let range = format!("expected a number in [{lo}, {hi})");
+        let v: f64 = s
+            .parse()
+            .map_err(|_| err(name, format!("{range}, found {s:?}")))?;
+        if !v.is_finite() || v < lo || v >= hi {
+            return Err(err(name, format!("{range}, found {s}")));
+        }
+        Ok(v)
+    }
+
     pub(super) fn boolean(&self, name: &str) -> Result<bool, SpecError> {
         match self.raw(name) {
             "true" | "1" | "yes" => Ok(true),
