@@ -101,6 +101,7 @@ registry! {
         "muqss", "linux", muqss, muqss::muqss;
         "nicksched", "linux", nicksched, nicksched::Nicksched::new;
         "freebsd-4bsd", "bsd", freebsd_4bsd, freebsd_4bsd::Freebsd4Bsd::new;
+        "freebsd-ule5", "bsd", freebsd_ule5, freebsd_ule5::FreebsdUle5::new;
     }
     unavailable {
         "ingo_ll", "linux",
