@@ -37,7 +37,11 @@ fn the_interactivity_score_is_the_sources() {
     // Run > sleep: 50 + (50 - slp / max(1, run / 50)).
     assert_eq!(interact_score(1024, 0), 100);
     assert_eq!(interact_score(4096, 1024), 50 + (50 - 1024 / 81));
-    assert_eq!(interact_score(30 * 1024, 20 * 1024), 67, "50 + 50 - 20480 / 614");
+    assert_eq!(
+        interact_score(30 * 1024, 20 * 1024),
+        67,
+        "50 + 50 - 20480 / 614"
+    );
     // Equal: 0.
     assert_eq!(interact_score(5000, 5000), 0);
     // The threshold: a thread running a third of the time is interactive, half is not.
@@ -62,7 +66,11 @@ fn the_history_is_capped_as_the_source_caps_it() {
         "at the cap"
     );
     let over = SLP_RUN_MAX / 5 * 6 + 2;
-    assert_eq!(upd(over - 1000, 1000), ((over - 1000) / 2, 500), "above 6/5");
+    assert_eq!(
+        upd(over - 1000, 1000),
+        ((over - 1000) / 2, 500),
+        "above 6/5"
+    );
     let fork = |run: u32, slp: u32| {
         let (mut r, mut s) = (run, slp);
         interact_fork(&mut r, &mut s, 1000);

@@ -176,7 +176,13 @@ pub fn user_priority(score: u32, nice: i32) -> u32 {
 
 /// `sched_slice`: the slice in ticks of a thread of `nice` on a queue whose least nice is
 /// `nicemin` and whose time-sharing load is `load_timeshare`.
-pub fn slice_ticks(interactive: bool, nice: i32, nicemin: i32, load_timeshare: u32, hz: u32) -> i32 {
+pub fn slice_ticks(
+    interactive: bool,
+    nice: i32,
+    nicemin: i32,
+    load_timeshare: u32,
+    hz: u32,
+) -> i32 {
     let (min, max) = (slice_min(hz), slice_max(hz));
     if interactive {
         return max;
@@ -550,7 +556,13 @@ impl FreebsdUle5 {
     }
 
     /// `kseq_transfer`: an idle CPU for a thread added to the busy `here`.
-    fn transfer_target(&self, t: TaskId, here: CpuId, old: CpuId, allowed: &CpuMask) -> Option<CpuId> {
+    fn transfer_target(
+        &self,
+        t: TaskId,
+        here: CpuId,
+        old: CpuId,
+        allowed: &CpuMask,
+    ) -> Option<CpuId> {
         let _ = t;
         let idle_groups = self.kseq_idle.and(allowed);
         if !self.kseq_idle.is_empty() {
@@ -578,9 +590,9 @@ impl FreebsdUle5 {
             return None;
         }
         [1 - k.curr, k.curr].into_iter().find_map(|which| {
-            k.timeshare[which].iter().find(|&t| {
-                self.td[t.idx()].xferable && ctx.task(t).affinity.contains(to)
-            })
+            k.timeshare[which]
+                .iter()
+                .find(|&t| self.td[t.idx()].xferable && ctx.task(t).affinity.contains(to))
         })
     }
 
@@ -937,7 +949,9 @@ impl Scheduler for FreebsdUle5 {
     }
 
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
-        self.td.get(t.idx()).map(|td| ("td_priority", td.pri as i64))
+        self.td
+            .get(t.idx())
+            .map(|td| ("td_priority", td.pri as i64))
     }
 
     /// A time-sharing thread alone on its CPU: `SCHED_SLICE_MAX` (interactive or not, as
