@@ -162,6 +162,21 @@ fn the_queue_swap_shares_by_slice_not_priority() {
     );
 }
 
+/// A hog beside three interactive sleepers (each running 2 ms of every 10, score about
+/// 12): the sleepers outrank it and take the current queue, and the hog, preempted, goes
+/// back to the next queue (`SCHED_CURR` is false for it). It runs whenever the current
+/// queue empties and the queues swap, so it gets the 40 % the sleepers leave, not nothing.
+#[test]
+fn interactive_threads_do_not_starve_the_next_queue() {
+    let text = r#"{"global": {"duration": 3},
+        "tasks": {"hog": {"loop": 1, "run": -1},
+                  "sleeper": {"instance": 3, "loop": -1, "run": 2000, "sleep": 8000}},
+        "schedlab": {"machine": {"cpus": 1, "hz": 1000}}}"#;
+    let (early, late) = (run(text, 1000), run(text, 3000));
+    let hog = (cpu_ns_in(&late, "hog") - cpu_ns_in(&early, "hog")) as f64 / (2000 * MS) as f64;
+    assert!((0.35..=0.45).contains(&hog), "the hog's share {hog:.3}");
+}
+
 /// A spec where a task pinned to CPU 1 runs 50 ms and exits while three hogs queue on
 /// CPU 0. With CPUs 0 and 1 SMT siblings (one kseq group) CPU 1 steals a hog as it idles
 /// (`kseq_idled`): the hogs run 100 + 50 ms in the first 100 ms. As separate cores (groups

@@ -254,7 +254,9 @@ struct Kseq {
     curr: usize,
     load: u32,
     load_timeshare: u32,
-    nice: [u16; SCHED_PRI_NRESV],
+    /// `ksq_nice[]` (counted wider than the kernel's `short`, which would wrap at 32 768
+    /// threads of one nice on one CPU).
+    nice: [u32; SCHED_PRI_NRESV],
     nicemin: i32,
     transferable: u32,
     group: usize,
@@ -556,14 +558,7 @@ impl FreebsdUle5 {
     }
 
     /// `kseq_transfer`: an idle CPU for a thread added to the busy `here`.
-    fn transfer_target(
-        &self,
-        t: TaskId,
-        here: CpuId,
-        old: CpuId,
-        allowed: &CpuMask,
-    ) -> Option<CpuId> {
-        let _ = t;
+    fn transfer_target(&self, here: CpuId, old: CpuId, allowed: &CpuMask) -> Option<CpuId> {
         let idle_groups = self.kseq_idle.and(allowed);
         if !self.kseq_idle.is_empty() {
             let old_group = &self.groups[self.kseq[old.idx()].group];
@@ -805,7 +800,7 @@ impl Scheduler for FreebsdUle5 {
             return here;
         }
         if allowed.count() > 1 && self.kseq[here.idx()].load > 1 {
-            if let Some(c) = self.transfer_target(t, here, self.td[t.idx()].cpu, &allowed) {
+            if let Some(c) = self.transfer_target(here, self.td[t.idx()].cpu, &allowed) {
                 return c;
             }
         }
