@@ -102,6 +102,7 @@ registry! {
         "nicksched", "linux", nicksched, nicksched::Nicksched::new;
         "freebsd-4bsd", "bsd", freebsd_4bsd, freebsd_4bsd::Freebsd4Bsd::new;
         "freebsd-ule", "bsd", freebsd_ule, freebsd_ule::FreebsdUle::new;
+        "freebsd-ule5", "bsd", freebsd_ule5, freebsd_ule5::FreebsdUle5::new;
     }
     unavailable {
         "ingo_ll", "linux",
