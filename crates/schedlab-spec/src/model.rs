@@ -717,6 +717,11 @@ pub struct Machine {
     pub cpus_source: CpusSource,
     /// Always set: [`Topology::flat`] unless the spec gives one.
     pub topology: Topology,
+    /// `machine.smt_throughput` in thousandths: the combined throughput of a core whose
+    /// hardware threads are all busy, relative to one thread alone (1300 = 1.3). `None`:
+    /// the threads of a core do not share its throughput (each runs at full speed).
+    /// Between 1000 and 1000 × `topology.threads_per_core` on a machine with SMT.
+    pub smt_throughput_milli: Option<u32>,
 }
 
 impl Machine {
@@ -757,6 +762,7 @@ impl Default for Machine {
             profile: None,
             cpus_source: CpusSource::Default,
             topology: Topology::flat(1),
+            smt_throughput_milli: None,
         }
     }
 }
