@@ -3,11 +3,8 @@
 //! The hardware threads of a core share its execution resources: with k of its threads
 //! busy, each progresses at `min(1, throughput / k)` of the speed of a thread alone, where
 //! `throughput` is the core's combined throughput with all its threads busy relative to one
-//! thread alone. Intel reported up to 30 % more throughput from the two threads of a
-//! Hyper-Threading core on common server benchmarks (D. T. Marr, F. Binns, D. L. Hill,
-//! G. Hinton, D. A. Koufaty, J. A. Miller, M. Upton, "Hyper-Threading Technology
-//! Architecture and Microarchitecture", Intel Technology Journal 6(1), 2002), i.e. a
-//! throughput of about 1.3.
+//! thread alone (default 1.3: `schedlab_spec::model::DEFAULT_SMT_THROUGHPUT_MILLI` cites
+//! Intel's figure for the two threads of a Hyper-Threading core).
 //!
 //! Simplifications: the slowdown is uniform — it depends on how many threads of the core
 //! are busy, never on what they run (real pairs gain from nothing to much more, by how
@@ -34,8 +31,9 @@
 //! new one (the engine's `smt_switched`). Work is exact to the nanosecond: a burst ends at
 //! the first nanosecond by which its work is done.
 //!
-//! A machine without SMT, or whose threads do not share (the default), builds no [`Smt`]:
-//! the engine's hooks test one `Option` and do nothing else.
+//! A machine without SMT (one thread per core, the default topology), or whose cores do a
+//! thread's work per thread, builds no [`Smt`]: the engine's hooks test one `Option` and
+//! do nothing else, and its results are those of an engine without this module.
 
 use crate::types::TaskId;
 
@@ -82,8 +80,8 @@ impl Smt {
     /// The sharing of a machine of `nr_cpus` CPUs with `threads` per core whose cores,
     /// all threads busy, do `milli` thousandths of one thread's work; `None` when no thread
     /// is ever slowed (one thread per core, or a throughput of a thread per thread).
-    pub fn new(nr_cpus: usize, threads: u32, milli: Option<u32>) -> Option<Smt> {
-        let milli = u64::from(milli?);
+    pub fn new(nr_cpus: usize, threads: u32, milli: u32) -> Option<Smt> {
+        let milli = u64::from(milli);
         if threads <= 1 || milli >= 1000 * u64::from(threads) {
             return None;
         }
@@ -164,10 +162,7 @@ impl Smt {
     /// its burst at the current rate (interrupt time still owed runs first at its length).
     pub fn wall_for(&self, cpu: usize, t: TaskId, work: u64) -> u64 {
         let rate = self.rate(cpu);
-        let at_length = self
-            .unslowed
-            .get(t.idx())
-            .map_or(0, |&u| u.min(work));
+        let at_length = self.unslowed.get(t.idx()).map_or(0, |&u| u.min(work));
         let slowed = work - at_length;
         if rate == Rate::FULL || slowed == 0 {
             return work;
@@ -231,16 +226,15 @@ mod tests {
 
     #[test]
     fn no_sharing_builds_nothing() {
-        assert!(Smt::new(4, 1, Some(1300)).is_none(), "no SMT");
-        assert!(Smt::new(4, 2, None).is_none(), "no setting");
-        assert!(Smt::new(4, 2, Some(2000)).is_none(), "a thread per thread");
-        assert!(Smt::new(4, 2, Some(1300)).is_some());
+        assert!(Smt::new(4, 1, 1300).is_none(), "no SMT");
+        assert!(Smt::new(4, 2, 2000).is_none(), "a thread per thread");
+        assert!(Smt::new(4, 2, 1300).is_some());
     }
 
     #[test]
     fn rates_follow_the_busy_threads() {
         // 4 threads per core, throughput 2: full speed up to 2 busy, then 2/k.
-        let mut s = Smt::new(4, 4, Some(2000)).unwrap();
+        let mut s = Smt::new(4, 4, 2000).unwrap();
         let rates: Vec<Rate> = (0..4)
             .map(|c| {
                 s.switched(c, Some(TaskId(c as u32)), 0);

@@ -18,10 +18,8 @@ impl Scratch {
     fn new(name: &str) -> Scratch {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!(
-            "schedlab-smt-{name}-{}-{n}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("schedlab-smt-{name}-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         Scratch(dir)
     }
@@ -174,9 +172,8 @@ fn a_sibling_that_starts_later_slows_the_running_one() {
 #[test]
 fn wider_cores_slow_only_past_their_throughput() {
     for (n, want) in [(2u32, 4 * MS), (3, 6 * MS)] {
-        let tasks: serde_json::Map<String, Value> = (0..n)
-            .map(|c| (format!("h{c}"), hog(c, 4_000)))
-            .collect();
+        let tasks: serde_json::Map<String, Value> =
+            (0..n).map(|c| (format!("h{c}"), hog(c, 4_000))).collect();
         let s = spec(Value::Object(tasks), machine(1, 4, Some(2.0)));
         let got = exits(&s, "fp");
         assert!(got.iter().all(|(_, at)| *at == want), "{n} hogs: {got:?}");
@@ -226,12 +223,8 @@ fn comparable(out: &SimOutput) -> Value {
     v
 }
 
-/// Where sharing cannot matter the results are those of the spec without the key: on a
-/// machine without SMT (any throughput: one thread per core), and on an SMT machine whose
-/// cores do a thread's work per thread (2 for 2 threads). The workload is rt-app's own
-/// `spreading-tasks.json` example, as shipped.
-#[test]
-fn the_setting_changes_nothing_where_it_cannot_matter() {
+/// `spreading-tasks.json`, rt-app's own example as shipped, with `machine` added.
+fn spreading_tasks(machine: &Value) -> String {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../tests/data/rt-app-examples/spreading-tasks.json"
@@ -240,41 +233,61 @@ fn the_setting_changes_nothing_where_it_cannot_matter() {
     // rt-app's file is read by schedlab's parser (it has trailing commas): the machine
     // goes in as text, before the final brace.
     let end = text.rfind('}').unwrap();
-    let with_machine = |m: &Value| format!("{}, \"schedlab\": {{\"machine\": {m}}}}}", &text[..end]);
-    let cases = [
-        (json!({"cpus": 4}), 1.3),
-        (json!({"topology": {"cores": 2, "threads": 2}}), 2.0),
+    format!(
+        "{}, \"schedlab\": {{\"machine\": {machine}}}}}",
+        &text[..end]
+    )
+}
+
+fn run_200ms(text: &str, sched: &str) -> Value {
+    let cfg = SimConfig {
+        scheduler: Some(sched.into()),
+        duration_ns: Some(200 * MS),
+        check: true,
+        ..SimConfig::default()
+    };
+    comparable(&simulate_text(text, &cfg).unwrap())
+}
+
+/// Where sharing cannot matter the results are those of the spec without the key: on
+/// machines without SMT (one thread per core, sized by `cpus` or by a topology), whatever
+/// the throughput. The workload is rt-app's `spreading-tasks.json` example.
+#[test]
+fn the_setting_changes_nothing_without_smt() {
+    let machines = [
+        json!({"cpus": 4}),
+        json!({"topology": {"cores": 4, "threads": 1}}),
+        json!({"cpus": 1}),
     ];
     for sched in POLICIES {
-        for (m, x) in &cases {
-            let without = with_machine(m);
-            let mut m_with = m.clone();
-            m_with["smt_throughput"] = json!(x);
-            let with = with_machine(&m_with);
-            let cfg = SimConfig {
-                scheduler: Some(sched.into()),
-                duration_ns: Some(200 * MS),
-                check: true,
-                ..SimConfig::default()
-            };
-            let a = simulate_text(&without, &cfg).unwrap();
-            let b = simulate_text(&with, &cfg).unwrap();
-            assert_eq!(comparable(&a), comparable(&b), "{sched}, {m}");
+        for m in &machines {
+            let without = run_200ms(&spreading_tasks(m), sched);
+            for x in [1.3, 2.0, 4.0] {
+                let mut with = m.clone();
+                with["smt_throughput"] = json!(x);
+                let got = run_200ms(&spreading_tasks(&with), sched);
+                assert_eq!(without, got, "{sched}, {with}");
+            }
         }
-        // The comparison can fail: on one core of two threads the two tasks are siblings,
-        // and sharing changes the result. (On two cores the policies give each task a
-        // core of its own, where sharing would change nothing either.)
-        let mut shared = json!({"topology": {"cores": 1, "threads": 2}});
-        let without = with_machine(&shared);
-        shared["smt_throughput"] = json!(1.3);
-        let cfg = SimConfig {
-            scheduler: Some(sched.into()),
-            duration_ns: Some(200 * MS),
-            ..SimConfig::default()
-        };
-        let a = simulate_text(&without, &cfg).unwrap();
-        let b = simulate_text(&with_machine(&shared), &cfg).unwrap();
-        assert_ne!(comparable(&a), comparable(&b), "{sched}");
+    }
+}
+
+/// On one core of two threads the example's two tasks are siblings: without the key the
+/// core shares at the default 1.3, and a throughput of 2 (no sharing) or 1.5 changes the
+/// result — so the comparison above is one that can fail.
+#[test]
+fn the_default_throughput_is_1_3_and_others_differ() {
+    let core = json!({"topology": {"cores": 1, "threads": 2}});
+    let with = |x: f64| {
+        let mut m = core.clone();
+        m["smt_throughput"] = json!(x);
+        spreading_tasks(&m)
+    };
+    for sched in POLICIES {
+        let default = run_200ms(&spreading_tasks(&core), sched);
+        assert_eq!(default, run_200ms(&with(1.3), sched), "{sched}");
+        assert_ne!(default, run_200ms(&with(2.0), sched), "{sched}");
+        assert_ne!(default, run_200ms(&with(1.5), sched), "{sched}");
     }
 }
 

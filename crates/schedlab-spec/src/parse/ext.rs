@@ -283,7 +283,7 @@ pub(crate) fn machine_keys(o: &Obj, ir: &mut MachineIr, profile_ok: bool) -> Res
             }
             "topology" => ir.topology = Some((topology(kv, &kp)?, kp)),
             "smt_throughput" => {
-                m.smt_throughput_milli = Some(smt_throughput(kv, &kp)?);
+                m.smt_throughput_milli = smt_throughput(kv, &kp)?;
                 ir.smt_throughput_path = Some(kp);
             }
             "hz" => {

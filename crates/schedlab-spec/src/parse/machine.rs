@@ -88,7 +88,7 @@ pub(crate) fn size(
 fn check_smt_throughput(m: &Machine, path: String) -> Result<(), SpecError> {
     let threads = m.topology.threads_per_core;
     match m.smt_throughput_milli {
-        Some(milli) if threads > 1 && milli > 1000 * threads => Err(SpecError::new(
+        milli if threads > 1 && milli > 1000 * threads => Err(SpecError::new(
             path,
             format!(
                 "expected at most {threads} for a core of {threads} threads (each thread at \
