@@ -418,3 +418,25 @@ proptest! {
         }
     }
 }
+
+/// Sharing makes SMT-aware placement measurable. Two hogs of 13 ms started together on
+/// two 2-thread cores: the fair classes' fork placement (`find_idlest_group` at the MC
+/// level picks the idler core, `tests/fair_smp.rs`) gives each a core, and both finish at
+/// 13 ms; `fp` partitions tasks onto the allowed CPU with the fewest tasks in CPU order,
+/// CPUs 0 and 1 — siblings — and both finish at 13 / 0.65 = 20 ms.
+#[test]
+fn an_idle_core_beats_an_idle_sibling() {
+    let tasks = json!({"a": {"loop": 1, "run": 13000}, "b": {"loop": 1, "run": 13000}});
+    let s = spec(tasks, machine(2, 2, Some(1.3)));
+    for (sched, at) in [
+        ("linux-cfs", 13 * MS),
+        ("linux-eevdf", 13 * MS),
+        ("fp", 20 * MS),
+    ] {
+        assert_eq!(
+            exits(&s, sched),
+            [("a".into(), at), ("b".into(), at)],
+            "{sched}"
+        );
+    }
+}
