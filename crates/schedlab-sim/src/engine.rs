@@ -244,7 +244,7 @@ pub(crate) struct Engine<'a, S: Scheduler> {
     pub cfg: RunCfg,
     pub events: u64,
     /// Per-CPU: a completion event for the current burst is pending.
-    burst_armed: Vec<bool>,
+    pub(crate) burst_armed: Vec<bool>,
     /// Per-CPU: policy timers expired there whose cost was drawn (the index of the next
     /// draw, when `timer_irq_ns` varies).
     policy_timer_draws: Vec<u64>,
@@ -272,7 +272,7 @@ pub(crate) struct Engine<'a, S: Scheduler> {
     /// Why the run stopped before its end with a partial result (its memory budget).
     pub stopped: Option<String>,
     /// SMT siblings sharing their core (`smt.rs`); `None` unless some thread is slowed.
-    smt: Option<Box<Smt>>,
+    pub(crate) smt: Option<Box<Smt>>,
 }
 
 impl<'a, S: Scheduler> Engine<'a, S> {
@@ -1311,7 +1311,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
 
     /// Replace the pending completion of `cpu`'s burst (its end moved, or it must stop
     /// at a preemption point).
-    fn rearm(&mut self, cpu: CpuId, t: TaskId) {
+    pub(crate) fn rearm(&mut self, cpu: CpuId, t: TaskId) {
         self.core.ctx.cpus[cpu.idx()].gen += 1;
         let left = match self.rt[t.idx()].stage {
             Stage::Burst => {
@@ -1344,67 +1344,6 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             None => work,
             Some(smt) => smt.wall_for(cpu.idx(), t, work),
         }
-    }
-
-    /// Settle the progress of the task last seen on `cpu` up to its CPU time.
-    #[inline(never)]
-    fn smt_settle(&mut self, cpu: CpuId) {
-        let Some(smt) = self.smt.as_deref_mut() else {
-            return;
-        };
-        let Some(t) = smt.task_of(cpu.idx()) else {
-            return;
-        };
-        let exec = self.core.ctx.tasks[t.idx()].sum_exec_ns;
-        let rt = &mut self.rt[t.idx()];
-        let burst = (rt.stage == Stage::Burst).then_some(&mut rt.burst_end);
-        smt.settle(cpu.idx(), exec, burst);
-    }
-
-    /// After `schedule()` on `cpu`: if its task changed, settle the one that left; if the
-    /// CPU went busy or idle, its siblings change speed: settle them at the old rate and
-    /// re-arm their bursts' completions at the new one.
-    #[inline(never)]
-    fn smt_switched(&mut self, cpu: CpuId) {
-        let c = cpu.idx();
-        let Some(smt) = self.smt.as_deref() else {
-            return;
-        };
-        let now_running = self.core.ctx.cpus[c].curr;
-        let (seen, siblings) = (smt.task_of(c), smt.siblings(c));
-        if seen == now_running {
-            return;
-        }
-        self.smt_settle(cpu);
-        let was_busy = seen.is_some();
-        if was_busy != now_running.is_some() {
-            for s in siblings.clone().filter(|&s| s != c) {
-                self.core.account_time(CpuId(s as u32));
-                self.smt_settle(CpuId(s as u32));
-            }
-        }
-        let exec = now_running.map_or(0, |t| self.core.ctx.tasks[t.idx()].sum_exec_ns);
-        let smt = self.smt.as_deref_mut().expect("SMT sharing");
-        if !smt.switched(c, now_running, exec) {
-            return;
-        }
-        for s in siblings.filter(|&s| s != c) {
-            let Some(t) = self.core.ctx.cpus[s].curr else {
-                continue;
-            };
-            let (sc, rt) = (CpuId(s as u32), &self.rt[t.idx()]);
-            if self.burst_armed[s] && rt.stage == Stage::Burst && self.smt_follows(sc, t) {
-                self.rearm(sc, t);
-            }
-        }
-    }
-
-    /// The SMT state follows `t` on `cpu` (a task switched out of it by the stop task is
-    /// followed until its CPU reschedules).
-    fn smt_follows(&self, cpu: CpuId, t: TaskId) -> bool {
-        self.smt
-            .as_deref()
-            .is_some_and(|smt| smt.task_of(cpu.idx()) == Some(t))
     }
 
     /// An interrupt handler ran on `cpu` for `ns` (the tick with the softirq work its exit

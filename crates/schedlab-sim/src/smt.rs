@@ -35,7 +35,9 @@
 //! thread's work per thread, builds no [`Smt`]: the engine's hooks test one `Option` and
 //! do nothing else, and its results are those of an engine without this module.
 
-use crate::types::TaskId;
+use crate::engine::{Engine, Stage};
+use crate::sched::Scheduler;
+use crate::types::{CpuId, TaskId};
 
 /// The sharing state of an SMT machine.
 #[derive(Clone, Debug)]
@@ -217,6 +219,70 @@ impl Smt {
                 _ => (u128::from(p.frac) * u128::from(new.den) / u128::from(old.den)) as u64,
             };
         }
+    }
+}
+
+/// The engine's side: settling a CPU's task and following its switches.
+impl<S: Scheduler> Engine<'_, S> {
+    /// Settle the progress of the task last seen on `cpu` up to its CPU time.
+    #[inline(never)]
+    pub(crate) fn smt_settle(&mut self, cpu: CpuId) {
+        let Some(smt) = self.smt.as_deref_mut() else {
+            return;
+        };
+        let Some(t) = smt.task_of(cpu.idx()) else {
+            return;
+        };
+        let exec = self.core.ctx.tasks[t.idx()].sum_exec_ns;
+        let rt = &mut self.rt[t.idx()];
+        let burst = (rt.stage == Stage::Burst).then_some(&mut rt.burst_end);
+        smt.settle(cpu.idx(), exec, burst);
+    }
+
+    /// After `schedule()` on `cpu`: if its task changed, settle the one that left; if the
+    /// CPU went busy or idle, its siblings change speed: settle them at the old rate and
+    /// re-arm their bursts' completions at the new one.
+    #[inline(never)]
+    pub(crate) fn smt_switched(&mut self, cpu: CpuId) {
+        let c = cpu.idx();
+        let Some(smt) = self.smt.as_deref() else {
+            return;
+        };
+        let now_running = self.core.ctx.cpus[c].curr;
+        let (seen, siblings) = (smt.task_of(c), smt.siblings(c));
+        if seen == now_running {
+            return;
+        }
+        self.smt_settle(cpu);
+        let was_busy = seen.is_some();
+        if was_busy != now_running.is_some() {
+            for s in siblings.clone().filter(|&s| s != c) {
+                self.core.account_time(CpuId(s as u32));
+                self.smt_settle(CpuId(s as u32));
+            }
+        }
+        let exec = now_running.map_or(0, |t| self.core.ctx.tasks[t.idx()].sum_exec_ns);
+        let smt = self.smt.as_deref_mut().expect("SMT sharing");
+        if !smt.switched(c, now_running, exec) {
+            return;
+        }
+        for s in siblings.filter(|&s| s != c) {
+            let Some(t) = self.core.ctx.cpus[s].curr else {
+                continue;
+            };
+            let (sc, rt) = (CpuId(s as u32), &self.rt[t.idx()]);
+            if self.burst_armed[s] && rt.stage == Stage::Burst && self.smt_follows(sc, t) {
+                self.rearm(sc, t);
+            }
+        }
+    }
+
+    /// The SMT state follows `t` on `cpu` (a task switched out of it by the stop task is
+    /// followed until its CPU reschedules).
+    fn smt_follows(&self, cpu: CpuId, t: TaskId) -> bool {
+        self.smt
+            .as_deref()
+            .is_some_and(|smt| smt.task_of(cpu.idx()) == Some(t))
     }
 }
 
