@@ -16,7 +16,9 @@
 //! time while a sibling is busy. The machine's own costs keep the lengths it gives them:
 //! a context switch's overhead, and an interrupt's time charged into a burst (the tick,
 //! timer expiries, the softirq work an interrupt exit runs) — their ends are events at
-//! fixed instants (an `IrqExit`, a sleeper's wake-up after the handler). A `runtime` op
+//! fixed instants (an `IrqExit`, a sleeper's wake-up after the handler; the softirq work
+//! a `ksoftirqd` thread takes is its `run`, slowed like any task's, while the window in
+//! which it keeps preemption off keeps the work's length). A `runtime` op
 //! runs for wall time, as rt-app's does, whatever its speed. A task's CPU time
 //! (`sum_exec_ns`, `runtime_ns` in results) is the time it held its CPU, as the kernel
 //! charges it; its work is what its program asked for.

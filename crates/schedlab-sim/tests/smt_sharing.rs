@@ -440,3 +440,51 @@ fn an_idle_core_beats_an_idle_sibling() {
         );
     }
 }
+
+/// Every policy runs a workload of kernel spans with preemption points (pipes, fork,
+/// wake-ups, sleeps, exits), a mutex, `runtime` work, ticks that cost time and raise
+/// softirq work, on two 2-thread cores sharing at 1.3, with every invariant checked after
+/// each event (`check: true`) and the same result twice.
+#[test]
+fn every_policy_keeps_the_invariants_on_shared_cores() {
+    let text = json!({
+        "tasks": {
+            "w": {"instance": 3, "loop": 20, "schedlab:write": {"chan": "p", "bytes": 2000},
+                  "lock": "m", "run": 300, "unlock": "m", "sleep": 200},
+            "r": {"instance": 2, "loop": 30, "schedlab:read": {"chan": "p", "bytes": 3000},
+                  "runtime": 150, "resume": "f"},
+            "f": {"loop": 5, "run": 900, "fork": "child", "sleep": 700, "suspend": "f"},
+            "child": {"instance": 0, "loop": 1, "run": 400},
+            "h": {"loop": -1, "run": 5000}
+        },
+        "schedlab": {
+            "pipes": {"p": {"capacity": 8192}},
+            "machine": {
+                "topology": {"cores": 2, "threads": 2}, "hz": 1000,
+                "context_switch_ns": 3000, "fork_ns": 20000, "wakeup_ns": 1500,
+                "sleep_ns": 1000, "exit_ns": 5000,
+                "kernel": {"preempt": "voluntary", "tick_ns": 2000, "softirq_ns": 3000,
+                           "timer_irq_ns": 1000,
+                           "spans": {"pipe": {"nonpreempt_ns": 500, "point_ns": 700},
+                                     "fork": {"nonpreempt_ns": 5000, "point_ns": 4000}}}
+            }
+        }
+    });
+    for &name in schedlab_sim::cpu::NAMES {
+        let cfg = SimConfig {
+            scheduler: Some(name.into()),
+            check: true,
+            duration_ns: Some(50 * MS),
+            ..SimConfig::default()
+        };
+        let run = || match simulate_text(&text.to_string(), &cfg) {
+            Ok(out) => Some(comparable(&out)),
+            // A policy that refuses the workload (its softirq threads' class, the spec's
+            // attributes) says so before running.
+            Err(RunError::Sim(e)) if e.bad_input => None,
+            Err(e) => panic!("{name}: {e}"),
+        };
+        let (a, b) = (run(), run());
+        assert_eq!(a, b, "{name}");
+    }
+}
