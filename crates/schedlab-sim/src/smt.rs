@@ -20,7 +20,7 @@
 //! a `ksoftirqd` thread takes is its `run`, slowed like any task's, while the window in
 //! which it keeps preemption off keeps the work's length). A `runtime` op
 //! runs for wall time, as rt-app's does, whatever its speed. A task's CPU time
-//! (`sum_exec_ns`, `runtime_ns` in results) is the time it held its CPU, as the kernel
+//! (`sum_exec_ns`, `cpu_ns` in results) is the time it held its CPU, as the kernel
 //! charges it; its work is what its program asked for.
 //!
 //! How: the engine keeps a burst's end as the task's CPU time at which its work is done
@@ -30,8 +30,10 @@
 //! work done carried); a completion is armed at the CPU time the work left needs at the
 //! current rate ([`Smt::wall_for`]); when a thread of a core starts or stops being busy,
 //! the running siblings are settled at the old rate and their completions re-armed at the
-//! new one (the engine's `smt_switched`). Work is exact to the nanosecond: a burst ends at
-//! the first nanosecond by which its work is done.
+//! new one (the engine's `smt_switched`). A burst ends at the first nanosecond by which its
+//! work is done; the work under a nanosecond a task has done when it leaves its CPU
+//! mid-burst is not carried to its next stint (`tests/smt_sharing.rs` bounds the work
+//! done by this).
 //!
 //! A machine without SMT (one thread per core, the default topology), or whose cores do a
 //! thread's work per thread, builds no [`Smt`]: the engine's hooks test one `Option` and
