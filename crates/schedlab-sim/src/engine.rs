@@ -29,6 +29,7 @@ use crate::metrics::{relative_deadline, ActKind, Metrics, SampleMode};
 use crate::program::{first_timer_period, mask_of, Advance, Programs, Walk};
 use crate::protocol::{CoreCosts, SchedCore};
 use crate::sched::Scheduler;
+use crate::smt::Smt;
 use crate::sync::{Barrier, Channel, Cond, Misuse, Mutex};
 use crate::trace::writer::PrevState;
 use crate::types::{CpuId, CpuMask, SchedAttrs, TaskId, Time};
@@ -243,7 +244,7 @@ pub(crate) struct Engine<'a, S: Scheduler> {
     pub cfg: RunCfg,
     pub events: u64,
     /// Per-CPU: a completion event for the current burst is pending.
-    burst_armed: Vec<bool>,
+    pub(crate) burst_armed: Vec<bool>,
     /// Per-CPU: policy timers expired there whose cost was drawn (the index of the next
     /// draw, when `timer_irq_ns` varies).
     policy_timer_draws: Vec<u64>,
@@ -270,6 +271,8 @@ pub(crate) struct Engine<'a, S: Scheduler> {
     budget: Budget,
     /// Why the run stopped before its end with a partial result (its memory budget).
     pub stopped: Option<String>,
+    /// SMT siblings sharing their core (`smt.rs`); `None` unless some thread is slowed.
+    pub(crate) smt: Option<Box<Smt>>,
 }
 
 impl<'a, S: Scheduler> Engine<'a, S> {
@@ -292,6 +295,8 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             .collect();
         let memory_budget = cfg.memory_budget;
         let cfg_costs_vary = cfg.spreads.any() || r.channels.iter().any(|c| c.op_spread.is_some());
+        let threads = ctx.topology().threads_per_core;
+        let smt = Smt::new(nr_cpus, threads, spec.machine.smt_throughput_milli).map(Box::new);
         let mut core = SchedCore::new(policy, ctx, cfg.costs);
         core.tick_may_stop = cfg.kernel.tick_may_stop;
         Engine {
@@ -349,6 +354,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             error: None,
             budget: Budget::new(memory_budget),
             stopped: None,
+            smt,
         }
     }
 
@@ -719,7 +725,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                 {
                     self.core.ctx.charge_cpu = cpu.idx();
                     self.burst_armed[cpu.idx()] = false;
-                    self.core.account_time(cpu);
+                    self.account_cpu(cpu);
                     self.dispatch(cpu);
                 }
             }
@@ -825,7 +831,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             return;
         }
         if let Some(p) = self.core.ctx.cpus[c].curr {
-            self.core.account_time(cpu);
+            self.account_cpu(cpu);
             self.finish_due_burst(cpu, p);
             if self.cfg.kernel.defers && self.defer_in_span(cpu) {
                 return;
@@ -851,6 +857,9 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             if let Some(n) = sw.next {
                 self.set_state(n, TState::Running);
             }
+        }
+        if self.smt.is_some() {
+            self.smt_switched(cpu);
         }
         if sw.next.is_some() && (sw.switched() || !self.burst_armed[c]) {
             self.dispatch(cpu);
@@ -960,7 +969,8 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                         return;
                     }
                     if left > 0 {
-                        return self.arm_burst(cpu, self.next_stop(cpu, t, left));
+                        let stop = self.next_stop(cpu, t, left);
+                        return self.arm_burst(cpu, self.cpu_time_for(cpu, t, stop));
                     }
                     self.effect(cpu, t);
                     if self.deferred_count > 0 {
@@ -1302,14 +1312,39 @@ impl<'a, S: Scheduler> Engine<'a, S> {
 
     /// Replace the pending completion of `cpu`'s burst (its end moved, or it must stop
     /// at a preemption point).
-    fn rearm(&mut self, cpu: CpuId, t: TaskId) {
+    pub(crate) fn rearm(&mut self, cpu: CpuId, t: TaskId) {
         self.core.ctx.cpus[cpu.idx()].gen += 1;
         let left = match self.rt[t.idx()].stage {
-            Stage::Burst => self.next_stop(cpu, t, self.burst_left(t)),
+            Stage::Burst => {
+                let stop = self.next_stop(cpu, t, self.burst_left(t));
+                self.cpu_time_for(cpu, t, stop)
+            }
             Stage::Until(until) => until.saturating_sub(self.core.ctx.now),
             _ => 0,
         };
         self.arm_burst(cpu, left);
+    }
+
+    // ------------------------------------------------------------------ SMT sharing
+
+    /// Bring `cpu`'s CPU time up to date, and on a machine whose SMT siblings share their
+    /// core, its task's progress (`smt.rs`).
+    #[inline(always)]
+    fn account_cpu(&mut self, cpu: CpuId) {
+        self.core.account_time(cpu);
+        if self.smt.is_some() {
+            self.smt_settle(cpu);
+        }
+    }
+
+    /// The CPU time `cpu`'s task `t` needs for `work` ns of its burst: `work` itself,
+    /// unless a busy sibling slows the CPU (`smt.rs`).
+    #[inline(always)]
+    fn cpu_time_for(&self, cpu: CpuId, t: TaskId, work: u64) -> u64 {
+        match self.smt.as_deref() {
+            None => work,
+            Some(smt) => smt.wall_for(cpu.idx(), t, work),
+        }
     }
 
     /// An interrupt handler ran on `cpu` for `ns` (the tick with the softirq work its exit
@@ -1325,7 +1360,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         let Some(t) = self.core.ctx.cpus[c].curr else {
             return;
         };
-        self.core.account_time(cpu);
+        self.account_cpu(cpu);
         let busy_until = &mut self.softirq.busy_until[c];
         if *busy_until > self.core.ctx.now {
             // An interrupt inside softirq work: that work ends later.
@@ -1338,6 +1373,9 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             // A never-ending burst (`run: -1`) ends at u64::MAX and stays there.
             let end = &mut self.rt[t.idx()].burst_end;
             *end = end.saturating_add(ns);
+            if let Some(smt) = self.smt.as_deref_mut() {
+                smt.interrupt(t, ns);
+            }
         } else {
             // `runtime` (wall-clock) work, or between ops: nothing ends later.
             return;

@@ -22,6 +22,7 @@ mod kernel;
 pub mod protocol;
 mod result;
 pub mod sched;
+mod smt;
 pub mod timer;
 pub mod topology;
 pub mod trace;

@@ -88,6 +88,59 @@ fn topology_errors() {
     );
 }
 
+/// `machine.smt_throughput`: thousandths of one thread's throughput, 1.3 unless given;
+/// a profile's value is overridden by the spec's; the spec's topology bounds it.
+#[test]
+fn smt_throughput() {
+    let milli = |machine: &str| {
+        spec(&with(&format!(r#"{{"machine": {machine}}}"#)))
+            .machine
+            .smt_throughput_milli
+    };
+    assert_eq!(milli(r#"{"topology": {"cores": 2, "threads": 2}}"#), 1300);
+    assert_eq!(
+        milli(r#"{"topology": {"threads": 2}, "smt_throughput": 1.25}"#),
+        1250
+    );
+    assert_eq!(
+        milli(r#"{"topology": {"threads": 4}, "smt_throughput": 4}"#),
+        4000
+    );
+    assert_eq!(
+        milli(r#"{"cpus": 2, "smt_throughput": 3}"#),
+        3000,
+        "no SMT: no bound"
+    );
+    let profile = r#"{"name": "p", "machine": {"smt_throughput": 1.1}}"#;
+    assert_eq!(
+        milli(&format!(
+            r#"{{"profile": {profile}, "topology": {{"threads": 2}}}}"#
+        )),
+        1100
+    );
+    assert_eq!(
+        milli(&format!(
+            r#"{{"profile": {profile}, "smt_throughput": 1.4, "topology": {{"threads": 2}}}}"#
+        )),
+        1400
+    );
+    let at = "$.schedlab.machine.smt_throughput";
+    let bad = |x: &str| {
+        with(&format!(
+            r#"{{"machine": {{"topology": {{"threads": 2}}, "smt_throughput": {x}}}}}"#
+        ))
+    };
+    assert_err(&bad("0.99"), at, "one thread alone is 1");
+    assert_err(&bad("-1"), at, "one thread alone is 1");
+    assert_err(&bad("1.0005"), at, "at most three decimals");
+    assert_err(&bad("true"), at, "a number ≥ 1");
+    assert_err(
+        &bad("2.001"),
+        at,
+        "expected at most 2 for a core of 2 threads",
+    );
+}
+
 #[test]
 fn cgroup_v1_settings_and_implicit_parents() {
     let s = spec(&cgroups(

@@ -92,6 +92,8 @@ pub(crate) struct MachineIr {
     pub machine: Machine,
     pub cpus: Option<(u32, String)>,
     pub topology: Option<(Topology, String)>,
+    /// Where `smt_throughput` was given (checked against the threads once sized).
+    pub smt_throughput_path: Option<String>,
 }
 
 /// Everything under `"schedlab"`.
@@ -149,6 +151,7 @@ pub(crate) fn parse(v: Option<&Json>) -> Result<Ext, SpecError> {
             machine: Machine::default(),
             cpus: None,
             topology: None,
+            smt_throughput_path: None,
         },
         cgroups: CgroupsIr::default(),
         rest: ExtRest {
@@ -194,6 +197,7 @@ pub(crate) fn parse(v: Option<&Json>) -> Result<Ext, SpecError> {
 const MACHINE_KEYS: &[&str] = &[
     "cpus",
     "topology",
+    "smt_throughput",
     "hz",
     "context_switch_ns",
     "sched_work_ps",
@@ -215,6 +219,7 @@ fn machine(v: &Json, path: &str) -> Result<MachineIr, SpecError> {
         machine: Machine::default(),
         cpus: None,
         topology: None,
+        smt_throughput_path: None,
     };
     if let Some(pv) = o.get("profile") {
         let name = super::profile::apply(pv, &o.at("profile"), &mut ir)?;
@@ -277,6 +282,10 @@ pub(crate) fn machine_keys(o: &Obj, ir: &mut MachineIr, profile_ok: bool) -> Res
                 ir.cpus = Some((n as u32, kp));
             }
             "topology" => ir.topology = Some((topology(kv, &kp)?, kp)),
+            "smt_throughput" => {
+                m.smt_throughput_milli = smt_throughput(kv, &kp)?;
+                ir.smt_throughput_path = Some(kp);
+            }
             "hz" => {
                 let hz = get::int(kv, &kp, "a tick rate (Linux CONFIG_HZ)")?;
                 if !HZ_CHOICES.iter().any(|&c| i128::from(c) == hz) {
@@ -362,6 +371,37 @@ fn channel_cost_key(
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+/// `machine.smt_throughput`: a number ≥ 1 with at most three decimals, in thousandths.
+/// (Its upper bound, the threads of a core, is checked once the machine is sized.)
+fn smt_throughput(v: &Json, path: &str) -> Result<u32, SpecError> {
+    let what = "the combined throughput of a core whose threads are all busy, relative to \
+                one thread alone (a number ≥ 1, e.g. 1.3)";
+    let x = match v {
+        Json::Num(Number::Int(i)) => *i as f64,
+        Json::Num(Number::Float(f)) => *f,
+        other => {
+            return Err(SpecError::new(
+                path,
+                format!("expected {what}, found {}", other.describe()),
+            ))
+        }
+    };
+    let milli = (x * 1000.0).round();
+    if !(1000.0..=1000.0 * MAX_MACHINE_CPUS as f64).contains(&milli) || !x.is_finite() {
+        return Err(SpecError::new(
+            path,
+            format!("expected {what}, found {x}: one thread alone is 1, and a core cannot be slower with more of its threads busy"),
+        ));
+    }
+    if (x * 1000.0 - milli).abs() > 1e-6 {
+        return Err(SpecError::new(
+            path,
+            format!("expected {what} with at most three decimals, found {x}"),
+        ));
+    }
+    Ok(milli as u32)
 }
 
 const TOPOLOGY_KEYS: &[&str] = &["packages", "cores", "threads", "llc_cores"];

@@ -37,6 +37,7 @@ pub(crate) fn size(
     cgroups: &CgroupsIr,
 ) -> Result<Machine, SpecError> {
     let mut m = ir.machine;
+    let smt_path = ir.smt_throughput_path;
     match (ir.cpus, ir.topology) {
         (Some((n, path)), Some((topo, _))) if n != topo.nr_cpus() => {
             return Err(SpecError::new(
@@ -71,8 +72,30 @@ pub(crate) fn size(
             return Ok(m);
         }
     }
+    if let Some(path) = smt_path {
+        check_smt_throughput(&m, path)?;
+    }
     if let Some((c, path)) = named_cpus(tasks, cgroups).find(|(c, _)| *c >= m.cpus) {
         return Err(sched::cpu_not_on_machine(*c, path, m.cpus));
     }
     Ok(m)
+}
+
+/// A core of T threads does at most T threads' work: `smt_throughput` ≤ T on a machine
+/// with SMT. Without SMT (one thread per core) the setting changes nothing and any value
+/// is accepted, so that a profile may state its processor's figure whatever the spec's
+/// topology.
+fn check_smt_throughput(m: &Machine, path: String) -> Result<(), SpecError> {
+    let threads = m.topology.threads_per_core;
+    match m.smt_throughput_milli {
+        milli if threads > 1 && milli > 1000 * threads => Err(SpecError::new(
+            path,
+            format!(
+                "expected at most {threads} for a core of {threads} threads (each thread at \
+                 full speed), found {}",
+                milli as f64 / 1000.0
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
