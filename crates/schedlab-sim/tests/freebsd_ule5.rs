@@ -181,7 +181,8 @@ fn interactive_threads_do_not_starve_the_next_queue() {
 /// CPU 0. With CPUs 0 and 1 SMT siblings (one kseq group) CPU 1 steals a hog as it idles
 /// (`kseq_idled`): the hogs run 100 + 50 ms in the first 100 ms. As separate cores (groups
 /// of one) this revision does not steal across groups and the balancers are not due
-/// before 500 ms: the hogs get CPU 0's 100 ms only.
+/// before 500 ms: the hogs get CPU 0's 100 ms only. Siblings do not share a core's
+/// throughput here (`smt_throughput` = threads), so the CPU times are the work done.
 #[test]
 fn an_idle_cpu_steals_from_its_smt_sibling_only() {
     let spec = |threads: u32, cores: u32| {
@@ -189,7 +190,7 @@ fn an_idle_cpu_steals_from_its_smt_sibling_only() {
             r#"{{"global": {{"duration": 1}},
             "tasks": {{"hog": {{"instance": 3, "cpus": [0, 1], "loop": 1, "run": -1}},
                       "pinned": {{"cpus": [1], "loop": 1, "run": 50000}}}},
-            "schedlab": {{"machine": {{"cpus": 2, "hz": 1000,
+            "schedlab": {{"machine": {{"cpus": 2, "hz": 1000, "smt_throughput": {threads},
                 "topology": {{"packages": 1, "cores": {cores}, "threads": {threads}}}}}}}}}"#
         )
     };
