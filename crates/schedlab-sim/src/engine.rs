@@ -200,6 +200,8 @@ pub(crate) struct RunCfg {
     pub check: bool,
     /// Bytes the run may hold (see `budget.rs`).
     pub memory_budget: u64,
+    /// The caller's request to stop, asked with the memory count.
+    pub cancel: Option<budget::Cancel>,
 }
 
 /// Why a run stopped early.
@@ -270,6 +272,8 @@ pub(crate) struct Engine<'a, S: Scheduler> {
     budget: Budget,
     /// Why the run stopped before its end with a partial result (its memory budget).
     pub stopped: Option<String>,
+    /// The caller stopped the run (`RunCfg::cancel`): there is no result.
+    pub cancelled: bool,
 }
 
 impl<'a, S: Scheduler> Engine<'a, S> {
@@ -349,6 +353,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             error: None,
             budget: Budget::new(memory_budget),
             stopped: None,
+            cancelled: false,
         }
     }
 
@@ -669,12 +674,21 @@ impl<'a, S: Scheduler> Engine<'a, S> {
     /// The run stopped early: an error, or its memory budget.
     #[inline]
     fn halted(&self) -> bool {
-        self.error.is_some() || self.stopped.is_some()
+        self.error.is_some() || self.stopped.is_some() || self.cancelled
     }
 
     /// The periodic count of the memory the run holds.
     #[cold]
     fn check_budget(&mut self) {
+        if self
+            .cfg
+            .cancel
+            .as_ref()
+            .is_some_and(budget::Cancel::requested)
+        {
+            self.cancelled = true;
+            return;
+        }
         let used = budget::used(self);
         if used > self.budget.limit() {
             self.stop_for_memory(used);
