@@ -54,7 +54,9 @@ def simulate(
     """Validate and simulate a spec; the GIL is released while it runs. ``run.spec_sha256``
     of the result is the sha256 of exactly ``spec_json``'s UTF-8 bytes. A run that would
     hold more than ``memory_budget`` bytes (default 4 GiB) stops early: its partial result
-    says why in ``run.stopped``.
+    says why in ``run.stopped``. Every 65,536 events the run takes the GIL back briefly to
+    run Python's signal handlers (on the main thread): an exception one raises
+    (``KeyboardInterrupt`` on Ctrl-C) stops the run and is raised here.
 
     Returns the result JSON text (docs/results.md) and the per-activation samples as
     columns ``tid, release_ns, wake_ns, start_ns, end_ns, kind``, each one ``bytes`` of

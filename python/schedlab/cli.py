@@ -530,10 +530,11 @@ def run(
     _check_outputs([spec], {"--trace": trace, "--samples": samples_file, "--output": output},
                    parquet)
     src = _load(spec)
+    under = scheduler or "the spec’s scheduler"
     with _outputs() as outs:
         trace_tmp = outs.stage(trace) if trace else None
         samples_tmp = outs.stage(samples_file) if samples_file else None
-        with _busy(f"simulating under {scheduler or 'the spec’s scheduler'}…"):
+        with _busy(f"simulating under {under}…"), _stopped_by_signals(f"{spec} under {under}"):
             r = runner.execute(runner.Job(
                 spec=src, scheduler=scheduler, params=tuple(params), seed=seed, cpus=cpus,
                 hz=hz, duration_ns=duration, trace=trace_tmp, check=check,
@@ -1311,6 +1312,32 @@ def _sigterm_unwinds() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+class Stopped(BaseException):
+    """A signal stopped a run (the core polls for signals while it simulates): unwinds
+    like an interrupt, so that staged outputs are removed, and names the run."""
+
+    def __init__(self, what: str, signum: int) -> None:
+        super().__init__(what, signum)
+        self.what = what
+        self.signum = signum
+
+    def message(self) -> str:
+        word = "terminated" if self.signum == signal.SIGTERM else "interrupted"
+        return f"{word}: the run of {self.what}"
+
+
+@contextlib.contextmanager
+def _stopped_by_signals(what: str) -> Iterator[None]:
+    """Ctrl-C (KeyboardInterrupt) or SIGTERM (Terminated) during the run of ``what``
+    become :class:`Stopped`, naming it."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise Stopped(what, signal.SIGINT) from None
+    except Terminated:
+        raise Stopped(what, signal.SIGTERM) from None
+
+
 def run_cli(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (never raises, but for SystemExit)."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -1335,6 +1362,9 @@ def run_cli(argv: Sequence[str] | None = None) -> int:
     except Terminated:
         _error("terminated")
         return 128 + signal.SIGTERM
+    except Stopped as e:
+        _error(e.message())
+        return 128 + e.signum
     except CliError as e:
         _error(str(e))
         return e.code

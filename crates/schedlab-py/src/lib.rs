@@ -9,6 +9,7 @@
 //! an unparsable trace raises `TraceError` (a `ValueError` with `.line` and `.message`).
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -105,7 +106,9 @@ fn json_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
 /// takes the spec's sha256 over exactly these bytes for `run.spec_sha256`). Returns the
 /// result JSON text (docs/results.md) and the per-activation samples as a dict of
 /// equal-length lists (`tid`, `release_ns`, `wake_ns`, `start_ns`, `end_ns`, `kind`; empty
-/// when `samples` is false). The GIL is released while the spec is parsed and simulated.
+/// when `samples` is false). The GIL is released while the spec is parsed and simulated,
+/// and taken back briefly every 65,536 events to run Python's signal handlers: an
+/// exception one raises (`KeyboardInterrupt` on Ctrl-C) stops the run and is raised here.
 #[pyfunction]
 #[pyo3(signature = (
     spec_json,
@@ -152,12 +155,24 @@ fn simulate<'py>(
             (None, false) => schedlab_sim::SampleOutput::Summary,
         },
         memory_budget,
+        cancel: None,
+    };
+    let (cancel, raised) = signal_handlers();
+    let cfg = schedlab_sim::SimConfig {
+        cancel: Some(cancel),
+        ..cfg
     };
     let out = py
         .allow_threads(|| schedlab_sim::simulate_text(spec_json, &cfg))
         .map_err(|e| match e {
             schedlab_sim::RunError::Spec(e) => spec_error(py, e),
-            schedlab_sim::RunError::Sim(e) => sim_error(py, e),
+            schedlab_sim::RunError::Sim(e) => {
+                let handler_raised = raised.lock().unwrap_or_else(PoisonError::into_inner).take();
+                match handler_raised {
+                    Some(err) if e.cancelled() => err,
+                    _ => sim_error(py, e),
+                }
+            }
         })?;
     let text = json_text(&out.json(), false)?;
     Ok((text, sample_columns(py, &out.samples)?))
@@ -180,6 +195,25 @@ fn sample_columns<'py>(
     cols.set_item("end_ns", column_bytes(py, &s.end_ns, i64::to_ne_bytes))?;
     cols.set_item("kind", PyBytes::new(py, &s.kind))?;
     Ok(cols)
+}
+
+/// A run's check for Python's signals: it takes the GIL and runs the pending signal
+/// handlers (`PyErr_CheckSignals`; only the main thread runs them, elsewhere it does
+/// nothing). When one raises, the run stops and the exception is kept in the slot
+/// returned beside, for the caller to raise in its place.
+fn signal_handlers() -> (schedlab_sim::budget::Cancel, Arc<Mutex<Option<PyErr>>>) {
+    let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
+    let slot = Arc::clone(&raised);
+    let cancel = schedlab_sim::budget::Cancel::new(move || {
+        Python::with_gil(|py| match py.check_signals() {
+            Ok(()) => false,
+            Err(e) => {
+                *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
+                true
+            }
+        })
+    });
+    (cancel, raised)
 }
 
 /// A column of numbers as one `bytes` object, written in place.

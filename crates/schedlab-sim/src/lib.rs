@@ -67,6 +67,9 @@ pub struct SimConfig {
     /// Bytes the run may hold; `None` is [`budget::DEFAULT_MEMORY_BUDGET`]. A run that
     /// would hold more stops with a partial result ([`RunResult`]'s `run.stopped`).
     pub memory_budget: Option<u64>,
+    /// Asked every few tens of thousands of events whether to stop the run (then
+    /// [`simulate`] returns an error: [`SimError::cancelled`]).
+    pub cancel: Option<budget::Cancel>,
 }
 
 /// What a run keeps of its per-activation samples.
@@ -106,7 +109,15 @@ pub struct SimError {
     pub bad_input: bool,
 }
 
+/// The message of a run its caller stopped ([`SimConfig::cancel`]).
+pub const CANCELLED: &str = "the run was stopped by its caller";
+
 impl SimError {
+    /// The run was stopped through [`SimConfig::cancel`].
+    pub fn cancelled(&self) -> bool {
+        !self.bad_input && self.message == CANCELLED
+    }
+
     fn input(message: impl Into<String>) -> SimError {
         SimError {
             message: message.into(),
@@ -796,6 +807,7 @@ impl cpu::PolicyVisitor for Run<'_> {
                 .cfg
                 .memory_budget
                 .unwrap_or(budget::DEFAULT_MEMORY_BUDGET),
+            cancel: self.cfg.cancel.clone(),
         };
         let mut blk = io::BlockLayer::new(self.spec).map_err(SimError::input)?;
         let (mode, sample_path) = sample_mode(&self.cfg.samples)?;
@@ -810,6 +822,12 @@ impl cpu::PolicyVisitor for Run<'_> {
         let mut e = engine::Engine::new(spec, ctx, policy, rcfg, mode, blk);
         e.start(spec);
         e.run();
+        if e.cancelled {
+            return Err(SimError {
+                message: CANCELLED.to_string(),
+                bad_input: false,
+            });
+        }
         if let Some(err) = e.error.take() {
             return Err(SimError {
                 message: format!("{} (seed {seed})", err.0),

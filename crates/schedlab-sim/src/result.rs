@@ -161,11 +161,13 @@ fn task<S: Scheduler>(e: &Engine<S>, src: &mut SeriesStats, i: usize, name: Stri
         wakeup_latency_ns: src.task(&e.metrics, i, Series::Latency),
         response_ns: src.task(&e.metrics, i, Series::Response),
         kernel_thread: e.is_kernel_thread(TaskId(i as u32)),
-        io: e.blk.task_stats(TaskId(i as u32)).map(|s| TaskIoResult {
-            requests: s.requests,
-            bytes_read: s.bytes_read,
-            bytes_written: s.bytes_written,
-            latency_ns: Summary::of_histogram(&s.latency),
+        io: e.blk.task_stats(TaskId(i as u32)).map(|s| {
+            Box::new(TaskIoResult {
+                requests: s.requests,
+                bytes_read: s.bytes_read,
+                bytes_written: s.bytes_written,
+                latency_ns: Summary::of_histogram(&s.latency),
+            })
         }),
     }
 }
