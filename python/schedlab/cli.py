@@ -1145,7 +1145,7 @@ def host_run(spec: str, duration: int | None, as_json: bool, rows: int) -> None:
     back) and report it in the simulator's result schema, with the kernel facts of the
     run. Block I/O is not run on the host yet (refused, exit 2)."""
     src = _load(spec)
-    with _busy("running on this machine…"):
+    with _busy("running on this machine…"), _stopped_by_signals(f"{spec} on this machine"):
         r = runner.execute_on_host(src, duration_ns=duration)
     if as_json:
         click.echo(r.to_json())

@@ -11,7 +11,11 @@ fn host(spec: &str) -> Value {
 }
 
 fn host_for(spec: &str, duration_ns: Option<u64>) -> Value {
-    let out = run(spec, &RunOptions { duration_ns }).unwrap_or_else(|e| panic!("{e}"));
+    let opts = RunOptions {
+        duration_ns,
+        cancel: None,
+    };
+    let out = run(spec, &opts).unwrap_or_else(|e| panic!("{e}"));
     out.result.to_json()
 }
 
@@ -159,4 +163,20 @@ fn cgroups_are_made_throttle_their_rt_task_and_are_gone_afterwards() {
     );
     assert_eq!(std::fs::read_to_string(&journal).unwrap(), "");
     let _ = std::fs::remove_file(&journal);
+}
+
+#[test]
+fn a_cancelled_run_returns_no_result() {
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let count = asked.clone();
+    let cancel = schedlab_core::cancel::Cancel::new(move || {
+        count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 2
+    });
+    let opts = RunOptions {
+        duration_ns: Some(600_000_000_000),
+        cancel: Some(cancel),
+    };
+    let spec = r#"{"tasks": {"hog": {"loop": -1, "run": -1}}}"#;
+    assert!(matches!(run(spec, &opts), Err(HostError::Cancelled)));
+    assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 3);
 }

@@ -201,10 +201,10 @@ fn sample_columns<'py>(
 /// handlers (`PyErr_CheckSignals`; only the main thread runs them, elsewhere it does
 /// nothing). When one raises, the run stops and the exception is kept in the slot
 /// returned beside, for the caller to raise in its place.
-fn signal_handlers() -> (schedlab_sim::budget::Cancel, Arc<Mutex<Option<PyErr>>>) {
+fn signal_handlers() -> (schedlab_core::cancel::Cancel, Arc<Mutex<Option<PyErr>>>) {
     let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
     let slot = Arc::clone(&raised);
-    let cancel = schedlab_sim::budget::Cancel::new(move || {
+    let cancel = schedlab_core::cancel::Cancel::new(move || {
         Python::with_gil(|py| match py.check_signals() {
             Ok(()) => false,
             Err(e) => {
@@ -653,12 +653,22 @@ fn host_run<'py>(
     if let Err(e) = schedlab_spec::parse_spec(spec_json) {
         return Err(spec_error(py, e));
     }
-    let opts = schedlab_host::runner::RunOptions { duration_ns };
+    let (cancel, raised) = signal_handlers();
+    let opts = schedlab_host::runner::RunOptions {
+        duration_ns,
+        cancel: Some(cancel),
+    };
     let out = py
         .allow_threads(|| schedlab_host::runner::run(spec_json, &opts))
         .map_err(|e| match e {
             schedlab_host::runner::HostError::BadInput(m) => host_error(py, m, true),
             schedlab_host::runner::HostError::Refused(m) => host_error(py, m, false),
+            schedlab_host::runner::HostError::Cancelled => {
+                let handler_raised = raised.lock().unwrap_or_else(PoisonError::into_inner).take();
+                handler_raised.unwrap_or_else(|| {
+                    host_error(py, "the run was stopped by its caller".into(), false)
+                })
+            }
         })?;
     let text = json_text(&out.result.to_json(), false)?;
     Ok((text, sample_columns(py, &out.samples)?))

@@ -13,33 +13,12 @@
 //! [`CHECK_EVERY`] events (samples and buckets grow slowly). The caller's [`Cancel`] is
 //! asked at the same events, so that neither costs the loop anything per event.
 
-use std::sync::Arc;
-
 use crate::engine::Engine;
 use crate::sched::Scheduler;
 
-/// The caller's way to stop a run before its end (a front end's Ctrl-C, say): asked every
-/// [`CHECK_EVERY`] events, a `true` stops the run, which returns an error saying so and
-/// no result.
-#[derive(Clone)]
-pub struct Cancel(Arc<dyn Fn() -> bool + Send + Sync>);
-
-impl Cancel {
-    pub fn new(f: impl Fn() -> bool + Send + Sync + 'static) -> Self {
-        Cancel(Arc::new(f))
-    }
-
-    /// Does the caller want the run stopped now?
-    pub fn requested(&self) -> bool {
-        (self.0)()
-    }
-}
-
-impl std::fmt::Debug for Cancel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Cancel(..)")
-    }
-}
+/// The caller's way to stop a run before its end, shared with the host runner: asked
+/// every [`CHECK_EVERY`] events here.
+pub use schedlab_core::cancel::Cancel;
 
 /// The budget when the caller gives none (`--memory-budget`).
 pub const DEFAULT_MEMORY_BUDGET: u64 = 4 << 30;

@@ -35,6 +35,7 @@ use std::sync::{Barrier, Mutex};
 use std::thread::Scope;
 use std::time::Instant;
 
+use schedlab_core::cancel::Cancel;
 use schedlab_core::metrics::{Metrics, SampleMode, Samples};
 use schedlab_core::program::{self, Programs};
 use schedlab_core::result::{
@@ -57,7 +58,14 @@ pub struct RunOptions {
     /// Stop after this long (else the spec's `global.duration`, else when every task has
     /// exited).
     pub duration_ns: Option<u64>,
+    /// Asked by the run's main thread every [`CANCEL_POLL`]; a `true` stops every task at
+    /// its next event or wait slice, and the run returns [`HostError::Cancelled`] after
+    /// putting the machine back.
+    pub cancel: Option<Cancel>,
 }
+
+/// How often the main thread asks [`RunOptions::cancel`].
+pub const CANCEL_POLL: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// A finished host run: its result and the samples of its activations.
 pub struct HostOutput {
@@ -73,12 +81,15 @@ pub enum HostError {
     BadInput(String),
     /// The kernel or the caller's privileges forbid it.
     Refused(String),
+    /// The caller stopped it ([`RunOptions::cancel`]); the machine was put back.
+    Cancelled,
 }
 
 impl std::fmt::Display for HostError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             HostError::BadInput(m) | HostError::Refused(m) => f.write_str(m),
+            HostError::Cancelled => f.write_str("the run was stopped by its caller"),
         }
     }
 }
@@ -167,8 +178,15 @@ pub fn run(text: &str, opts: &RunOptions) -> Result<HostOutput, HostError> {
     let initial: usize = spec.tasks.iter().map(|t| t.instances as usize).sum();
     let gate = Barrier::new(initial + 1);
     let cpu_before = cpu_times();
-    std::thread::scope(|s| start(s, &world, &gate));
+    let mut cancelled = false;
+    std::thread::scope(|s| {
+        start(s, &world, &gate);
+        cancelled = watch(&world, opts.cancel.as_ref());
+    });
     let cpu_after = cpu_times();
+    if cancelled {
+        return Err(HostError::Cancelled);
+    }
     let errors = std::mem::take(&mut *world.errors.lock().unwrap());
     if let Some(first) = errors.into_iter().next() {
         return Err(HostError::Refused(first));
@@ -217,6 +235,22 @@ fn start<'scope, 'env>(
     gate.wait();
     world.t0.store(clock::monotonic(), Ordering::Release);
     gate.wait();
+}
+
+/// The main thread while the tasks run: ask the caller's cancel check until every thread
+/// has ended; a request stops them all. Returns whether the run was cancelled.
+fn watch(world: &World<'_>, cancel: Option<&Cancel>) -> bool {
+    let Some(cancel) = cancel else {
+        return false;
+    };
+    while world.live.load(Ordering::Acquire) > 0 {
+        if cancel.requested() {
+            world.stop.store(true, Ordering::Release);
+            return true;
+        }
+        std::thread::sleep(CANCEL_POLL);
+    }
+    false
 }
 
 /// Spawn a forked instance of `tmpl` on the run's scope: it starts at once.
