@@ -34,6 +34,7 @@ demo: develop
 test: test-rust test-python
 
 test-rust:
+	rustfmt --edition 2021 --check $(RS_FILES)
 	cargo test --workspace --exclude schedlab-py --quiet
 	@# rust-version is true: no dependency needs more, and clippy's incompatible_msrv lint
 	@# flags any standard-library API newer than it
@@ -45,8 +46,12 @@ test-rust:
 test-python: develop
 	$(PY) -m pytest -q tests
 
+# rustfmt on every file: `cargo fmt` does not reach modules declared inside a macro (the
+# policy registry's)
+RS_FILES = $(shell find crates -name '*.rs' -not -path '*/target/*')
+
 lint: $(STAMP)
-	cargo fmt --all -- --check
+	rustfmt --edition 2021 --check $(RS_FILES)
 	cargo clippy --workspace --all-targets -- -D warnings
 	$(VENV)/bin/ruff check python tests
 

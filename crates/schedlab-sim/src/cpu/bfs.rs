@@ -887,7 +887,11 @@ mod tests {
         let [a, h] = [0, 0].map(|n| core.spawn(normal(n), all, None));
         core.set_now(1_000_000);
         let c = core.spawn(normal(0), all, None);
-        let r = core.spawn(crate::types::rt(Policy::Fifo, 10), CpuMask::first_n(1), None);
+        let r = core.spawn(
+            crate::types::rt(Policy::Fifo, 10),
+            CpuMask::first_n(1),
+            None,
+        );
         let (da, dc) = (core.policy.deadline_of(a), core.policy.deadline_of(c));
         assert!(da < dc && da << 2 > dc, "a wins unbiased, loses biased");
         // a runs on CPU 0, h on CPU 1; c waits (its deadline is later than both).

@@ -99,8 +99,8 @@ impl FairServer {
     /// `dl_entity_overflow`, in the kernel's scaled form (`dl_deadline` = `dl_period`).
     fn overflow(&self, now: Time) -> bool {
         let left = (self.dl_period >> DL_SCALE).wrapping_mul((self.runtime >> DL_SCALE) as u64);
-        let right = (self.deadline.wrapping_sub(now) >> DL_SCALE)
-            .wrapping_mul(self.dl_runtime >> DL_SCALE);
+        let right =
+            (self.deadline.wrapping_sub(now) >> DL_SCALE).wrapping_mul(self.dl_runtime >> DL_SCALE);
         dl_time_before(right, left)
     }
 

@@ -272,10 +272,12 @@ impl Scheduler for Edf {
     /// Every class but SCHED_DEADLINE is accepted and scheduled by its jobs' deadlines.
     fn accepts(&self, attrs: &SchedAttrs) -> Result<(), String> {
         if attrs.policy == Policy::Deadline {
-            return Err("edf is plain EDF over timer-released jobs (deadline = release + \
+            return Err(
+                "edf is plain EDF over timer-released jobs (deadline = release + \
                         timer period); SCHED_DEADLINE's runtime and period ask for a CBS \
                         reservation, which it does not model"
-                .into());
+                    .into(),
+            );
         }
         Ok(())
     }
@@ -451,7 +453,10 @@ mod tests {
         core.process_resched();
         assert_eq!(core.ctx.curr(C0), Some(early));
         let tie = job(&mut core, 20);
-        assert!(!core.ctx.need_resched(C0), "an equal deadline never preempts");
+        assert!(
+            !core.ctx.need_resched(C0),
+            "an equal deadline never preempts"
+        );
         let background = core.spawn(rt(Policy::Fifo, 99), CpuMask::first_n(1), None);
         core.wake_up_new_task(background, None).unwrap();
         let mut order = Vec::new();

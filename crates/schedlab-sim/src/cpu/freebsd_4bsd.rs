@@ -505,7 +505,9 @@ impl Scheduler for Freebsd4Bsd {
     }
 
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
-        self.td.get(t.idx()).map(|td| ("td_priority", td.pri as i64))
+        self.td
+            .get(t.idx())
+            .map(|td| ("td_priority", td.pri as i64))
     }
 
     /// The 100 ms round-robin quantum (`sched_slice`), whatever the attributes.

@@ -67,9 +67,7 @@ pub fn linux_abi_accepts(policy: &str, attrs: &SchedAttrs) -> Result<(), String>
     };
     match attrs.policy {
         Policy::Other => Ok(()),
-        Policy::Fifo | Policy::Rr if (1..LINUX_MAX_RT_PRIO).contains(&attrs.rt_priority) => {
-            Ok(())
-        }
+        Policy::Fifo | Policy::Rr if (1..LINUX_MAX_RT_PRIO).contains(&attrs.rt_priority) => Ok(()),
         Policy::Fifo | Policy::Rr => Err(format!(
             "{policy}: real-time priority {} is outside 1..={} \
              (linux_sched_setscheduler returns EINVAL)",

@@ -102,9 +102,7 @@ use super::freebsd_runq::{
 };
 use super::tunables::{self, Tunable};
 use crate::ctx::Ctx;
-use crate::sched::{
-    BalanceKind, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind,
-};
+use crate::sched::{BalanceKind, DequeueKind, EnqueueKind, PolicyInfo, Scheduler, WakeKind};
 use crate::topology::Topology;
 use crate::types::{CpuId, CpuMask, Policy, SchedAttrs, TaskId};
 
@@ -509,7 +507,11 @@ impl CpuTopology {
             m
         };
         let llcs = t.packages * t.cores_per_package / t.cores_per_llc.max(1);
-        let root_level = if llcs <= 1 { CG_SHARE_L3 } else { CG_SHARE_NONE };
+        let root_level = if llcs <= 1 {
+            CG_SHARE_L3
+        } else {
+            CG_SHARE_NONE
+        };
         let mut topo = CpuTopology {
             groups: vec![CpuGroup {
                 mask: mask_of(&|_| true),
@@ -643,7 +645,10 @@ impl FreebsdUle {
     }
 
     fn balance_interval(&self) -> u32 {
-        self.params.balance_interval.unwrap_or(self.params.stathz).max(1)
+        self.params
+            .balance_interval
+            .unwrap_or(self.params.stathz)
+            .max(1)
     }
 
     /// Statclock ticks since boot at `now`.
@@ -781,7 +786,10 @@ impl FreebsdUle {
     /// idle), as `tdq_add`, `sched_choose` and `tdq_setlowpri` keep it.
     fn lowpri(&self, ctx: &Ctx, cpu: CpuId) -> u32 {
         let running = ctx.curr(cpu).map_or(PRI_MAX_IDLE, |c| self.td[c.idx()].pri);
-        let queued = self.choose(cpu).0.map_or(PRI_MAX_IDLE, |q| self.td[q.idx()].pri);
+        let queued = self
+            .choose(cpu)
+            .0
+            .map_or(PRI_MAX_IDLE, |q| self.td[q.idx()].pri);
         running.min(queued)
     }
 
@@ -912,7 +920,12 @@ impl FreebsdUle {
             && self.affine(ctx, t, CG_SHARE_L2)
         {
             let group = &self.topo.groups[g];
-            if !group.thread || group.mask.iter().all(|c| self.lowpri(ctx, c) >= PRI_MIN_IDLE) {
+            if !group.thread
+                || group
+                    .mask
+                    .iter()
+                    .all(|c| self.lowpri(ctx, c) >= PRI_MIN_IDLE)
+            {
                 return last;
             }
         }
@@ -1343,7 +1356,9 @@ impl Scheduler for FreebsdUle {
     }
 
     fn dynamic_prio(&self, t: TaskId) -> Option<(&'static str, i64)> {
-        self.td.get(t.idx()).map(|td| ("td_priority", td.pri as i64))
+        self.td
+            .get(t.idx())
+            .map(|td| ("td_priority", td.pri as i64))
     }
 
     /// The slice of a thread alone on its CPU (`tdq_slice` at load 1: `sched_slice` =

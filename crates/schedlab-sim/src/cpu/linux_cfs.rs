@@ -551,8 +551,8 @@ impl LinuxCfs {
     #[cold]
     fn grow(&mut self) {
         self.se.resize(self.h.nr_ents(), Se::default());
-            self.hpos.resize(self.h.nr_ents(), NIL);
-            self.rqs.resize(self.h.nr_rqs(), CfsRq::default());
+        self.hpos.resize(self.h.nr_ents(), NIL);
+        self.rqs.resize(self.h.nr_rqs(), CfsRq::default());
     }
 
     /// Weight and policy flags from the task's attributes (`set_load_weight`), while it
@@ -1357,7 +1357,6 @@ pub fn linux_cfs(nr_cpus: usize) -> LinuxCfsStack {
     )
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1541,7 +1540,10 @@ mod tests {
         let c = core.spawn(fair(Policy::Other, 0), CpuMask::first_n(1), Some(p));
         assert!(core.ctx.need_resched(C0));
         // The parent took the child's START_DEBIT place; the child the parent's.
-        assert_eq!(core.policy.vruntime(c) + core.policy.min_vruntime(ROOT0), pv);
+        assert_eq!(
+            core.policy.vruntime(c) + core.policy.min_vruntime(ROOT0),
+            pv
+        );
         assert!(core.policy.vruntime(p) > pv);
     }
 
@@ -1628,14 +1630,21 @@ mod tests {
             let mut held: Vec<Ent> = cfs.timeline(rq).into_iter().map(|(_, e)| e).collect();
             held.extend(cfs.h.rq(rq).curr.filter(|&c| cfs.h.on_rq(c)));
             held.sort();
-            assert_eq!(held, cfs.h.queued_on(rq), "{rq:?}: timeline and current entity");
+            assert_eq!(
+                held,
+                cfs.h.queued_on(rq),
+                "{rq:?}: timeline and current entity"
+            );
         }
         for c in 0..ctx.nr_cpus() {
             let cpu = CpuId(c as u32);
             let mut nr = 0;
             for i in 0..n {
                 let v = ctx.task(TaskId(i as u32));
-                let throttled = cfs.h.bw.throttled_hierarchy(cfs.h.rq_of_group(v.group, cpu));
+                let throttled = cfs
+                    .h
+                    .bw
+                    .throttled_hierarchy(cfs.h.rq_of_group(v.group, cpu));
                 if v.on_rq && v.cpu == cpu && cfs.owns(&v.attrs) && !throttled {
                     nr += 1;
                 }

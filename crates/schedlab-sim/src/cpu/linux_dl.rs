@@ -72,12 +72,12 @@
 
 use super::deadline_queue::{DeadlineQueues, Key};
 use super::dl_bandwidth::{
-    grub_reclaim, to_ratio, DlKernel, GlobalBw, GrubRq, BW_SHIFT, DL_SCALE, FAIR_SERVER_PERIOD_NS, FAIR_SERVER_RUNTIME_NS,
+    grub_reclaim, to_ratio, DlKernel, GlobalBw, GrubRq, BW_SHIFT, DL_SCALE, FAIR_SERVER_PERIOD_NS,
+    FAIR_SERVER_RUNTIME_NS,
 };
 use super::dl_server::{After, FairServer};
 use super::stack::{ClassPick, SchedClass};
 use super::tunables::{self, Tunable};
-use schedlab_spec::model::{Cgroup, CpuCgroup, ROOT_GROUP};
 use crate::ctx::Ctx;
 use crate::sched::{
     AdmissionRequest, ClassSet, DequeueKind, EnqueueKind, FiredTimer, PolicyInfo, Scheduler,
@@ -85,6 +85,7 @@ use crate::sched::{
 };
 use crate::topology::SdFlags;
 use crate::types::{CpuId, CpuMask, Policy, SchedAttrs, TaskId, Time};
+use schedlab_spec::model::{Cgroup, CpuCgroup, ROOT_GROUP};
 
 /// The deadline class's tunables.
 #[derive(Clone, Debug)]
@@ -357,7 +358,11 @@ impl LinuxDl {
             return;
         };
         let se = self.se[t.idx()];
-        let period = if p.period_ns == 0 { p.deadline_ns } else { p.period_ns };
+        let period = if p.period_ns == 0 {
+            p.deadline_ns
+        } else {
+            p.period_ns
+        };
         let bw = super::dl_bandwidth::to_ratio(period, p.runtime_ns);
         if se.has_params
             && se.dl_runtime == p.runtime_ns
@@ -545,8 +550,8 @@ impl LinuxDl {
     /// the kernel's scaled integer form.
     fn overflow(se: &DlSe, now: Time) -> bool {
         let left = (se.dl_deadline >> DL_SCALE).wrapping_mul((se.runtime >> DL_SCALE) as u64);
-        let right = (se.deadline.wrapping_sub(now) >> DL_SCALE)
-            .wrapping_mul(se.dl_runtime >> DL_SCALE);
+        let right =
+            (se.deadline.wrapping_sub(now) >> DL_SCALE).wrapping_mul(se.dl_runtime >> DL_SCALE);
         dl_time_before(right, left)
     }
 
@@ -737,10 +742,7 @@ impl LinuxDl {
     fn any_distribute(&mut self, this: usize, mask: &CpuMask, span: &CpuMask) -> Option<CpuId> {
         let both = mask.and(span);
         let prev = self.rqs[this].distribute_prev;
-        let next = both
-            .iter()
-            .find(|c| c.0 > prev)
-            .or_else(|| both.first())?;
+        let next = both.iter().find(|c| c.0 > prev).or_else(|| both.first())?;
         self.rqs[this].distribute_prev = next.0;
         Some(next)
     }
@@ -1022,7 +1024,13 @@ impl Scheduler for LinuxDl {
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
-        tunables::set(&tunables(self.kernel), &mut self.params, "linux-dl", name, value)?;
+        tunables::set(
+            &tunables(self.kernel),
+            &mut self.params,
+            "linux-dl",
+            name,
+            value,
+        )?;
         self.reset_bandwidth();
         Ok(())
     }
@@ -1092,7 +1100,11 @@ impl Scheduler for LinuxDl {
                         r.path
                     ));
                 }
-                let period = if p.period_ns == 0 { p.deadline_ns } else { p.period_ns };
+                let period = if p.period_ns == 0 {
+                    p.deadline_ns
+                } else {
+                    p.period_ns
+                };
                 let bw = super::dl_bandwidth::to_ratio(period, p.runtime_ns);
                 if largest.is_none_or(|(b, _)| bw > b) {
                     largest = Some((bw, r));

@@ -572,7 +572,9 @@ impl LinuxEevdf {
     /// The entities queued on a run queue (the running one included if it is queued).
     pub fn queued(&self, rq: RqId) -> Vec<Ent> {
         let mut v = Vec::new();
-        t_walk(&self.nodes, self.rqs[rq.idx()].root, &mut |i| v.push(Ent(i)));
+        t_walk(&self.nodes, self.rqs[rq.idx()].root, &mut |i| {
+            v.push(Ent(i))
+        });
         if let Some(c) = self.h.rq(rq).curr {
             if self.h.on_rq(c) && !self.se[c.idx()].in_tree {
                 v.push(c);
@@ -594,8 +596,8 @@ impl LinuxEevdf {
     #[cold]
     fn grow(&mut self) {
         self.se.resize(self.h.nr_ents(), Se::default());
-            self.nodes.resize(self.h.nr_ents(), Node::default());
-            self.rqs.resize(self.h.nr_rqs(), EevdfRq::default());
+        self.nodes.resize(self.h.nr_ents(), Node::default());
+        self.rqs.resize(self.h.nr_rqs(), EevdfRq::default());
     }
 
     /// Policy flags and the slice asked for from the attributes (the weight is taken at
@@ -865,8 +867,7 @@ impl LinuxEevdf {
         self.tun.preempt_short
             && self.se[pse.idx()].slice < self.se[se.idx()].slice
             && self.eligible(rq, pse)
-            && (self.se[pse.idx()].deadline < self.se[se.idx()].deadline
-                || !self.eligible(rq, se))
+            && (self.se[pse.idx()].deadline < self.se[se.idx()].deadline || !self.eligible(rq, se))
     }
 
     /// `did_preempt_short` (6.12): the current entity lost its protection and is no
@@ -1039,11 +1040,7 @@ impl GroupClass for LinuxEevdf {
     /// for DEQUEUE_SAVE; with DELAY_DEQUEUE a sleeping task that is not eligible stays.
     fn dequeue_entity(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent, how: Deq) -> bool {
         self.update_curr_rq(ctx, rq);
-        if how == Deq::Sleep
-            && e.is_task()
-            && self.tun.delay_dequeue
-            && !self.eligible(rq, e)
-        {
+        if how == Deq::Sleep && e.is_task() && self.tun.delay_dequeue && !self.eligible(rq, e) {
             self.set_delayed(rq, e, true);
             return false;
         }
@@ -1155,7 +1152,9 @@ impl GroupClass for LinuxEevdf {
     /// smallest slice of the run queue it owns.
     fn group_slice_changed(&mut self, ctx: &mut Ctx, rq: RqId, e: Ent) {
         let Some(q) = self.h.my_q(e) else { return };
-        let Some(slice) = self.min_slice(q) else { return };
+        let Some(slice) = self.min_slice(q) else {
+            return;
+        };
         let se = &mut self.se[e.idx()];
         se.custom_slice = true;
         if se.slice == slice {
@@ -1548,7 +1547,6 @@ impl FairRq for LinuxEevdf {
     }
 }
 
-
 // ------------------------------------------------------------------------------ policy
 
 use super::dl_bandwidth::DlKernel;
@@ -1761,7 +1759,10 @@ mod tests {
         run_to(&mut core, 375_000 + 749_999);
         assert!(!core.ctx.need_resched(C0));
         run_to(&mut core, 375_000 + 750_000);
-        assert!(core.ctx.need_resched(C0), "request consumed with others queued");
+        assert!(
+            core.ctx.need_resched(C0),
+            "request consumed with others queued"
+        );
         assert_eq!(ent(&core, a).1, 1_125_000 + 750_000);
         // A nice-5 entity's request is calc_delta_fair(slice) of virtual time.
         let mut core = one_cpu(&[("place_deadline_initial", "0")]);
@@ -1857,7 +1858,10 @@ mod tests {
         assert!(core.policy.delayed(a));
         assert_eq!(v_avg(&core), 150_000, "still counted in V");
         let h = core.policy.hierarchy();
-        assert_eq!((h.rq(ROOT0).nr_running, core.policy.nr_runnable(C0)), (2, 1));
+        assert_eq!(
+            (h.rq(ROOT0).nr_running, core.policy.nr_runnable(C0)),
+            (2, 1)
+        );
         let mut seen = Vec::new();
         core.policy.for_each_queued(&mut |_, t| seen.push(t));
         assert!(seen.is_empty(), "the engine sees no task queued (b runs)");
@@ -1893,7 +1897,13 @@ mod tests {
         assert_eq!(d - v, 100_000);
         assert_eq!(core.policy.slice(Ent::task(s)), 100_000);
         // Clamped as __setscheduler_params does: 0.1 ms ..= 100 ms.
-        let tiny = start(&mut core, SchedAttrs { slice_ns: Some(1), ..nice(0) });
+        let tiny = start(
+            &mut core,
+            SchedAttrs {
+                slice_ns: Some(1),
+                ..nice(0)
+            },
+        );
         assert_eq!(core.policy.slice(Ent::task(tiny)), 100_000);
         // PREEMPT_SHORT: the protected hog (picked with deadline 1150 us at 400 us) is
         // preempted by a short-slice wakee placed at V (deadline 400 + 50 us, half of its
@@ -1903,7 +1913,10 @@ mod tests {
         assert_eq!(ent(&core, TaskId(1)), (400_000, 450_000, 0));
         assert!(core.ctx.need_resched(C0), "PREEMPT_SHORT");
         let core = a_protected_then(&[], short);
-        assert!(!core.ctx.need_resched(C0), "RUN_TO_PARITY without PREEMPT_SHORT");
+        assert!(
+            !core.ctx.need_resched(C0),
+            "RUN_TO_PARITY without PREEMPT_SHORT"
+        );
     }
 
     #[test]
@@ -1963,7 +1976,12 @@ mod tests {
 
     /// Treap order, heap priorities, subtree minima and the incremental sums.
     fn check_tree(s: &LinuxEevdf, rq: RqId) {
-        fn walk(s: &LinuxEevdf, i: u32, lo: Option<(i64, u64)>, hi: Option<(i64, u64)>) -> (i64, u64) {
+        fn walk(
+            s: &LinuxEevdf,
+            i: u32,
+            lo: Option<(i64, u64)>,
+            hi: Option<(i64, u64)>,
+        ) -> (i64, u64) {
             let n = &s.nodes[i as usize];
             let k = (n.dl, n.seq);
             assert!(
@@ -2042,8 +2060,7 @@ mod tests {
                     let rq = s.h.rq_of_group(ctx.task(t).group, cpu);
                     // place_entity counts delayed entities too (cfs_rq->nr_running).
                     let nr = s.h.rq(rq).nr_running;
-                    self.pending =
-                        Some((t, rq, se.vlag, nr, se.delayed, kind == EnqueueKind::New));
+                    self.pending = Some((t, rq, se.vlag, nr, se.delayed, kind == EnqueueKind::New));
                 }
                 Hook::PickNext(cpu) => {
                     self.prev = ctx.curr(cpu).filter(|&p| s.put_task[cpu.idx()] == Some(p));

@@ -388,7 +388,10 @@ impl GroupQueues {
 
     /// Move `item` of queue `q` to the tail (or head) of its list; the steps it took.
     fn requeue_item(&mut self, q: CpuId, item: u32, head: bool) -> u64 {
-        let prio = self.q.prio_of(q, item).expect("requeue of an unqueued entity");
+        let prio = self
+            .q
+            .prio_of(q, item)
+            .expect("requeue of an unqueued entity");
         if head {
             self.q.remove(q, item);
             let steps = self.q.last_steps(q) as u64;
@@ -626,7 +629,10 @@ impl LinuxRt {
     /// CPUPRI_HIGHER above them all for a CPU running a deadline task, which
     /// `inc_dl_deadline` sets in Linux 6.x so that no RT task is pushed there).
     fn cpupri(&self, ctx: &Ctx, cpu: CpuId) -> i32 {
-        if ctx.curr(cpu).is_some_and(|c| ctx.task(c).attrs.policy == Policy::Deadline) {
+        if ctx
+            .curr(cpu)
+            .is_some_and(|c| ctx.task(c).attrs.policy == Policy::Deadline)
+        {
             return CPUPRI_HIGHER;
         }
         match self.first_prio(cpu) {
@@ -925,7 +931,11 @@ impl LinuxRt {
         for (i, se) in self.se.iter().enumerate() {
             let t = TaskId(i as u32);
             if se.queued && !ctx.task(t).running && ctx.curr(se.cpu).is_none() {
-                assert!(!self.visible(t), "{t:?} waits on idle {:?} unthrottled", se.cpu);
+                assert!(
+                    !self.visible(t),
+                    "{t:?} waits on idle {:?} unthrottled",
+                    se.cpu
+                );
             }
         }
         let Some(h) = &self.groups else {
@@ -1321,7 +1331,11 @@ impl Scheduler for LinuxRt {
         }
         // The group it is queued in (`rt_rq_of_se`), which a group change updates only
         // once the task is queued again.
-        let mut level = Some(self.se.get(t.idx()).map_or(ctx.task(t).group, |se| se.group));
+        let mut level = Some(
+            self.se
+                .get(t.idx())
+                .map_or(ctx.task(t).group, |se| se.group),
+        );
         let mut resched = false;
         while let Some(g) = level {
             if let Some(newly) = self.bw.account(ctx, g, cpu, delta_ns) {

@@ -183,9 +183,7 @@ impl RtBandwidth {
     /// `rt_rq_throttled()` of `g` on `c`.
     #[inline]
     pub fn throttled(&self, g: GroupId, c: CpuId) -> bool {
-        self.rqs
-            .get(self.at(g, c))
-            .is_some_and(|rq| rq.throttled)
+        self.rqs.get(self.at(g, c)).is_some_and(|rq| rq.throttled)
     }
 
     /// `update_curr_rt`'s step for one level: `g`'s rt_rq on `c` ran `delta` more.

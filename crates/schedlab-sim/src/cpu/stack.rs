@@ -55,13 +55,13 @@
 //!
 //! Cost: routing is O(1) per hook (one byte per task records the class holding it).
 
-use schedlab_spec::model::Cgroup;
 use crate::ctx::Ctx;
 use crate::sched::{
-    AdmissionRequest, BalanceKind, CfsBandwidthStats, ClassSet, DequeueKind, EnqueueKind,
-    Feature, FiredTimer, PolicyInfo, Scheduler, Throttling, WakeKind,
+    AdmissionRequest, BalanceKind, CfsBandwidthStats, ClassSet, DequeueKind, EnqueueKind, Feature,
+    FiredTimer, PolicyInfo, Scheduler, Throttling, WakeKind,
 };
 use crate::types::{fair, rt, CpuId, GroupId, Policy, SchedAttrs, TaskId, Time};
+use schedlab_spec::model::Cgroup;
 
 /// A scheduling class that can sit in a [`Stacked`] (the kernel's `struct sched_class`
 /// seen as one layer of the class list).

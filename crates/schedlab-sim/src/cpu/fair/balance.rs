@@ -74,7 +74,11 @@ impl Clock {
     /// jiffy less for a busy CPU, within 1 .. `max_interval`.
     #[inline]
     fn interval(&self, level_ms: u64, c: &SdInit, busy: bool) -> i64 {
-        let ms = if busy { level_ms * c.busy_factor } else { level_ms };
+        let ms = if busy {
+            level_ms * c.busy_factor
+        } else {
+            level_ms
+        };
         let mut j = (ms * self.hz as u64).div_ceil(1000) as i64;
         if busy {
             j -= 1;
@@ -241,7 +245,8 @@ impl FairSmp {
         for level in 0..levels {
             let c = self.cpus[cpu.idx()].inits[level];
             let st = self.cpus[cpu.idx()].domains[level];
-            next_balance = next_balance.min(st.last_balance + clock.interval(st.balance_interval, &c, false));
+            next_balance =
+                next_balance.min(st.last_balance + clock.interval(st.balance_interval, &c, false));
             if !overload {
                 break;
             }
@@ -471,7 +476,9 @@ impl FairSmp {
             // Unsigned arithmetic as in the kernel: a negative difference wraps and loses
             // the min().
             let above = bs.avg_load.wrapping_sub(sds_avg).wrapping_mul(bs.capacity);
-            let below = sds_avg.wrapping_sub(local.avg_load).wrapping_mul(local.capacity);
+            let below = sds_avg
+                .wrapping_sub(local.avg_load)
+                .wrapping_mul(local.capacity);
             (Migration::Load, (above.min(below) / CAPACITY) as i64)
         };
         (imbalance > 0).then_some(Busiest {
@@ -482,7 +489,13 @@ impl FairSmp {
     }
 
     /// `detach_tasks` from `src` to `env.dst` and `attach_tasks`: returns how many moved.
-    fn detach_attach<R: FairRq>(&mut self, ctx: &mut Ctx, rq: &mut R, src: CpuId, env: &mut Env) -> u32 {
+    fn detach_attach<R: FairRq>(
+        &mut self,
+        ctx: &mut Ctx,
+        rq: &mut R,
+        src: CpuId,
+        env: &mut Env,
+    ) -> u32 {
         if nr_running(ctx, rq, src) <= 1 {
             env.all_pinned = false;
             return 0;
@@ -573,8 +586,7 @@ impl FairSmp {
 
     /// `task_hot`: recently run (within `sched_migration_cost`), or a buddy.
     fn task_hot<R: FairRq>(&self, ctx: &Ctx, rq: &R, t: TaskId, src: CpuId, env: &Env) -> bool {
-        if ctx.task(t).attrs.policy == Policy::Idle
-            || env.sd_flags.has(SdFlags::SHARE_CPUCAPACITY)
+        if ctx.task(t).attrs.policy == Policy::Idle || env.sd_flags.has(SdFlags::SHARE_CPUCAPACITY)
         {
             return false;
         }

@@ -191,7 +191,11 @@ impl Bandwidth {
             .unwrap_or(schedlab_spec::model::DEFAULT_CFS_PERIOD_US)
             * 1000;
         let burst = cpu.cfs_burst_us.unwrap_or(0) * 1000;
-        let room = if quota.is_some() { self.nr_cpus as usize } else { 0 };
+        let room = if quota.is_some() {
+            self.nr_cpus as usize
+        } else {
+            0
+        };
         self.pools.push(Pool {
             quota,
             period,

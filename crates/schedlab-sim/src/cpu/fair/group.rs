@@ -438,8 +438,12 @@ impl Hierarchy {
             pse = self.parent_ent(pse).expect("depth > 0 has a parent");
         }
         while self.rq_of(se) != self.rq_of(pse) {
-            se = self.parent_ent(se).expect("entities of one CPU meet at its root");
-            pse = self.parent_ent(pse).expect("entities of one CPU meet at its root");
+            se = self
+                .parent_ent(se)
+                .expect("entities of one CPU meet at its root");
+            pse = self
+                .parent_ent(pse)
+                .expect("entities of one CPU meet at its root");
         }
         (se, pse)
     }
@@ -957,7 +961,10 @@ impl Hierarchy {
             }
             if let Some(c) = r.curr {
                 if self.rq_of(c) != rq {
-                    return Err(format!("{rq:?}'s current {c:?} belongs to {:?}", self.rq_of(c)));
+                    return Err(format!(
+                        "{rq:?}'s current {c:?} belongs to {:?}",
+                        self.rq_of(c)
+                    ));
                 }
             }
         }
