@@ -144,6 +144,12 @@ pub struct TaskResult {
     pub priority: i32,
     pub nice: i32,
     pub cpu_ns: u64,
+    /// Of `cpu_ns`, the time in the kernel on the task's behalf (system time: its
+    /// completed kernel spans in the simulator, `ru_stime` on the host).
+    pub sys_ns: u64,
+    /// Of `cpu_ns`, interrupt time charged to the task (0 on the host, where it is not
+    /// told apart). User time is `cpu_ns − sys_ns − irq_ns`.
+    pub irq_ns: u64,
     pub wait_ns: u64,
     pub sleep_ns: u64,
     pub switches_voluntary: u64,
@@ -308,6 +314,10 @@ impl IoDirSummary {
 /// Per-task counters summed over the tasks of a run.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Totals {
+    /// CPU time, and of it system and interrupt time, over every task.
+    pub cpu_ns: u64,
+    pub sys_ns: u64,
+    pub irq_ns: u64,
     /// Voluntary + involuntary context switches.
     pub switches: u64,
     pub migrations: u64,
@@ -319,6 +329,9 @@ impl Totals {
     /// The sums over `tasks`.
     pub fn of(tasks: &[TaskResult]) -> Totals {
         tasks.iter().fold(Totals::default(), |t, r| Totals {
+            cpu_ns: t.cpu_ns + r.cpu_ns,
+            sys_ns: t.sys_ns + r.sys_ns,
+            irq_ns: t.irq_ns + r.irq_ns,
             switches: t.switches + r.switches_voluntary + r.switches_involuntary,
             migrations: t.migrations + r.migrations,
             deadline_misses: t.deadline_misses + r.deadline_misses,

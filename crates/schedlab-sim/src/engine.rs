@@ -159,6 +159,10 @@ pub(crate) struct TaskRt<'a> {
     pub reacquire: bool,
     pub wait_ns: u64,
     pub sleep_ns: u64,
+    /// The lengths of the kernel spans it completed (system time).
+    pub sys_ns: u64,
+    /// The interrupt time charged to it (ticks, timer expiries, completions).
+    pub irq_ns: u64,
     pub voluntary: u64,
     pub involuntary: u64,
 }
@@ -543,6 +547,8 @@ impl<'a, S: Scheduler> Engine<'a, S> {
             reacquire: false,
             wait_ns: 0,
             sleep_ns: 0,
+            sys_ns: 0,
+            irq_ns: 0,
             voluntary: 0,
             involuntary: 0,
         });
@@ -1011,6 +1017,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
                         let stop = self.next_stop(cpu, t, left);
                         return self.arm_burst(cpu, self.cpu_time_for(cpu, t, stop));
                     }
+                    self.count_system_time(t);
                     self.effect(cpu, t);
                     if self.deferred_count > 0 {
                         // The span ended in its effect: back in user mode.
@@ -1256,6 +1263,17 @@ impl<'a, S: Scheduler> Engine<'a, S> {
 
     // ------------------------------------------------------------------ kernel spans
 
+    /// `t`'s burst has ended: when it was a kernel span, its length is system time.
+    #[inline]
+    fn count_system_time(&mut self, t: TaskId) {
+        let op = self.current_op(t);
+        if matches!(op, Some(Op::Run { .. })) || self.span_kind(op).is_none() {
+            return;
+        }
+        let rt = &mut self.rt[t.idx()];
+        rt.sys_ns += rt.burst_len;
+    }
+
     /// The kernel span `t` runs, if any: its kind, its length and the work done in it
     /// (an interrupt charged inside it moves its later points with it).
     fn current_span(&self, t: TaskId) -> Option<(SpanKind, u64, u64)> {
@@ -1399,6 +1417,7 @@ impl<'a, S: Scheduler> Engine<'a, S> {
         let Some(t) = self.core.ctx.cpus[c].curr else {
             return;
         };
+        self.rt[t.idx()].irq_ns += ns;
         self.account_cpu(cpu);
         let busy_until = &mut self.softirq.busy_until[c];
         if *busy_until > self.core.ctx.now {

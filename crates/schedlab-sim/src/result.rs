@@ -150,6 +150,8 @@ fn task<S: Scheduler>(e: &Engine<S>, src: &mut SeriesStats, i: usize, name: Stri
         },
         nice: v.attrs.nice,
         cpu_ns: v.sum_exec_ns,
+        sys_ns: rt.sys_ns,
+        irq_ns: rt.irq_ns,
         wait_ns: rt.wait_ns,
         sleep_ns: rt.sleep_ns,
         switches_voluntary: rt.voluntary,

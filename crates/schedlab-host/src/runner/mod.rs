@@ -457,6 +457,8 @@ fn task_result(
         priority: l.priority,
         nice: if l.policy.is_rt() { 0 } else { l.priority },
         cpu_ns: l.cpu_ns,
+        sys_ns: l.sys_ns,
+        irq_ns: 0,
         wait_ns: l.wait_ns,
         sleep_ns: lifetime.saturating_sub(l.cpu_ns + l.wait_ns),
         switches_voluntary: l.voluntary,

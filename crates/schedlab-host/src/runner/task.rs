@@ -46,6 +46,8 @@ pub struct TaskLog {
     pub priority: i32,
     pub recs: Vec<Rec>,
     pub cpu_ns: u64,
+    /// System time (`ru_stime`).
+    pub sys_ns: u64,
     pub wait_ns: u64,
     pub voluntary: u64,
     pub involuntary: u64,
@@ -94,6 +96,7 @@ impl<'scope, 'env> Runner<'scope, 'env> {
                 priority: attrs.priority,
                 recs: Vec::new(),
                 cpu_ns: 0,
+                sys_ns: 0,
                 wait_ns: 0,
                 voluntary: 0,
                 involuntary: 0,
@@ -208,9 +211,10 @@ impl<'scope, 'env> Runner<'scope, 'env> {
         if let Some((_, wait, _)) = schedstat() {
             self.log.wait_ns = wait;
         }
-        let (vol, invol) = switches();
+        let (vol, invol, sys_ns) = rusage();
         self.log.voluntary = vol;
         self.log.involuntary = invol;
+        self.log.sys_ns = sys_ns;
         self.log.migrations = migrations().unwrap_or(0);
     }
 
@@ -591,14 +595,16 @@ fn schedstat() -> Option<(u64, u64, u64)> {
     Some((it.next()??, it.next()??, it.next()??))
 }
 
-/// Voluntary and involuntary context switches of the calling thread.
-fn switches() -> (u64, u64) {
+/// Voluntary and involuntary context switches and system time (ns) of the calling
+/// thread.
+fn rusage() -> (u64, u64, u64) {
     // SAFETY: the kernel fills the rusage on this frame.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
-        return (0, 0);
+        return (0, 0, 0);
     }
-    (ru.ru_nvcsw as u64, ru.ru_nivcsw as u64)
+    let stime = ru.ru_stime.tv_sec as u64 * 1_000_000_000 + ru.ru_stime.tv_usec as u64 * 1000;
+    (ru.ru_nvcsw as u64, ru.ru_nivcsw as u64, stime)
 }
 
 /// `se.nr_migrations` of `/proc/thread-self/sched` (kernels with scheduler debugging).
