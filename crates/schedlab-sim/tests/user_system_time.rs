@@ -33,7 +33,7 @@ fn system_time_is_the_kernel_spans_and_user_time_the_runs() {
         );
         // Ticks hit the writer while it ran: each charged it 300 ns.
         assert!(
-            w.irq_ns > 0 && w.irq_ns % 300 == 0,
+            w.irq_ns > 0 && w.irq_ns.is_multiple_of(300),
             "{policy}: {}",
             w.irq_ns
         );
