@@ -24,6 +24,8 @@
 //! probe runs on a thread of its own, unpinned as cyclictest is without `-a`, and reports
 //! the distribution of its samples.
 
+use crate::clock;
+use crate::policy;
 use crate::probe::{current_cpu, median, Pinned};
 use std::io;
 use std::time::Instant;
@@ -86,43 +88,11 @@ pub fn syscall_costs(calls: u32, forks: u32, reps: u32) -> io::Result<SyscallCos
 }
 
 fn monotonic_ns() -> io::Result<i64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid timespec to write to.
-    if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(ts.tv_sec * 1_000_000_000 + ts.tv_nsec)
+    Ok(clock::monotonic() as i64)
 }
 
-fn timespec_of(ns: i64) -> libc::timespec {
-    libc::timespec {
-        tv_sec: ns / 1_000_000_000,
-        tv_nsec: ns % 1_000_000_000,
-    }
-}
-
-/// Sleep until the absolute CLOCK_MONOTONIC time `ns` (restarted if a signal interrupts).
 fn sleep_until(ns: i64) -> io::Result<()> {
-    let ts = timespec_of(ns);
-    loop {
-        // SAFETY: ts is a valid timespec; no remainder is asked for with TIMER_ABSTIME.
-        let rc = unsafe {
-            libc::clock_nanosleep(
-                libc::CLOCK_MONOTONIC,
-                libc::TIMER_ABSTIME,
-                &ts,
-                std::ptr::null_mut(),
-            )
-        };
-        match rc {
-            0 => return Ok(()),
-            libc::EINTR => continue,
-            e => return Err(io::Error::from_raw_os_error(e)),
-        }
-    }
+    clock::sleep_until_abs(ns.max(0) as u64)
 }
 
 /// The calling thread's voluntary context switches so far (`RUSAGE_THREAD`).
@@ -256,14 +226,9 @@ pub fn timer_latency(interval_ns: u64, samples: u32, priority: u8) -> io::Result
 /// Make the calling thread SCHED_FIFO at `priority` (it is a thread of its own: the
 /// policy ends with it).
 fn set_fifo(priority: u8) -> io::Result<()> {
-    let param = libc::sched_param {
-        sched_priority: priority as libc::c_int,
-    };
-    // SAFETY: pid 0 is the calling thread; param is a valid sched_param.
-    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    let mut attr = policy::SchedAttr::new(policy::SCHED_FIFO);
+    attr.priority = priority as u32;
+    policy::set(0, &attr)
 }
 
 /// `samples` latencies (ns) of absolute sleeps on an `interval` grid starting one interval

@@ -4,12 +4,14 @@
 //!   the host's costs, so that the simulator's cost model (`machine.context_switch_ns`,
 //!   channel `op_cost_ns`, the kernel spans' `sleep_ns` and `fork_ns`, the timer model's
 //!   `timer_irq_ns`) can be set from measurements instead of guesses.
+//! - `clock`: CLOCK_MONOTONIC, absolute sleeps, thread CPU time.
 //! - `facts`: the kernel facts recorded with every host run.
 //! - `doctor`: what this kernel and these privileges allow, changing nothing.
 //! - `policy`: a real thread's scheduling attributes, set and read back.
 //! - `journal`: the restore journal every system change goes through first.
 //! - `runner`: a spec on the real kernel, reported in the simulator's result schema.
 
+pub mod clock;
 pub mod doctor;
 pub mod facts;
 pub mod journal;

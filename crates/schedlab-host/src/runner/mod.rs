@@ -26,7 +26,6 @@
 //! SCHED_FIFO busy loop never runs without it).
 
 mod cgroups;
-mod clock;
 mod objects;
 mod task;
 
@@ -46,6 +45,7 @@ use schedlab_core::series::{self, Series, SeriesStats};
 use schedlab_core::types::TaskId;
 use schedlab_spec::model::{Event, Spec, RUN_FOREVER};
 
+use crate::clock;
 use crate::facts::KernelFacts;
 use crate::journal::{self, Journal};
 use cgroups::Groups;

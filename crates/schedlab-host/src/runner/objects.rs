@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use schedlab_spec::model::{ChannelKind, Spec};
 
-use super::clock::{abs_timespec_realtime, timespec_at};
+use crate::clock::{abs_timespec_realtime, timespec_at};
 
 /// How a wait that may block ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

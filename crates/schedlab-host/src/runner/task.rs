@@ -13,9 +13,9 @@ use schedlab_core::metrics::{relative_deadline, ActKind};
 use schedlab_core::program::{self, Advance, Walk};
 use schedlab_spec::model::{Event, Policy, SchedAttr, RUN_FOREVER};
 
-use super::clock;
 use super::objects::Waited;
 use super::World;
+use crate::clock;
 use crate::policy::{self as host_policy, SchedAttr as KernelAttr};
 
 /// How long an object wait lasts before the run's end and deadlocks are looked at.

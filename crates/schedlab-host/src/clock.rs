@@ -1,6 +1,9 @@
-//! The run's clock: CLOCK_MONOTONIC in nanoseconds, counted from the run's start (`t0`,
-//! an absolute CLOCK_MONOTONIC time), as cyclictest measures; sleeps to absolute expiries
-//! (`clock_nanosleep(TIMER_ABSTIME)`); the calling thread's CPU time.
+//! The host's clocks, for the probes and the runner: CLOCK_MONOTONIC in nanoseconds
+//! (absolute, or counted from a run's start `t0`), sleeps to absolute expiries as
+//! cyclictest sleeps (`clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)`), and the calling
+//! thread's CPU time.
+
+use std::io;
 
 fn read(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
@@ -46,10 +49,15 @@ pub fn abs_timespec_realtime(at: u64, t0: u64) -> libc::timespec {
     timespec(read(libc::CLOCK_REALTIME) + left)
 }
 
-/// Sleep until run time `at` (an absolute expiry, as cyclictest sleeps), resuming after
-/// signals.
+/// Sleep until run time `at` (an absolute expiry), resuming after signals.
 pub fn sleep_until(at: u64, t0: u64) {
-    let ts = timespec_at(at, t0);
+    // An absolute CLOCK_MONOTONIC sleep fails only for a bad timespec, which this is not.
+    let _ = sleep_until_abs(t0 + at);
+}
+
+/// Sleep until the absolute CLOCK_MONOTONIC time `abs_ns`, resuming after signals.
+pub fn sleep_until_abs(abs_ns: u64) -> io::Result<()> {
+    let ts = timespec(abs_ns);
     loop {
         // SAFETY: the timespec lives on this frame; no remainder is asked for.
         let rc = unsafe {
@@ -60,8 +68,10 @@ pub fn sleep_until(at: u64, t0: u64) {
                 std::ptr::null_mut(),
             )
         };
-        if rc != libc::EINTR {
-            return;
+        match rc {
+            0 => return Ok(()),
+            libc::EINTR => continue,
+            e => return Err(io::Error::from_raw_os_error(e)),
         }
     }
 }
