@@ -34,7 +34,8 @@ demo: develop
 test: test-rust test-python
 
 test-rust:
-	rustfmt --edition 2021 --check $(RS_FILES)
+	@echo "rustfmt --edition 2021 --check <every .rs file under crates/>"
+	@rustfmt --edition 2021 --check $(RS_FILES)
 	cargo test --workspace --exclude schedlab-py --quiet
 	@# rust-version is true: no dependency needs more, and clippy's incompatible_msrv lint
 	@# flags any standard-library API newer than it
@@ -51,7 +52,8 @@ test-python: develop
 RS_FILES = $(shell find crates -name '*.rs' -not -path '*/target/*')
 
 lint: $(STAMP)
-	rustfmt --edition 2021 --check $(RS_FILES)
+	@echo "rustfmt --edition 2021 --check <every .rs file under crates/>"
+	@rustfmt --edition 2021 --check $(RS_FILES)
 	cargo clippy --workspace --all-targets -- -D warnings
 	$(VENV)/bin/ruff check python tests
 
