@@ -96,6 +96,14 @@ fn what_the_host_runner_does_not_do_is_refused_with_its_path() {
         }
         other => panic!("{:?}", other.map(|o| o.result.to_json())),
     }
+    let unthrottled = r#"{"schedlab": {"cgroups": {"/": {"cpu.rt_runtime_us": -1}}},
+        "tasks": {"rt": {"loop": 1, "policy": "SCHED_FIFO", "priority": 10, "run": 10}}}"#;
+    match run(unthrottled, &RunOptions::default()) {
+        Err(HostError::Refused(m)) => {
+            assert!(m.contains("$.tasks.rt") && m.contains("throttling"), "{m}")
+        }
+        other => panic!("{:?}", other.map(|o| o.result.to_json())),
+    }
     let cpus = r#"{"tasks": {"t": {"loop": 1, "cpus": [4096], "run": 10}}}"#;
     assert!(matches!(
         run(cpus, &RunOptions::default()),

@@ -298,12 +298,18 @@ fn open_journal() -> Result<Journal, HostError> {
 
 /// Refuse, before anything runs, what the host runner does not do.
 fn check_supported(spec: &Spec, facts: &KernelFacts) -> Result<(), HostError> {
+    let throttling_off = match (facts.sched_rt_runtime_us, spec.cgroups[0].cpu.rt_runtime_us) {
+        (_, Some(-1)) => Some("the spec's root group sets cpu.rt_runtime_us = -1"),
+        (Some(-1), _) => Some("kernel.sched_rt_runtime_us = -1 on this machine"),
+        _ => None,
+    };
     for t in &spec.tasks {
-        let attrs = std::iter::once(&t.attr).chain(t.phases.iter().filter_map(|p| p.attr.as_ref()));
-        if attrs.into_iter().any(|a| a.policy.is_rt()) && facts.sched_rt_runtime_us == Some(-1) {
+        let mut attrs =
+            std::iter::once(&t.attr).chain(t.phases.iter().filter_map(|p| p.attr.as_ref()));
+        if let Some(why) = throttling_off.filter(|_| attrs.any(|a| a.policy.is_rt())) {
             return Err(HostError::Refused(format!(
-                "$.tasks.{}: RT throttling is off (kernel.sched_rt_runtime_us = -1): the host \
-                 runner never runs a SCHED_FIFO/RR task without it",
+                "$.tasks.{}: RT throttling would be off ({why}): the host runner never runs a \
+                 SCHED_FIFO/RR task without it",
                 t.name
             )));
         }
