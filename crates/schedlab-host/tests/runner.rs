@@ -188,3 +188,19 @@ fn a_cancelled_run_returns_no_result() {
     assert!(matches!(run(spec, &opts), Err(HostError::Cancelled)));
     assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 3);
 }
+
+#[test]
+fn the_first_phases_attributes_are_taken_before_the_task_runs() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("not root: SCHED_FIFO is not tried");
+        return;
+    }
+    let r = host(
+        r#"{"tasks": {"t": {"loop": 1, "phases": {
+            "p1": {"loop": 2, "policy": "SCHED_FIFO", "priority": 5, "run": 100, "sleep": 100}}}}}"#,
+    );
+    let t = task(&r, "t");
+    assert_eq!(t["policy"], "SCHED_FIFO");
+    assert_eq!(t["priority"], 5);
+}

@@ -123,11 +123,18 @@ impl<'scope, 'env> Runner<'scope, 'env> {
         self.world.stop.load(Ordering::Relaxed) || self.world.end.is_some_and(|e| at >= e)
     }
 
-    /// Take the template's attributes and CPUs. An error names the task.
+    /// Take the template's group, attributes and CPUs, overridden by its first phase's
+    /// (set before the task first runs, as the simulator does). An error names the task.
     pub fn set_up(&mut self) -> Result<(), String> {
         let task = self.world.programs.task(self.tmpl);
-        self.join(task.group as usize)?;
-        self.apply(&task.attr, task.cpus.as_deref())
+        let first = self.world.programs.phases(self.tmpl).first();
+        let group = first.and_then(|p| p.group).unwrap_or(task.group);
+        let attrs = first.and_then(|p| p.attr.as_ref()).unwrap_or(&task.attr);
+        let cpus = first
+            .and_then(|p| p.cpus.as_deref())
+            .or(task.cpus.as_deref());
+        self.join(group as usize)?;
+        self.apply(attrs, cpus)
     }
 
     /// Join cgroup `id` (before any RT policy: the kernel refuses SCHED_FIFO in a group
