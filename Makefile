@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.deps-stamp
 
-.PHONY: demo test test-rust test-python lint bench develop clean
+.PHONY: demo test test-rust test-python lint fmt-check bench develop clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -33,9 +33,7 @@ demo: develop
 
 test: test-rust test-python
 
-test-rust:
-	@echo "rustfmt --edition 2021 --check <every .rs file under crates/>"
-	@rustfmt --edition 2021 --check $(RS_FILES)
+test-rust: fmt-check
 	cargo test --workspace --exclude schedlab-py --quiet
 	@# rust-version is true: no dependency needs more, and clippy's incompatible_msrv lint
 	@# flags any standard-library API newer than it
@@ -51,9 +49,11 @@ test-python: develop
 # policy registry's)
 RS_FILES = $(shell find crates -name '*.rs' -not -path '*/target/*')
 
-lint: $(STAMP)
+fmt-check:
 	@echo "rustfmt --edition 2021 --check <every .rs file under crates/>"
 	@rustfmt --edition 2021 --check $(RS_FILES)
+
+lint: $(STAMP) fmt-check
 	cargo clippy --workspace --all-targets -- -D warnings
 	$(VENV)/bin/ruff check python tests
 

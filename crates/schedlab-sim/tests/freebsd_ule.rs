@@ -317,18 +317,7 @@ fn the_periodic_balancer_moves_a_thread_to_an_idle_cpu() {
 
 /// The CPUs each task was switched in on, from the run's ftrace text.
 fn cpus_of(text: &str, tag: &str) -> Vec<(String, u32)> {
-    let dir = std::env::temp_dir().join(format!("schedlab-ule-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("t.trace");
-    let cfg = schedlab_sim::SimConfig {
-        scheduler: Some("freebsd-ule".into()),
-        trace: Some(path.clone()),
-        check: true,
-        ..Default::default()
-    };
-    schedlab_sim::simulate_text(text, &cfg).unwrap_or_else(|e| panic!("{e}"));
-    let trace = std::fs::read_to_string(&path).unwrap();
-    std::fs::remove_dir_all(&dir).ok();
+    let trace = trace_under(text, tag, "freebsd-ule");
     let mut seen = Vec::new();
     for line in trace.lines().filter(|l| l.contains("sched_switch:")) {
         let cpu = line

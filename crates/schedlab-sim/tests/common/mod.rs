@@ -328,6 +328,11 @@ pub fn run_io(text: &str, trace: Option<std::path::PathBuf>) -> serde_json::Valu
 
 /// The ftrace text of the `linux-cfs` run of `text` (`tag` names its scratch folder).
 pub fn trace_of(text: &str, tag: &str) -> String {
+    trace_under(text, tag, "linux-cfs")
+}
+
+/// The ftrace text of the run of `text` under `scheduler`, with the invariant checks on.
+pub fn trace_under(text: &str, tag: &str, scheduler: &str) -> String {
     let dir = std::env::temp_dir().join(format!(
         "schedlab-{tag}-{}-{:x}",
         std::process::id(),
@@ -336,7 +341,7 @@ pub fn trace_of(text: &str, tag: &str) -> String {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("t.trace");
     let cfg = schedlab_sim::SimConfig {
-        scheduler: Some("linux-cfs".into()),
+        scheduler: Some(scheduler.into()),
         trace: Some(path.clone()),
         check: true,
         ..Default::default()
