@@ -944,6 +944,64 @@ def reproduce(quick: bool, out_dir: str) -> None:
     click.echo(f"report written to {index}")
 
 
+@cli.command("sweep")
+@click.argument("file")
+@click.option("--out", "out_dir", type=OUTPUT_DIR, metavar="DIR",
+              help="The dataset directory (default: sweeps/NAME); a sweep run again into it "
+                   "resumes, running only what it does not hold.")
+@click.option("--scheduler", "address", metavar="ADDRESS",
+              help="Run on an existing Dask cluster: its scheduler's address "
+                   "(tcp://host:8786). Default: a local cluster sized to this machine.")
+@click.option("-j", "--workers", type=click.IntRange(min=1), metavar="N",
+              help="Workers of the local cluster (default: one per CPU), or threads with "
+                   "--threads.")
+@click.option("--threads", is_flag=True,
+              help="Run in threads of this process instead of a Dask cluster.")
+@click.option("--memory-limit", type=BYTE_SIZE, metavar="SIZE",
+              help="Memory of each local worker (default: this machine's, divided among them).")
+@click.option("--retry-failed", is_flag=True, help="Run again the runs recorded as failed.")
+@click.option("--dry-run", is_flag=True,
+              help="Expand and check the description, print what would run, run nothing.")
+@click.option("--flush-every", type=click.IntRange(min=1), default=64, show_default=True,
+              metavar="N", help="Rows per part file: a crash loses at most N finished "
+                                "runs (or --flush-seconds of them), run again on resuming.")
+@click.option("--flush-seconds", type=click.FloatRange(min=0), default=5.0, show_default=True,
+              metavar="S", help="Write the finished rows at least every S seconds.")
+def sweep_cmd(file: str, out_dir: str | None, address: str | None, workers: int | None,
+              threads: bool, memory_limit: int | None, retry_failed: bool,
+              dry_run: bool, flush_every: int, flush_seconds: float) -> None:
+    """Run the sweep described in FILE (YAML or JSON, docs/sweeps.md) into a Parquet dataset:
+    one row per run, appended as runs finish."""
+    from schedlab import sweep as sw
+
+    if address is not None and (threads or memory_limit is not None):
+        raise CliError("--scheduler runs on an existing cluster: --threads and --memory-limit "
+                       "do not apply")
+    try:
+        desc = sw.load(file)
+        out = Path(out_dir) if out_dir else Path("sweeps") / desc.name
+        if dry_run:
+            points = sw.plan(desc)
+            held = sw.read(out, columns=["key"]) if out.is_dir() else None
+            done = set(held["key"].to_list()) if held is not None else set()
+            left = sum(p.key not in done for p in points)
+            click.echo(f"sweep {desc.name}: {len(points)} runs, {len(points) - left} in {out}, "
+                       f"{left} to run")
+            return
+        with _stopped_by_signals(f"sweep {desc.name}"):
+            r = sw.run(desc, out, scheduler=address, workers=workers, threads=threads,
+                       memory_limit=memory_limit, retry_failed=retry_failed,
+                       flush_rows=flush_every, flush_s=flush_seconds)
+    except sw.SweepError as e:
+        raise CliError(f"{file}: {e}") from None
+    except sw.DatasetBusy as e:
+        raise CliError(_os_message(e), EXIT_FAILED) from None
+    failed = f", {r.failed} failed (their error is in the dataset's error column)" \
+        if r.failed else ""
+    click.echo(f"sweep {r.name}: {r.total} runs, {r.skipped} already in {out}, {r.ran} run now"
+               f"{failed}")
+
+
 @cli.command("cost")
 @click.option("-s", "--scheduler", "schedulers", multiple=True, metavar="A[,B…]",
               help="Policies to measure (repeatable or comma-separated; default: every "

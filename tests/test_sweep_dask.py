@@ -1,0 +1,77 @@
+"""Sweeps on Dask: a local cluster with one worker and with two give the rows threads give
+(only the timing columns differ), and a sweep on an existing cluster given by address
+needs no change to its description."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from schedlab import sweep as sw
+
+GRID: dict[str, Any] = {
+    "name": "dask",
+    "base": {"generator": "hackbench", "options": {"groups": 1, "fds": 2}},
+    "axes": [
+        {"scheduler": ["linux-cfs"], "params.sched_latency_ns": [3000000, 6000000, "x"],
+         "options.loops": [1, 2], "seed": [1, 2]},
+        {"scheduler": ["fp", "example-fifo"], "options.loops": [1, 2], "seed": [1, 2]},
+    ],
+}
+
+
+def comparable(df: pl.DataFrame) -> pl.DataFrame:
+    return df.drop(list(sw.TIMING_COLUMNS)).sort("key")
+
+
+@pytest.fixture(scope="module")
+def by_threads(tmp_path_factory: pytest.TempPathFactory) -> pl.DataFrame:
+    out = tmp_path_factory.mktemp("threads")
+    return comparable(sw.run(GRID, out, threads=True, workers=2, progress=False).rows())
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    """One two-worker local cluster for the tests that connect to an existing one."""
+    import logging
+
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None, silence_logs=logging.ERROR) as c:
+        yield c
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_local_cluster_gives_the_rows_threads_give(workers: int, tmp_path: Path,
+                                                     by_threads: pl.DataFrame) -> None:
+    r = sw.run(GRID, tmp_path / "d", workers=workers, progress=False)
+    assert (r.ran, r.failed) == (20, 4)
+    df = r.rows()
+    assert df["worker"].n_unique() == workers
+    assert comparable(df).equals(by_threads)
+
+
+def test_an_existing_cluster_by_address(cluster: Any, tmp_path: Path, cli: Any,
+                                        by_threads: pl.DataFrame) -> None:
+    import yaml
+
+    f = tmp_path / "grid.yaml"
+    f.write_text(yaml.safe_dump(GRID, sort_keys=False), encoding="utf-8")
+    r = cli("sweep", f, "--out", tmp_path / "d", "--scheduler", cluster.scheduler_address)
+    assert r.returncode == 0, r.stderr
+    assert "20 run now, 4 failed" in r.stdout
+    assert comparable(sw.read(tmp_path / "d")).equals(by_threads)
+
+
+def test_a_cluster_object_is_a_scheduler_too(cluster: Any, tmp_path: Path,
+                                             by_threads: pl.DataFrame) -> None:
+    from distributed import Client
+
+    with Client(cluster) as client:
+        r = sw.run(GRID, tmp_path / "d", scheduler=client, progress=False)
+    assert comparable(r.rows()).equals(by_threads)
