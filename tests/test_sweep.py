@@ -291,3 +291,20 @@ def test_plots_draw_the_sweep(tiny: sw.SweepRun, tmp_path: Path) -> None:
     for fig, stem in ((heat, "heat"), (line, "lines")):
         paths = plots.save(fig, tmp_path, stem)
         assert all(p.stat().st_size > 0 for p in paths)
+
+
+def test_a_sweep_built_in_python_gets_the_files_checks(tmp_path: Path) -> None:
+    bad = sw.Sweep(name="py", base={"generator": "hackbench"}, grids=[{"colour": ["red"]}])
+    with pytest.raises(sw.SweepError, match=r"^axes\.colour: unknown axis"):
+        sw.run(bad, tmp_path / "d", threads=True, progress=False)
+    good = sw.Sweep(name="py", base={"generator": "hackbench",
+                                     "options": {"groups": 1, "loops": 2}},
+                    grids=[{"scheduler": ["fp"]}], metrics=("summary.makespan_ns",))
+    row = sw.run(good, tmp_path / "d", threads=True, progress=False).rows().row(0, named=True)
+    assert row["status"] == "ok" and row["summary.makespan_ns"] > 0
+
+
+def test_reproduce_from_results_needs_a_directory(cli: Any, tmp_path: Path) -> None:
+    r = cli("reproduce", "--quick", "--from-results", tmp_path / "none", "--out", tmp_path / "o")
+    assert r.returncode == 2 and "--from-results" in r.stderr
+    assert not (tmp_path / "o").exists()

@@ -929,7 +929,14 @@ def _print_analysis(out: Console, a: Mapping[str, Any]) -> None:
 @click.option("--quick", is_flag=True, help="Smaller runs, for a fast check.")
 @click.option("--out", "out_dir", type=OUTPUT_DIR, default="report",
               show_default=True, help="Directory for the HTML report, plots and specs.")
-def reproduce(quick: bool, out_dir: str) -> None:
+@click.option("--from-results", "from_results", type=click.Path(file_okay=False, exists=True),
+              metavar="DIR", help="Rebuild the sections declared as sweeps from the datasets "
+                                  "of the report in DIR (its sweeps/), running only what they "
+                                  "lack.")
+@click.option("--scheduler", "address", metavar="ADDRESS",
+              help="Run the sections' sweeps on the Dask cluster whose scheduler is at "
+                   "ADDRESS.")
+def reproduce(quick: bool, out_dir: str, from_results: str | None, address: str | None) -> None:
     """Regenerate every seed experiment into an HTML report."""
     try:
         from schedlab import reproduce as rep
@@ -938,7 +945,9 @@ def reproduce(quick: bool, out_dir: str) -> None:
             raise CliError(f"reproduce: not available in this build ({e})", EXIT_FAILED) from e
         raise
     try:
-        index = rep.main(quick=quick, out=Path(out_dir))
+        index = rep.main(quick=quick, out=Path(out_dir),
+                         from_results=Path(from_results) if from_results else None,
+                         scheduler=address)
     except rep.DestinationError as e:
         raise CliError(f"--out {e}") from None
     click.echo(f"report written to {index}")
@@ -974,9 +983,9 @@ def sweep_cmd(file: str, out_dir: str | None, address: str | None, workers: int 
     one row per run, appended as runs finish."""
     from schedlab import sweep as sw
 
-    if address is not None and (threads or memory_limit is not None):
-        raise CliError("--scheduler runs on an existing cluster: --threads and --memory-limit "
-                       "do not apply")
+    if address is not None and (threads or memory_limit is not None or workers is not None):
+        raise CliError("--scheduler runs on an existing cluster: --threads, --workers and "
+                       "--memory-limit do not apply")
     try:
         desc = sw.load(file)
         out = Path(out_dir) if out_dir else Path("sweeps") / desc.name

@@ -25,7 +25,7 @@ __all__ = [
 #: Columns of a row that are neither axes nor metrics.
 FIXED_COLUMNS = frozenset({
     "key", "sweep", "params", "spec_sha256", "spec_file", "spec_origin", "status", "error",
-    "samples_file", "trace_file", "wall_s", "worker", "finished_at"})
+    "samples_file", "trace_file", "result", "wall_s", "worker", "finished_at"})
 METRIC_ROOTS = ("summary.", "run.", "tasks.", "cpus.")
 
 

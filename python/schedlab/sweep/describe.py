@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "DEFAULT_METRICS", "Filter", "Sweep", "SweepError", "from_mapping", "load",
+    "DEFAULT_METRICS", "Filter", "Sweep", "SweepError", "check", "from_mapping", "load",
 ]
 
 #: What a run keeps when the description names no metrics: the result's headline and
@@ -115,6 +115,17 @@ class Sweep:
         if self.memory_budget is not None:
             out["memory_budget"] = self.memory_budget
         return out
+
+
+def check(sweep: Sweep) -> Sweep:
+    """``sweep`` (built in Python) put through the checks a file's description gets."""
+    if not sweep.grids:
+        raise SweepError("axes", "missing: a sweep needs at least one axis")
+    doc = sweep.to_mapping()
+    doc["base"] = sweep.base  # spec texts and mappings as given
+    checked = from_mapping(doc, where=sweep.where, default_name=sweep.name)
+    checked.filters = list(sweep.filters)
+    return checked
 
 
 # --- reading ---------------------------------------------------------------------------

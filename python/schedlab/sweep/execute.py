@@ -47,7 +47,8 @@ from schedlab.sweep.store import Store, read
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["Dask", "SweepRun", "coerce", "dask_backend", "record", "run"]
+__all__ = ["Dask", "SweepError", "SweepRun", "Traced", "coerce", "dask_backend", "kept_of",
+           "metrics_of", "plan", "record", "row_result", "run"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -104,16 +105,51 @@ def metrics_of(result: Result, paths: Sequence[str]) -> dict[str, Any]:
         if root == "cpus":
             out[path] = json.dumps([c.get(rest) for c in data.get("cpus", [])])
             continue
-        value: Any = data
-        for part in path.split("."):
-            if not isinstance(value, Mapping) or part not in value:
-                value = None
-                break
-            value = value[part]
+        value = _at(data, path)
         if value is not None:
             _flat(path, value, out)
     out.pop("run.wall_s", None)  # host time: not a metric of the run
     return out
+
+
+def _at(data: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(data, Mapping) or part not in data:
+            return None
+        data = data[part]
+    return data
+
+
+def kept_of(result: Result, paths: Sequence[str]) -> dict[str, Any]:
+    """The part of the result object the metrics ``paths`` name, nested as in the result
+    (null and absent kept apart, which the flat columns cannot): the ``result`` column,
+    which :func:`row_result` reads back."""
+    data = result.json
+    kept: dict[str, Any] = {}
+    for path in paths:
+        root, _, rest = path.partition(".")
+        if root in ("tasks", "cpus"):
+            items = data.get(root, [])
+            have = kept.setdefault(root, [{} for _ in items])
+            for entry, item in zip(have, items, strict=True):
+                if root == "tasks":
+                    entry["name"] = item.get("name")
+                entry[rest] = item.get(rest)
+            continue
+        parts = path.split(".")
+        src: Any = data
+        dst = kept
+        for i, part in enumerate(parts):
+            if not isinstance(src, Mapping) or part not in src:
+                break
+            src = src[part]
+            if i == len(parts) - 1:
+                dst[part] = src
+            else:
+                dst = dst.setdefault(part, {})
+    if isinstance(kept.get("run"), dict):
+        kept["run"].pop("wall_s", None)
+    return kept
 
 
 def _samples_bytes(result: Result) -> bytes:
@@ -127,12 +163,13 @@ def record(outcome: runner.Outcome, metrics: Sequence[str], samples: bool) -> di
     rec: dict[str, Any] = {
         "status": "ok" if outcome.ok else "failed", "error": outcome.error, "metrics": {},
         "wall_s": outcome.wall_s, "worker": f"{socket.gethostname()}:{os.getpid()}",
-        "samples": None, "trace": None,
+        "samples": None, "trace": None, "result": None,
     }
     trace = outcome.job.trace
     try:
         if outcome.result is not None:
             rec["metrics"] = metrics_of(outcome.result, metrics)
+            rec["result"] = json.dumps(kept_of(outcome.result, metrics), sort_keys=True)
             if samples:
                 rec["samples"] = _samples_bytes(outcome.result)
             if trace is not None:
@@ -236,7 +273,7 @@ class SweepRun:
 def coerce(description: Sweep | Mapping[str, Any] | str | os.PathLike[str]) -> Sweep:
     """A :class:`Sweep` from itself, a mapping in the file's shape, or a file."""
     if isinstance(description, Sweep):
-        return description
+        return describe.check(description)
     if isinstance(description, Mapping):
         return describe.from_mapping(description)
     return describe.load(description)
@@ -281,6 +318,7 @@ def _row(sweep: Sweep, point: Point, rec: Mapping[str, Any], store: Store,
         "status": rec["status"], "error": rec["error"],
     })
     row.update(rec["metrics"])
+    row["result"] = rec["result"]
     row["samples_file"] = (store.save_file("samples", f"{point.key}.arrow", rec["samples"])
                            if rec.get("samples") is not None else None)
     row["trace_file"] = (store.save_file("traces", f"{point.key}.txt", rec["trace"])
@@ -373,42 +411,19 @@ def run(
                         failed, [p.key for p in points])
 
 
-__all__ += ["SweepError", "Traced", "plan", "row_result"]
-
 
 def row_result(row: Mapping[str, Any]) -> Result | None:
-    """The part of a run's result a row kept, as a :class:`~schedlab.result.Result`:
-    ``summary.*`` and ``run.*`` columns nested back into objects, ``tasks.FIELD`` into
-    one entry per task (name and the kept fields). None for a failed run."""
-    if row.get("status") != "ok":
+    """What a row kept of its run's result (its ``result`` column: the objects its
+    metrics name, as the core wrote them) as a :class:`~schedlab.result.Result`, with the
+    row's identity in ``run``; None for a failed run."""
+    if row.get("status") != "ok" or row.get("result") is None:
         return None
-    data: dict[str, Any] = {"run": {}, "summary": {}}
-    tasks: dict[str, dict[str, Any]] = {}
-    for col, value in row.items():
-        root, _, rest = col.partition(".")
-        if root in ("summary", "run") and rest:
-            at = data[root]
-            *parents, leaf = rest.split(".")
-            for part in parents:
-                at = at.setdefault(part, {})
-            at[leaf] = value
-        elif root == "tasks" and rest and value is not None:
-            for name, v in json.loads(value).items():
-                tasks.setdefault(name, {"name": name})[rest] = v
-    data["tasks"] = list(tasks.values())
-    _nulls_to_none(data["summary"])
-    data["run"].setdefault("spec_sha256", row.get("spec_sha256"))
-    data["run"].setdefault("scheduler", row.get("scheduler"))
-    data["run"].setdefault("seed", row.get("seed"))
-    data["run"]["wall_s"] = row.get("wall_s")
+    data = json.loads(row["result"])
+    run_ = data.setdefault("run", {})
+    run_.setdefault("spec_sha256", row.get("spec_sha256"))
+    run_.setdefault("scheduler", row.get("scheduler"))
+    run_.setdefault("seed", row.get("seed"))
+    run_["wall_s"] = row.get("wall_s")
+    data.setdefault("summary", {})
+    data.setdefault("tasks", [])
     return Result(data)
-
-
-def _nulls_to_none(obj: dict[str, Any]) -> None:
-    """An object whose every value is null was null in the result (a headline a spec
-    does not have): the columns cannot tell the two apart."""
-    for k, v in list(obj.items()):
-        if isinstance(v, dict):
-            _nulls_to_none(v)
-            if all(x is None for x in v.values()):
-                obj[k] = None
