@@ -308,3 +308,23 @@ def test_reproduce_from_results_needs_a_directory(cli: Any, tmp_path: Path) -> N
     r = cli("reproduce", "--quick", "--from-results", tmp_path / "none", "--out", tmp_path / "o")
     assert r.returncode == 2 and "--from-results" in r.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_the_cli_prints_a_metric_by_axes_and_plots_it(cli: Any, tmp_path: Path) -> None:
+    f = write(tmp_path / "grid.yaml", GRID)
+    out = tmp_path / "d"
+    r = cli("sweep", f, "--out", out, "--threads", "--table", "summary.headline.value",
+            "--by", "scheduler,options.loops", "--plot", tmp_path / "plots")
+    assert r.returncode == 0, r.stderr
+    stats = analysis.metric_by(sw.read(out), "summary.headline.value",
+                               ["scheduler", "options.loops"])
+    for row in stats.iter_rows(named=True):
+        assert f"{row['mean']:.6g}" in r.stdout
+    assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == [
+        "summary_headline_value-by-options.loops.png",
+        "summary_headline_value-by-options.loops.svg",
+        "summary_headline_value-scheduler-options.loops.png",
+        "summary_headline_value-scheduler-options.loops.svg"]
+    bad = cli("sweep", f, "--out", out, "--threads", "--table", "makespan")
+    assert bad.returncode == 2 and "--table: the sweep's rows have no column 'makespan'" \
+        in bad.stderr

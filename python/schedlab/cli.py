@@ -976,9 +976,18 @@ def reproduce(quick: bool, out_dir: str, from_results: str | None, address: str 
                                 "runs (or --flush-seconds of them), run again on resuming.")
 @click.option("--flush-seconds", type=click.FloatRange(min=0), default=5.0, show_default=True,
               metavar="S", help="Write the finished rows at least every S seconds.")
+@click.option("--table", "table_metric", metavar="METRIC",
+              help="Then print METRIC (a column: summary.headline.value, …) by the --by axes: "
+                   "runs, failed, mean and its 95% interval over the other axes (the seeds).")
+@click.option("--by", "by_axes", metavar="A[,B]", default="scheduler", show_default=True,
+              help="The axes of --table and --plot.")
+@click.option("--plot", "plot_dir", type=OUTPUT_DIR, metavar="DIR",
+              help="Then draw METRIC into DIR (PNG and SVG): against the last --by axis, a "
+                   "line per value of the first, and with two axes a heat map.")
 def sweep_cmd(file: str, out_dir: str | None, address: str | None, workers: int | None,
               threads: bool, memory_limit: int | None, retry_failed: bool,
-              dry_run: bool, flush_every: int, flush_seconds: float) -> None:
+              dry_run: bool, flush_every: int, flush_seconds: float,
+              table_metric: str | None, by_axes: str, plot_dir: str | None) -> None:
     """Run the sweep described in FILE (YAML or JSON, docs/sweeps.md) into a Parquet dataset:
     one row per run, appended as runs finish."""
     from schedlab import sweep as sw
@@ -1009,6 +1018,45 @@ def sweep_cmd(file: str, out_dir: str | None, address: str | None, workers: int 
         if r.failed else ""
     click.echo(f"sweep {r.name}: {r.total} runs, {r.skipped} already in {out}, {r.ran} run now"
                f"{failed}")
+    if table_metric is not None:
+        _sweep_summary(r.rows(), table_metric, [a.strip() for a in by_axes.split(",")],
+                       Path(plot_dir) if plot_dir else None)
+
+
+def _sweep_summary(df: Any, metric: str, by: list[str], plot_dir: Path | None) -> None:
+    """`sweep --table/--plot`: the metric by the axes, as a table and plots."""
+    from schedlab import plots
+    from schedlab.sweep import analysis
+    from schedlab.sweep import plots as sweep_plots
+
+    for name, what in ((metric, "--table"), *((a, "--by") for a in by)):
+        if name not in df.columns:
+            metrics = [c for c in df.columns if c.startswith(analysis.METRIC_ROOTS)]
+            raise CliError(f"{what}: the sweep's rows have no column {name!r} (axes: "
+                           f"{', '.join(analysis.axis_columns(df))}; metrics: "
+                           f"{', '.join(metrics[:8])}{', …' if len(metrics) > 8 else ''})")
+    if len(by) > 2:
+        raise CliError("--by: one or two axes")
+    stats = analysis.metric_by(df, metric, by)
+    table = Table(title=f"{metric}: mean and 95% interval over the other axes")
+    for col in [*by, "runs", "failed", "mean", "95% interval"]:
+        table.add_column(col, justify="left" if col in by else "right")
+    for row in stats.iter_rows(named=True):
+        ci = ("–" if row["ci_low"] is None
+              else f"{row['ci_low']:.6g} … {row['ci_high']:.6g}")
+        mean = "–" if row["mean"] is None else f"{row['mean']:.6g}"
+        table.add_row(*(str(row[a]) for a in by), str(row["n"]), str(row["failed"]), mean, ci)
+    _stdout().print(table)
+    if plot_dir is not None:
+        x, hue = by[-1], (by[0] if len(by) == 2 else None)
+        stem = metric.replace(".", "_")
+        written = plots.save(sweep_plots.lines(df, metric, x, hue=hue), plot_dir,
+                             f"{stem}-by-{x}")
+        if hue is not None:
+            written += plots.save(sweep_plots.heatmap(df, metric, x, hue), plot_dir,
+                                  f"{stem}-{hue}-{x}")
+        for p in written:
+            click.echo(f"wrote {p}")
 
 
 @cli.command("cost")

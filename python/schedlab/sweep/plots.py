@@ -32,6 +32,8 @@ def heatmap(df: pl.DataFrame, metric: str, x: str, y: str, *, title: str | None 
     plots.setup()
     fig, ax = plots.plt.subplots(figsize=plots.FIGSIZE)
     im = ax.imshow(grid, aspect="auto", origin="lower", cmap="viridis")
+    ax.grid(False)
+    lo, hi = im.get_clim()
     ax.set_xticks(range(len(xs)), [str(v) for v in xs])
     ax.set_yticks(range(len(ys)), [str(v) for v in ys])
     ax.set_xlabel(x)
@@ -39,8 +41,9 @@ def heatmap(df: pl.DataFrame, metric: str, x: str, y: str, *, title: str | None 
     for i, row_values in enumerate(grid):
         for j, v in enumerate(row_values):
             if v == v:  # not NaN
+                bright = hi > lo and (v - lo) / (hi - lo) > 0.6  # viridis is light there
                 ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=8,
-                        color="white")
+                        color="black" if bright else "white")
     fig.colorbar(im, ax=ax, label=metric)
     ax.set_title(title or f"mean {metric}", fontsize=10)
     fig.tight_layout()
