@@ -183,13 +183,33 @@ def record(outcome: runner.Outcome, metrics: Sequence[str], samples: bool) -> di
 # --- Dask --------------------------------------------------------------------------------
 
 
+def _run_chunk(fn: Callable[[T], R], items: Sequence[T]) -> tuple[float, list[R]]:
+    t0 = time.perf_counter()
+    out = [fn(item) for item in items]
+    return time.perf_counter() - t0, out
+
+
 class Dask:
-    """A :class:`schedlab.runner.Backend` on a ``distributed.Client``: every call is a
-    task (not retried by Dask when it fails: the failure is the run's), results gathered
-    as they complete."""
+    """A :class:`schedlab.runner.Backend` on a ``distributed.Client``. Calls go to the
+    cluster in chunks, a few per worker in flight at a time (the scheduler never holds a
+    whole large sweep): a chunk is one call at first, then as many as take about
+    :attr:`TARGET_S` of a worker's time, judged from the chunks done (tiny runs would
+    otherwise cost more in Dask's per-task overhead than in simulation). A chunk is not
+    retried by Dask when its worker is lost: its calls are yielded as :class:`Lost`."""
+
+    #: Seconds of work a chunk aims at.
+    TARGET_S = 0.25
+    MAX_CHUNK = 64
+    IN_FLIGHT_PER_WORKER = 4
 
     def __init__(self, client: Any) -> None:
         self.client = client
+
+    def _workers(self) -> int:
+        try:
+            return max(1, len(self.client.scheduler_info().get("workers", {})))
+        except Exception:  # noqa: BLE001 — a cluster that does not say: assume one
+            return 1
 
     def map_unordered(self, fn: Callable[[T], R], items: Sequence[T]
                       ) -> Iterator[tuple[int, R | runner.Lost]]:
@@ -197,20 +217,52 @@ class Dask:
 
         if not items:
             return
-        futures = [self.client.submit(fn, item, pure=False) for item in items]
-        index = {f.key: i for i, f in enumerate(futures)}
+        workers = self._workers()
+        call = partial(_run_chunk, fn)
+        pending: dict[str, tuple[Any, list[int]]] = {}
+        next_item = 0
+        done_calls, busy_s = 0, 0.0
+
+        def submit() -> Any:
+            nonlocal next_item
+            per_call = busy_s / done_calls if done_calls >= 2 * workers else None
+            size = 1 if not per_call else max(1, min(self.MAX_CHUNK,
+                                                     int(self.TARGET_S / max(per_call, 1e-6))))
+            # keep every worker busy to the end: no chunk larger than a fair share of what
+            # is left
+            size = max(1, min(size, (len(items) - next_item) // (2 * workers) or 1))
+            idx = list(range(next_item, min(len(items), next_item + size)))
+            next_item = idx[-1] + 1
+            fut = self.client.submit(call, [items[i] for i in idx], pure=False)
+            pending[fut.key] = (fut, idx)
+            return fut
+
+        def room() -> bool:
+            return next_item < len(items) and len(pending) < workers * self.IN_FLIGHT_PER_WORKER
+
+        first = []
+        while room():
+            first.append(submit())
+        ac = as_completed(first)
         try:
-            for fut in as_completed(futures):
-                i = index[fut.key]
+            for fut in ac:
+                _, idx = pending.pop(fut.key)
                 try:
-                    value = fut.result()
-                except Exception as e:  # noqa: BLE001 — the cluster lost the run
-                    yield i, runner.Lost(e)
+                    seconds, values = fut.result()
+                except Exception as e:  # noqa: BLE001 — the cluster lost these runs
+                    for i in idx:
+                        yield i, runner.Lost(e)
                 else:
-                    yield i, value
+                    done_calls += len(idx)
+                    busy_s += seconds
+                    for i, v in zip(idx, values, strict=True):
+                        yield i, v
                 fut.release()
+                while room():
+                    ac.add(submit())
         finally:
-            self.client.cancel([f for f in futures if not f.done()])
+            if pending:
+                self.client.cancel([f for f, _ in pending.values()])
 
 
 def local_workers() -> int:

@@ -197,10 +197,11 @@ def read(root: str | os.PathLike[str], columns: Sequence[str] | None = None) -> 
 
     frames = []
     for p in _parts(Path(root)):
-        df = pl.read_parquet(p)
-        if columns is not None:
-            df = df.select([c for c in columns if c in df.columns])
-        frames.append(df)
+        if columns is None:
+            frames.append(pl.read_parquet(p))
+        else:
+            have = pl.read_parquet_schema(p)
+            frames.append(pl.read_parquet(p, columns=[c for c in columns if c in have]))
     if not frames:
         return pl.DataFrame({c: [] for c in (columns or ["key"])}, schema={
             c: pl.String for c in (columns or ["key"])})
