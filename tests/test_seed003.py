@@ -292,3 +292,24 @@ def test_the_section_rebuilt_from_stored_results_is_byte_identical(tmp_path: Pat
     for rel in ("specs/manifest.json", "plots/seed003-timeline.png",
                 "plots/seed003-timeline.svg"):
         assert (tmp_path / "again" / rel).read_bytes() == (tmp_path / "first" / rel).read_bytes()
+
+
+def test_the_section_on_a_dask_cluster_gives_the_same_tables(
+        quick_section: tuple[Path, str], tmp_path: Path) -> None:
+    import logging
+
+    from distributed import LocalCluster
+
+    from schedlab import reproduce
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None, silence_logs=logging.ERROR) as cluster:
+        index = reproduce.main(True, tmp_path / "r", section_fns=[seed003.section],
+                               progress=False, scheduler=cluster.scheduler_address)
+    on_cluster = parse_tables(_section_html(index))
+    local = parse_tables(quick_section[1])
+    # every table of the section (the list of runs, which has no id, shows host seconds)
+    named = [k for k in local if k.startswith("seed003-")]
+    assert len(named) >= 6 and on_cluster.keys() == local.keys()
+    for name in named:
+        assert on_cluster[name] == local[name], name

@@ -328,3 +328,12 @@ def test_the_cli_prints_a_metric_by_axes_and_plots_it(cli: Any, tmp_path: Path) 
     bad = cli("sweep", f, "--out", out, "--threads", "--table", "makespan")
     assert bad.returncode == 2 and "--table: the sweep's rows have no column 'makespan'" \
         in bad.stderr
+
+
+def test_the_example_sweep_is_a_valid_description() -> None:
+    from conftest import ROOT
+
+    desc = sw.load(ROOT / "examples" / "sweeps" / "hackbench.yaml")
+    points = sw.plan(desc)
+    # 3 policies (bfs without 4 CPUs) and linux-cfs with 2 latencies, 3 group counts, 10 seeds
+    assert len(points) == (3 * 3 - 1) * 3 * 10 + 2 * 3 * 3 * 10
