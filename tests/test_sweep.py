@@ -337,3 +337,12 @@ def test_the_example_sweep_is_a_valid_description() -> None:
     points = sw.plan(desc)
     # 3 policies (bfs without 4 CPUs) and linux-cfs with 2 latencies, 3 group counts, 10 seeds
     assert len(points) == (3 * 3 - 1) * 3 * 10 + 2 * 3 * 3 * 10
+
+
+def test_keeping_samples_is_another_run() -> None:
+    doc = {"base": {"generator": "hackbench", "options": {"groups": 1, "loops": 2}},
+           "axes": {"scheduler": ["fp"]}}
+    plain = sw.plan(sw.from_mapping(doc))[0]
+    kept = sw.plan(sw.from_mapping({**doc, "samples": True}))[0]
+    assert kept.key != plain.key
+    assert kept.key == sw.run_key(kept.spec_sha256, "fp", [], None, {"samples": 1})

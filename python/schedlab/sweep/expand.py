@@ -3,8 +3,9 @@ edited) and checked, and each run's resume key.
 
 The key of a run is the sha256 of its identity — the spec's sha256 (taken by the core, of
 the exact bytes run), the scheduler, the tunables sorted by name, the seed and the
-overrides (cpus, hz, duration, memory budget) — so a run is the same run whichever sweep,
-grid or order produced it, and a dataset never holds it twice.
+overrides (cpus, hz, duration, memory budget, and whether samples are kept: with them
+the percentiles are exact, without them histogram-resolved) — so a run is the same run
+whichever sweep, grid or order produced it, and a dataset never holds it twice.
 """
 
 from __future__ import annotations
@@ -277,6 +278,9 @@ def expand(sweep: Sweep, registry: Mapping[str, Mapping[str, Any]] | None = None
         overrides = job.overrides()
         if sweep.memory_budget is not None:
             overrides["memory_budget"] = sweep.memory_budget
+        if job.samples:
+            # samples kept make the percentiles exact (else histogram-resolved): another run
+            overrides["samples"] = 1
         key = run_key(src.sha256, sched, job.params, job.seed, overrides)
         points.append(Point(point, job, key))
     return points
