@@ -106,6 +106,11 @@ BAD: list[tuple[dict[str, Any], str]] = [
                                                  "scheduler": "fp"}},
      "axes.machine.cpus[1]: $.schedlab.machine.cpus"),
     ({"axes": {"scheduler": ["fp"]}, "colour": 1}, "colour: unknown key"),
+    ({"axes": {"scheduler": ["fp"]}, "base": {"spec": "missing.json"}},
+     "base.spec: cannot read "),
+    ({"axes": {"scheduler": ["fp"]}, "base": {"generator": "nope"}},
+     "base.generator: unknown generator 'nope'"),
+    ({"axes": {"spec": ["a"]}}, "axes.spec: the spec axis chooses among base.specs"),
 ]
 
 
@@ -122,6 +127,11 @@ def test_a_bad_description_is_one_line_naming_its_place(cli: Any, tmp_path: Path
     assert len(lines) == 1 and lines[0].startswith(f"error: {f}: "), r.stderr
     assert message in lines[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_description_is_one_line(cli: Any, tmp_path: Path) -> None:
+    r = cli("sweep", tmp_path / "none.yaml", "--threads")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "none.yaml" in r.stderr
 
 
 def test_a_file_that_is_not_yaml_names_its_line(cli: Any, tmp_path: Path) -> None:

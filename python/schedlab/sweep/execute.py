@@ -289,7 +289,7 @@ def dask_backend(scheduler: Any = None, *, workers: int | None = None,
             yield Dask(client)
         return
     with LocalCluster(n_workers=workers or local_workers(), threads_per_worker=1,
-                      processes=True, memory_limit=memory_limit or "auto",
+                      processes=True, memory_limit=memory_limit or "auto", host="127.0.0.1",
                       dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
             Client(cluster) as client:
         yield Dask(client)
