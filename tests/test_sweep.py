@@ -356,3 +356,24 @@ def test_keeping_samples_is_another_run() -> None:
     kept = sw.plan(sw.from_mapping({**doc, "samples": True}))[0]
     assert kept.key != plain.key
     assert kept.key == sw.run_key(kept.spec_sha256, "fp", [], None, {"samples": 1})
+
+
+def test_a_run_stopped_by_its_memory_budget_is_kept_apart(tmp_path: Path) -> None:
+    doc = {"base": {"generator": "hackbench", "options": {"groups": 1, "loops": 2}},
+           "axes": {"scheduler": ["fp"]}, "memory_budget": 20000}
+    r = sw.run(doc, tmp_path / "d", threads=True, progress=False)
+    row = r.rows().row(0, named=True)
+    assert row["status"] == "stopped" and "memory budget" in row["error"]
+    assert row["run.stopped"] == row["error"]
+    assert analysis.metric_by(r.rows(), "run.events", ["scheduler"]).row(0, named=True)[
+        "failed"] == 1
+
+
+def test_io_scheduler_sets_every_device_and_needs_one(tmp_path: Path) -> None:
+    doc = {"base": {"generator": "fio"},
+           "axes": {"scheduler": ["fp"], "io_scheduler": ["none", "mq-deadline"]}}
+    points = sw.plan(sw.from_mapping(doc))
+    views = [schedlab.api.spec_view(p.job.spec.text)["schedlab"]["devices"] for p in points]
+    assert [{d["scheduler"] for d in v.values()} for v in views] == [{"none"}, {"mq-deadline"}]
+    with pytest.raises(sw.SweepError, match=r"^axes\.io_scheduler\[0\]: the spec has no block"):
+        sw.plan(sw.from_mapping({**doc, "base": {"generator": "hackbench"}}))

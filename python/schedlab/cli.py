@@ -1015,7 +1015,7 @@ def sweep_cmd(file: str, out_dir: str | None, address: str | None, workers: int 
     except sw.DatasetBusy as e:
         raise CliError(_os_message(e), EXIT_FAILED) from None
     failed = f", {r.failed} failed (their error is in the dataset's error column)" \
-        if r.failed else ""
+        if r.failed else ""  # runs stopped by their memory budget included
     click.echo(f"sweep {r.name}: {r.total} runs, {r.skipped} already in {out}, {r.ran} run now"
                f"{failed}")
     if table_metric is not None:

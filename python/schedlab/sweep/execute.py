@@ -159,12 +159,18 @@ def _samples_bytes(result: Result) -> bytes:
 
 
 def record(outcome: runner.Outcome, metrics: Sequence[str], samples: bool) -> dict[str, Any]:
-    """What travels back from a run: status, error, metrics, timing, kept files."""
+    """What travels back from a run: status (``ok``; ``failed``, with its error and no
+    metrics; ``stopped`` by its memory budget, with the partial result's metrics and the
+    reason as its error), error, metrics, timing, kept files."""
     rec: dict[str, Any] = {
         "status": "ok" if outcome.ok else "failed", "error": outcome.error, "metrics": {},
         "wall_s": outcome.wall_s, "worker": f"{socket.gethostname()}:{os.getpid()}",
         "samples": None, "trace": None, "result": None,
     }
+    stopped = outcome.result.run.get("stopped") if outcome.result is not None else None
+    if stopped:
+        # a partial result (its memory budget): kept, but apart from finished runs
+        rec["status"], rec["error"] = "stopped", str(stopped)
     trace = outcome.job.trace
     try:
         if outcome.result is not None:
@@ -301,7 +307,8 @@ def dask_backend(scheduler: Any = None, *, workers: int | None = None,
 @dataclass
 class SweepRun:
     """What a sweep did: its runs (``total``), those found in the dataset (``skipped``),
-    those run now (``ran``, ``failed`` of them), and the dataset."""
+    those run now (``ran``; ``failed`` of them did not finish: failed, or stopped by
+    their memory budget), and the dataset."""
 
     name: str
     out: Path
