@@ -313,6 +313,7 @@ class Context:
         import shutil
 
         from schedlab.sweep import execute as sweeps
+        from schedlab.sweep.store import read as read_dataset
 
         dataset = self.sweeps_dir / sweep.name
         if self.from_results is not None and not dataset.exists():
@@ -324,10 +325,15 @@ class Context:
                     raise self._failed_write(e, dataset) from None
         points = sweeps.plan(sweep)
         on_done = self._on_run(description, len(points)) if self._on_run else None
+        if on_done is not None and dataset.is_dir():
+            held = set(read_dataset(dataset, columns=["key"])["key"].to_list())
+            for _ in (p for p in points if p.key in held):
+                on_done(None)  # type: ignore[arg-type]  # a bar counts, whatever the run
         try:
             done = sweeps.run(sweep, dataset, backend=self.backend or runner.Threads(self.jobs),
                               progress=False, simulate=self._simulate,
-                              on_row=(lambda _row: on_done(None)) if on_done else None)
+                              on_row=(lambda _row: on_done(None))  # type: ignore[arg-type]
+                              if on_done else None)
         except OSError as e:
             raise self._failed_write(e, e.filename or dataset) from None
         rows = {r["key"]: r for r in done.rows().iter_rows(named=True)}
