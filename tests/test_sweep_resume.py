@@ -106,3 +106,23 @@ def test_a_killed_dask_sweep_resumes_to_the_same_dataset(tmp_path: Path) -> None
     r = sweep(desc, out, "-j", "2")
     assert r.returncode == 0, r.stderr
     assert rows(out).equals(rows(ref))
+
+
+def test_an_interrupted_sweep_keeps_what_finished(tmp_path: Path) -> None:
+    import pytest
+
+    seen: list[str] = []
+
+    def interrupt_after_five(row: Any) -> None:
+        seen.append(row["key"])
+        if len(seen) == 5:
+            raise KeyboardInterrupt
+
+    out = tmp_path / "d"
+    with pytest.raises(KeyboardInterrupt):
+        sw.run(GRID, out, threads=True, workers=1, progress=False, flush_rows=1000,
+               flush_s=1e9, on_row=interrupt_after_five)
+    kept = sw.read(out)
+    assert kept["key"].to_list() == seen and not list(out.rglob(".*.tmp"))
+    r = sw.run(GRID, out, threads=True, progress=False)
+    assert (r.skipped, r.ran) == (5, r.total - 5)

@@ -294,11 +294,33 @@ def dask_backend(scheduler: Any = None, *, workers: int | None = None,
         with Client(scheduler) as client:
             yield Dask(client)
         return
-    with LocalCluster(n_workers=workers or local_workers(), threads_per_worker=1,
-                      processes=True, memory_limit=memory_limit or "auto", host="127.0.0.1",
-                      dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
-            Client(cluster) as client:
+    with contextlib.ExitStack() as stack:
+        with _sigint_ignored():
+            # Ctrl-C reaches every process of the terminal's group: workers started while
+            # SIGINT is ignored inherit that and leave the interrupt to the sweep, which
+            # stops them, instead of each printing its own traceback
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=workers or local_workers(), threads_per_worker=1, processes=True,
+                memory_limit=memory_limit or "auto", host="127.0.0.1",
+                dashboard_address=None, silence_logs=logging.ERROR))
+        client = stack.enter_context(Client(cluster))
         yield Dask(client)
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored in this process for the block (main thread only)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 # --- the sweep ---------------------------------------------------------------------------
