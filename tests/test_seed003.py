@@ -303,7 +303,7 @@ def test_the_section_on_a_dask_cluster_gives_the_same_tables(
     from schedlab import reproduce
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None, silence_logs=logging.ERROR) as cluster:
+                      dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR) as cluster:
         index = reproduce.main(True, tmp_path / "r", section_fns=[seed003.section],
                                progress=False, scheduler=cluster.scheduler_address)
     on_cluster = parse_tables(_section_html(index))

@@ -42,7 +42,7 @@ def cluster() -> Iterator[Any]:
     from distributed import LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None, silence_logs=logging.ERROR) as c:
+                      dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR) as c:
         yield c
 
 
@@ -75,3 +75,17 @@ def test_a_cluster_object_is_a_scheduler_too(cluster: Any, tmp_path: Path,
     with Client(cluster) as client:
         r = sw.run(GRID, tmp_path / "d", scheduler=client, progress=False)
     assert comparable(r.rows()).equals(by_threads)
+    # a cluster object, as a dask-jobqueue cluster is one
+    r = sw.run(GRID, tmp_path / "e", scheduler=cluster, progress=False)
+    assert comparable(r.rows()).equals(by_threads)
+
+
+def test_the_local_cluster_is_sized_and_bounded() -> None:
+    from schedlab.sweep.execute import dask_backend, local_workers
+
+    with dask_backend(workers=2, memory_limit=3 * 2**30) as backend:
+        workers = backend.client.scheduler_info()["workers"].values()
+        assert [w["memory_limit"] for w in workers] == [3 * 2**30] * 2
+        assert all(w["nthreads"] == 1 for w in workers)
+    with dask_backend() as backend:
+        assert len(backend.client.scheduler_info()["workers"]) == local_workers()

@@ -302,7 +302,7 @@ def dask_backend(scheduler: Any = None, *, workers: int | None = None,
             cluster = stack.enter_context(LocalCluster(
                 n_workers=workers or local_workers(), threads_per_worker=1, processes=True,
                 memory_limit=memory_limit or "auto", host="127.0.0.1",
-                dashboard_address=None, silence_logs=logging.ERROR))
+                dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR))
         client = stack.enter_context(Client(cluster))
         yield Dask(client)
 
