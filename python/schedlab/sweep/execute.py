@@ -492,7 +492,6 @@ def run(
                         failed, [p.key for p in points])
 
 
-
 def row_result(row: Mapping[str, Any]) -> Result | None:
     """What a row kept of its run's result (its ``result`` column: the objects its
     metrics name, as the core wrote them) as a :class:`~schedlab.result.Result`, with the
