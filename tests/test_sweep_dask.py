@@ -89,3 +89,27 @@ def test_the_local_cluster_is_sized_and_bounded() -> None:
         assert all(w["nthreads"] == 1 for w in workers)
     with dask_backend() as backend:
         assert len(backend.client.scheduler_info()["workers"]) == local_workers()
+
+
+def test_an_unreachable_scheduler_is_one_line(tmp_path: Path) -> None:
+    import os
+    import socket
+    import subprocess
+
+    import yaml
+
+    from conftest import cli_command
+
+    with socket.socket() as s:  # a loopback port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    f = tmp_path / "grid.yaml"
+    f.write_text(yaml.safe_dump(GRID, sort_keys=False), encoding="utf-8")
+    env = {**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "1s"}
+    r = subprocess.run([*cli_command(), "sweep", str(f), "--out", str(tmp_path / "d"),
+                        "--scheduler", f"tcp://127.0.0.1:{port}"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.startswith(
+        f"error: --scheduler: cannot reach the Dask scheduler at tcp://127.0.0.1:{port}"), \
+        r.stderr
+    assert r.stderr.count("\n") == 1

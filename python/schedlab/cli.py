@@ -991,6 +991,7 @@ def sweep_cmd(file: str, out_dir: str | None, address: str | None, workers: int 
     """Run the sweep described in FILE (YAML or JSON, docs/sweeps.md) into a Parquet dataset:
     one row per run, appended as runs finish."""
     from schedlab import sweep as sw
+    from schedlab.sweep.execute import ClusterUnreachable
 
     if address is not None and (threads or memory_limit is not None or workers is not None):
         raise CliError("--scheduler runs on an existing cluster: --threads, --workers and "
@@ -1014,6 +1015,8 @@ def sweep_cmd(file: str, out_dir: str | None, address: str | None, workers: int 
         raise CliError(f"{file}: {e}") from None
     except sw.DatasetBusy as e:
         raise CliError(_os_message(e), EXIT_FAILED) from None
+    except ClusterUnreachable as e:
+        raise CliError(f"--scheduler: {e}") from None
     failed = f", {r.failed} failed (their error is in the dataset's error column)" \
         if r.failed else ""  # runs stopped by their memory budget included
     click.echo(f"sweep {r.name}: {r.total} runs, {r.skipped} already in {out}, {r.ran} run now"

@@ -47,8 +47,8 @@ from schedlab.sweep.store import Store, read
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["Dask", "SweepError", "SweepRun", "Traced", "coerce", "dask_backend", "kept_of",
-           "metrics_of", "plan", "record", "row_result", "run"]
+__all__ = ["ClusterUnreachable", "Dask", "SweepError", "SweepRun", "Traced", "coerce",
+           "dask_backend", "kept_of", "metrics_of", "plan", "record", "row_result", "run"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -189,6 +189,10 @@ def record(outcome: runner.Outcome, metrics: Sequence[str], samples: bool) -> di
 # --- Dask --------------------------------------------------------------------------------
 
 
+class ClusterUnreachable(ConnectionError):
+    """The Dask scheduler given cannot be reached."""
+
+
 def _run_chunk(fn: Callable[[T], R], items: Sequence[T]) -> tuple[float, list[R]]:
     t0 = time.perf_counter()
     out = [fn(item) for item in items]
@@ -291,7 +295,12 @@ def dask_backend(scheduler: Any = None, *, workers: int | None = None,
         yield Dask(scheduler)
         return
     if scheduler is not None:
-        with Client(scheduler) as client:
+        try:
+            client = Client(scheduler)
+        except OSError as e:
+            raise ClusterUnreachable(f"cannot reach the Dask scheduler at {scheduler} "
+                                     f"({e})") from None
+        with client:
             yield Dask(client)
         return
     with contextlib.ExitStack() as stack:
