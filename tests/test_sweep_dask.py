@@ -83,12 +83,12 @@ def test_a_cluster_object_is_a_scheduler_too(cluster: Any, tmp_path: Path,
 def test_the_local_cluster_is_sized_and_bounded() -> None:
     from schedlab.sweep.execute import dask_backend, local_workers
 
-    with dask_backend(workers=2, memory_limit=3 * 2**30) as backend:
-        workers = backend.client.scheduler_info()["workers"].values()
-        assert [w["memory_limit"] for w in workers] == [3 * 2**30] * 2
+    # one single-threaded worker per CPU by default, each with the memory limit asked
+    with dask_backend(memory_limit=3 * 2**30) as backend:
+        workers = list(backend.client.scheduler_info()["workers"].values())
+        assert len(workers) == local_workers()
+        assert [w["memory_limit"] for w in workers] == [3 * 2**30] * len(workers)
         assert all(w["nthreads"] == 1 for w in workers)
-    with dask_backend() as backend:
-        assert len(backend.client.scheduler_info()["workers"]) == local_workers()
 
 
 def test_an_unreachable_scheduler_is_one_line(tmp_path: Path) -> None:
@@ -113,3 +113,30 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path: Path) -> None:
         f"error: --scheduler: cannot reach the Dask scheduler at tcp://127.0.0.1:{port}"), \
         r.stderr
     assert r.stderr.count("\n") == 1
+
+
+def _exit_on_seed_two(job: Any) -> Any:
+    """A run that brings its worker process down (as a crash of the core would)."""
+    import os
+
+    from schedlab import runner
+
+    if job.seed == 2:
+        os._exit(3)
+    return runner.execute(job)
+
+
+def test_a_run_that_kills_its_worker_is_a_failed_row(tmp_path: Path) -> None:
+    import sys
+
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    doc = {**GRID, "axes": {"scheduler": ["fp"], "seed": [1, 2, 3, 4, 5]}}
+    r = sw.run(doc, tmp_path / "d", workers=2, progress=False, simulate=_exit_on_seed_two)
+    df = r.rows()
+    # the run is tried alone twice (and the runs the dead workers held once more each)
+    assert (r.ran, r.failed) == (5, 1)
+    lost = df.filter(pl.col("seed") == 2)
+    assert set(lost["status"]) == {"failed"} and all("KilledWorker" in e for e in lost["error"])
+    assert set(df.filter(pl.col("seed") != 2)["status"]) == {"ok"}

@@ -204,13 +204,15 @@ class Dask:
     cluster in chunks, a few per worker in flight at a time (the scheduler never holds a
     whole large sweep): a chunk is one call at first, then as many as take about
     :attr:`TARGET_S` of a worker's time, judged from the chunks done (tiny runs would
-    otherwise cost more in Dask's per-task overhead than in simulation). A chunk is not
-    retried by Dask when its worker is lost: its calls are yielded as :class:`Lost`."""
+    otherwise cost more in Dask's per-task overhead than in simulation). When a worker
+    dies, the calls it held are tried again one by one (:attr:`LOST_RETRIES` times); a call
+    that is lost every time is yielded as :class:`Lost`."""
 
     #: Seconds of work a chunk aims at.
     TARGET_S = 0.25
     MAX_CHUNK = 64
     IN_FLIGHT_PER_WORKER = 4
+    LOST_RETRIES = 1
 
     def __init__(self, client: Any) -> None:
         self.client = client
@@ -230,6 +232,7 @@ class Dask:
         workers = self._workers()
         call = partial(_run_chunk, fn)
         pending: dict[str, tuple[Any, list[int]]] = {}
+        lost: dict[int, int] = {}
         next_item = 0
         done_calls, busy_s = 0, 0.0
 
@@ -250,6 +253,11 @@ class Dask:
         def room() -> bool:
             return next_item < len(items) and len(pending) < workers * self.IN_FLIGHT_PER_WORKER
 
+        def resubmit_alone(i: int) -> Any:
+            fut = self.client.submit(call, [items[i]], pure=False)
+            pending[fut.key] = (fut, [i])
+            return fut
+
         first = []
         while room():
             first.append(submit())
@@ -260,8 +268,16 @@ class Dask:
                 try:
                     seconds, values = fut.result()
                 except Exception as e:  # noqa: BLE001 — the cluster lost these runs
+                    # a worker died: the run that brought it down, or a run (or a result
+                    # not yet fetched) that was on it. Each is tried again alone, up to
+                    # LOST_RETRIES times; a run that brings its worker down every time is
+                    # lost
                     for i in idx:
-                        yield i, runner.Lost(e)
+                        lost[i] = lost.get(i, 0) + 1
+                        if lost[i] <= self.LOST_RETRIES:
+                            ac.add(resubmit_alone(i))
+                        else:
+                            yield i, runner.Lost(e)
                 else:
                     done_calls += len(idx)
                     busy_s += seconds
@@ -303,7 +319,15 @@ def dask_backend(scheduler: Any = None, *, workers: int | None = None,
         with client:
             yield Dask(client)
         return
+    import dask
+
     with contextlib.ExitStack() as stack:
+        # a run is deterministic: one that brought its worker down would bring the next
+        # down too, so it is recorded as lost rather than tried on other workers; and a
+        # worker holds only the run it is running (none queued behind it), so that its
+        # death loses no other run
+        stack.enter_context(dask.config.set({"distributed.scheduler.allowed-failures": 0,
+                                             "distributed.scheduler.worker-saturation": 1.0}))
         with _sigint_ignored():
             # Ctrl-C reaches every process of the terminal's group: workers started while
             # SIGINT is ignored inherit that and leave the interrupt to the sweep, which
