@@ -944,12 +944,16 @@ def reproduce(quick: bool, out_dir: str, from_results: str | None, address: str 
         if e.name in ("schedlab.reproduce", None):
             raise CliError(f"reproduce: not available in this build ({e})", EXIT_FAILED) from e
         raise
+    from schedlab.sweep.execute import ClusterUnreachable
+
     try:
         index = rep.main(quick=quick, out=Path(out_dir),
                          from_results=Path(from_results) if from_results else None,
                          scheduler=address)
     except rep.DestinationError as e:
         raise CliError(f"--out {e}") from None
+    except ClusterUnreachable as e:
+        raise CliError(f"--scheduler: {e}") from None
     click.echo(f"report written to {index}")
 
 
