@@ -377,3 +377,22 @@ def test_io_scheduler_sets_every_device_and_needs_one(tmp_path: Path) -> None:
     assert [{d["scheduler"] for d in v.values()} for v in views] == [{"none"}, {"mq-deadline"}]
     with pytest.raises(sw.SweepError, match=r"^axes\.io_scheduler\[0\]: the spec has no block"):
         sw.plan(sw.from_mapping({**doc, "base": {"generator": "hackbench"}}))
+
+
+def test_the_cli_compares_two_values_of_an_axis(cli: Any, tmp_path: Path) -> None:
+    f = write(tmp_path / "grid.yaml", GRID)
+    out = tmp_path / "d"
+    r = cli("sweep", f, "--out", out, "--threads", "--table", "summary.headline.value",
+            "--compare", "options.loops=2,4")
+    assert r.returncode == 0, r.stderr
+    c = analysis.compare(sw.read(out), "summary.headline.value", "options.loops", 2, 4)
+    assert c.n == 4 and c.unpaired == 2  # fp has no 4-loop runs
+    line = r.stdout.strip().splitlines()[-1]
+    assert line.startswith("summary.headline.value, options.loops = 4 against 2: 4 paired "
+                           "runs (2 unpaired)")
+    assert f"mean {c.mean_b:.6g} against {c.mean_a:.6g}" in line
+    assert f"lower in {c.wins_b} for 4, {c.wins_a} for 2, {c.ties} ties" in line
+    bad = cli("sweep", f, "--out", out, "--threads", "--table", "summary.headline.value",
+              "--compare", "scheduler=foo,fp")
+    assert bad.returncode == 2 and "--compare: no run has scheduler = 'foo'" in bad.stderr
+    assert cli("sweep", f, "--compare", "scheduler=a,b").returncode == 2

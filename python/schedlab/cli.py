@@ -988,15 +988,29 @@ def reproduce(quick: bool, out_dir: str, from_results: str | None, address: str 
 @click.option("--plot", "plot_dir", type=OUTPUT_DIR, metavar="DIR",
               help="Then draw METRIC into DIR (PNG and SVG): against the last --by axis, a "
                    "line per value of the first, and with two axes a heat map.")
+@click.option("--compare", "compare_spec", metavar="AXIS=A,B",
+              help="Then compare METRIC between two values of AXIS on runs paired by every "
+                   "other axis: mean difference and its interval, paired t-test and Wilcoxon "
+                   "p-values, strict wins (lower is better) and ties.")
 def sweep_cmd(file: str, out_dir: str | None, address: str | None, workers: int | None,
               threads: bool, memory_limit: int | None, retry_failed: bool,
               dry_run: bool, flush_every: int, flush_seconds: float,
-              table_metric: str | None, by_axes: str, plot_dir: str | None) -> None:
+              table_metric: str | None, by_axes: str, plot_dir: str | None,
+              compare_spec: str | None) -> None:
     """Run the sweep described in FILE (YAML or JSON, docs/sweeps.md) into a Parquet dataset:
     one row per run, appended as runs finish."""
     from schedlab import sweep as sw
     from schedlab.sweep.execute import ClusterUnreachable
 
+    if (plot_dir is not None or compare_spec is not None) and table_metric is None:
+        raise CliError("--plot and --compare need --table METRIC")
+    compared = None
+    if compare_spec is not None:
+        axis, sep, values = compare_spec.partition("=")
+        pair = [v.strip() for v in values.split(",")]
+        if not sep or not axis.strip() or len(pair) != 2 or not all(pair):
+            raise CliError(f"--compare: expected AXIS=A,B, got {compare_spec!r}")
+        compared = (axis.strip(), pair[0], pair[1])
     if address is not None and (threads or memory_limit is not None or workers is not None):
         raise CliError("--scheduler runs on an existing cluster: --threads, --workers and "
                        "--memory-limit do not apply")
@@ -1026,8 +1040,49 @@ def sweep_cmd(file: str, out_dir: str | None, address: str | None, workers: int 
     click.echo(f"sweep {r.name}: {r.total} runs, {r.skipped} already in {out}, {r.ran} run now"
                f"{failed}")
     if table_metric is not None:
-        _sweep_summary(r.rows(), table_metric, [a.strip() for a in by_axes.split(",")],
+        rows = r.rows()
+        _sweep_summary(rows, table_metric, [a.strip() for a in by_axes.split(",")],
                        Path(plot_dir) if plot_dir else None)
+        if compared is not None:
+            _sweep_compare(rows, table_metric, *compared)
+
+
+def _sweep_compare(df: Any, metric: str, axis: str, a: str, b: str) -> None:
+    """`sweep --compare AXIS=A,B`: the paired comparison of two values of an axis."""
+    import polars as pl
+
+    from schedlab.sweep import analysis
+
+    if axis not in df.columns:
+        raise CliError(f"--compare: the sweep's rows have no axis {axis!r} (axes: "
+                       f"{', '.join(analysis.axis_columns(df))})")
+    column = df[axis]
+
+    def typed(v: str) -> Any:
+        if column.dtype.is_integer():
+            return int(v)
+        if column.dtype.is_float():
+            return float(v)
+        return v
+
+    try:
+        va, vb = typed(a), typed(b)
+    except ValueError:
+        raise CliError(f"--compare: {axis} holds numbers, not {a!r} and {b!r}") from None
+    for v in (va, vb):
+        if df.filter(pl.col(axis) == v).is_empty():
+            raise CliError(f"--compare: no run has {axis} = {v!r}")
+    c = analysis.compare(df, metric, axis, va, vb)
+
+    def num(x: float | None) -> str:
+        return "–" if x is None else f"{x:.6g}"
+
+    ci = "–" if c.ci_low is None else f"{num(c.ci_low)} … {num(c.ci_high)}"
+    click.echo(f"{metric}, {axis} = {b} against {a}: {c.n} paired runs ({c.unpaired} "
+               f"unpaired); mean {num(c.mean_b)} against {num(c.mean_a)}, difference "
+               f"{num(c.diff)} (95% interval {ci}); p = {num(c.p_ttest)} (paired t), "
+               f"{num(c.p_wilcoxon)} (Wilcoxon); lower in {c.wins_b} for {b}, {c.wins_a} for "
+               f"{a}, {c.ties} ties")
 
 
 def _sweep_summary(df: Any, metric: str, by: list[str], plot_dir: Path | None) -> None:
