@@ -5,7 +5,8 @@ Layout of a dataset directory::
 
     sweep.json                 the description last run into it
     specs/<sha256>.json        each spec's exact bytes (its name is the core's sha256 of them)
-    parts/part-*.parquet       rows, appended as runs finish (a part holds one or more rows)
+    parts/part-N-PID.parquet   rows, appended as runs finish (a part holds one or more rows;
+                               N counts the parts in the order they were written)
     samples/<key>.arrow        a run's per-activation samples (Arrow IPC), when kept
     traces/<key>.txt           a run's ftrace text, when kept
 
@@ -25,7 +26,6 @@ import fcntl
 import json
 import os
 import signal
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -104,6 +104,9 @@ class Store:
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._lock_fd = fd
         self._remove_leftovers()
+        # parts are numbered in the order written, across sweeps (not by the clock)
+        numbers = [int(p.name.split("-")[1]) for p in _parts(self.root)]
+        self._seq = max(numbers, default=0)
         return self
 
     def __exit__(self, *_exc: object) -> None:
@@ -162,7 +165,7 @@ class Store:
         rows, self._pending = self._pending, []
         df = frame(rows)
         self._seq += 1
-        name = f"part-{time.time_ns():020d}-{os.getpid()}-{self._seq:06d}.parquet"
+        name = f"part-{self._seq:09d}-{os.getpid()}.parquet"
         final = self.parts / name
         count = self._written + 1
 
