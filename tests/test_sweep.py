@@ -396,3 +396,18 @@ def test_the_cli_compares_two_values_of_an_axis(cli: Any, tmp_path: Path) -> Non
               "--compare", "scheduler=foo,fp")
     assert bad.returncode == 2 and "--compare: no run has scheduler = 'foo'" in bad.stderr
     assert cli("sweep", f, "--compare", "scheduler=a,b").returncode == 2
+
+
+def test_a_spec_path_axis_edits_an_inline_spec(tmp_path: Path) -> None:
+    from conftest import FINITE_SPEC
+
+    doc = {"base": {"spec": FINITE_SPEC, "scheduler": "linux-cfs"},
+           "axes": {"spec.tasks.worker.loop": [5, 10]}}
+    r = sw.run(doc, tmp_path / "d", threads=True, progress=False)
+    rows = r.rows().sort("spec.tasks.worker.loop")
+    texts = [(tmp_path / "d" / f).read_text(encoding="utf-8") for f in rows["spec_file"]]
+    assert [schedlab.api.spec_view(t)["tasks"]["worker"]["loop"] for t in texts] == [5, 10]
+    events = rows["run.events"].to_list()
+    assert events[0] < events[1]
+    assert events == [schedlab.simulate(t, "linux-cfs", samples=False).run["events"]
+                      for t in texts]
