@@ -411,3 +411,12 @@ def test_a_spec_path_axis_edits_an_inline_spec(tmp_path: Path) -> None:
     assert events[0] < events[1]
     assert events == [schedlab.simulate(t, "linux-cfs", samples=False).run["events"]
                       for t in texts]
+
+
+def test_a_json_description_is_read_as_json(cli: Any, tmp_path: Path) -> None:
+    f = tmp_path / "grid.json"
+    f.write_text(json.dumps(GRID), encoding="utf-8")
+    assert len(sw.plan(sw.load(f))) == 10
+    f.write_text('{"name": "x",\n "axes": }', encoding="utf-8")
+    r = cli("sweep", f, "--threads")
+    assert r.returncode == 2 and r.stderr.startswith(f"error: {f}: {f}: line 2: "), r.stderr
