@@ -37,6 +37,10 @@ class TraceError(ValueError):
     """1-based line number of the bad line (0: the file could not be opened)."""
     message: str
 
+def stop_running() -> None:
+    """Stop every run in progress in this process at its next check (its caller gets
+    KeyboardInterrupt); runs started later are not affected."""
+
 def simulate(
     spec_json: str,
     scheduler: str | None = None,

@@ -599,7 +599,8 @@ def compare(
     jobs_ = [runner.Job(spec=src, scheduler=name, params=tuple(params), seed=seed, cpus=cpus,
                         hz=hz, duration_ns=duration, check=check, memory_budget=memory_budget)
              for name in names]
-    with runner.progress_bar(f"simulating {len(names)} schedulers", len(names)) as on_done:
+    with runner.progress_bar(f"simulating {len(names)} schedulers", len(names)) as on_done, \
+            _stopped_by_signals(f"{spec} under {', '.join(names)}"):
         results = runner.results(runner.run_jobs(jobs_, workers=jobs, on_done=on_done))
     with _outputs() as outs:
         if output:
@@ -1489,6 +1490,18 @@ def _sigterm_unwinds() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+@contextlib.contextmanager
+def _interrupts_stop_runs() -> Iterator[None]:
+    """Ctrl-C or SIGTERM also stops the runs other threads are doing (``schedlab compare``'s,
+    a sweep's): only this thread hears signals, and the process would otherwise wait for
+    those runs to end before it exits."""
+    try:
+        yield
+    except (KeyboardInterrupt, Terminated, Stopped):
+        _core.stop_running()
+        raise
+
+
 class Stopped(BaseException):
     """A signal stopped a run (the core polls for signals while it simulates): unwinds
     like an interrupt, so that staged outputs are removed, and names the run."""
@@ -1521,7 +1534,7 @@ def run_cli(argv: Sequence[str] | None = None) -> int:
     if not args:
         args = ["--help"]
     try:
-        with _sigterm_unwinds():
+        with _sigterm_unwinds(), _interrupts_stop_runs():
             rv = cli.main(args=args, prog_name="schedlab", standalone_mode=False)
         return rv if isinstance(rv, int) else 0
     except click.exceptions.UsageError as e:

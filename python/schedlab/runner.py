@@ -183,9 +183,15 @@ class Threads:
             futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
             for fut in as_completed(futures):
                 yield futures[fut], fut.result()
+        except BaseException as exc:
+            if not isinstance(exc, GeneratorExit):
+                # interrupted (Ctrl-C, SIGTERM): only this thread runs Python's signal
+                # handlers, so the runs in the other threads are told to stop at their
+                # next check instead of running to their end
+                _core.stop_running()
+            raise
         finally:
-            # interrupted or closed early: runs not started are dropped, the ones running
-            # finish (the core cannot be stopped mid-run)
+            # runs not started are dropped; closed early, the ones running finish
             pool.shutdown(wait=True, cancel_futures=True)
 
 
