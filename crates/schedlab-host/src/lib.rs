@@ -9,6 +9,7 @@
 //! - `doctor`: what this kernel and these privileges allow, changing nothing.
 //! - `policy`: a real thread's scheduling attributes, set and read back.
 //! - `journal`: the restore journal every system change goes through first.
+//! - `loopdev`: loop block devices bound to backing files with direct I/O.
 //! - `runner`: a spec on the real kernel, reported in the simulator's result schema.
 
 pub mod clock;
@@ -16,6 +17,7 @@ pub mod doctor;
 pub mod facts;
 pub mod journal;
 pub mod kernel_costs;
+pub mod loopdev;
 pub mod policy;
 pub mod probe;
 pub mod runner;
