@@ -657,6 +657,7 @@ fn host_run<'py>(
     let opts = schedlab_host::runner::RunOptions {
         duration_ns,
         cancel: Some(cancel),
+        ..Default::default()
     };
     let out = py
         .allow_threads(|| schedlab_host::runner::run(spec_json, &opts))
