@@ -11,10 +11,12 @@
 //! - `journal`: the restore journal every system change goes through first.
 //! - `loopdev`: loop block devices bound to backing files with direct I/O.
 //! - `runner`: a spec on the real kernel, reported in the simulator's result schema.
+//! - `fio_check`: the runner's block I/O against fio's on one loop device.
 
 pub mod clock;
 pub mod doctor;
 pub mod facts;
+pub mod fio_check;
 pub mod journal;
 pub mod kernel_costs;
 pub mod loopdev;

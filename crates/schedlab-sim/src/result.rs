@@ -7,7 +7,7 @@ use schedlab_core::result::{
     SCHEMA,
 };
 use schedlab_core::series::{self, Series, SeriesStats};
-use schedlab_core::stats::{Histogram, Summary};
+use schedlab_core::stats::Summary;
 use schedlab_spec::model::Spec;
 
 use crate::engine::{Engine, TState};
