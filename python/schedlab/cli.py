@@ -929,7 +929,10 @@ def _print_analysis(out: Console, a: Mapping[str, Any]) -> None:
 @click.option("--quick", is_flag=True, help="Smaller runs, for a fast check.")
 @click.option("--out", "out_dir", type=OUTPUT_DIR, default="report",
               show_default=True, help="Directory for the HTML report, plots and specs.")
-def reproduce(quick: bool, out_dir: str) -> None:
+@click.option("--host", "on_host", is_flag=True,
+              help="Also run the host sections on this machine (root; they change system "
+                   "settings through the restore journal and put them back).")
+def reproduce(quick: bool, out_dir: str, on_host: bool) -> None:
     """Regenerate every seed experiment into an HTML report."""
     try:
         from schedlab import reproduce as rep
@@ -938,7 +941,7 @@ def reproduce(quick: bool, out_dir: str) -> None:
             raise CliError(f"reproduce: not available in this build ({e})", EXIT_FAILED) from e
         raise
     try:
-        index = rep.main(quick=quick, out=Path(out_dir))
+        index = rep.main(quick=quick, out=Path(out_dir), host=on_host)
     except rep.DestinationError as e:
         raise CliError(f"--out {e}") from None
     click.echo(f"report written to {index}")
@@ -1143,7 +1146,8 @@ def host_run(spec: str, duration: int | None, as_json: bool, rows: int) -> None:
     sched_setattr, read back; absolute CLOCK_MONOTONIC timers; pthread mutexes and
     conditions; pipes and socket pairs; the spec's cgroups as v1 groups, journalled and put
     back) and report it in the simulator's result schema, with the kernel facts of the
-    run. Block I/O is not run on the host yet (refused, exit 2)."""
+    run. Block I/O runs on loop devices over files (direct I/O, the spec's I/O scheduler,
+    journalled and put back)."""
     src = _load(spec)
     with _busy("running on this machine…"), _stopped_by_signals(f"{spec} on this machine"):
         r = runner.execute_on_host(src, duration_ns=duration)
@@ -1212,6 +1216,8 @@ def host_restore(journal: str | None) -> None:
 def _journal_entry_text(e: Mapping[str, Any]) -> str:
     if e["op"] == "write":
         return f"{e['path']} = {e['old']!r}"
+    if e["op"] == "loop":
+        return f"released {e['path']} (bound to {e['backing']})"
     return f"removed {e['path']}"
 
 

@@ -185,8 +185,12 @@ def main(
     progress: bool = True,
     jobs: int | None = None,
     host_costs: HostCostsFn | None = None,
+    host: bool = False,
 ) -> Path:
     """Run every seed experiment and write ``out/index.html``; return its path.
+
+    ``host`` adds the sections that run on this machine and change its settings
+    (:data:`schedlab.seeds.HOST_SECTIONS`); without it nothing on the machine is changed.
 
     ``quick`` shrinks every experiment (each section says how) so the whole report takes
     well under a minute. The keyword arguments exist for tests and scripts: substitute
@@ -197,14 +201,15 @@ def main(
     :class:`ReportWriteError` (an OSError naming the file) if a file cannot be written;
     either way, and on an interrupt, ``out`` is left as it was.
     """
-    from schedlab.seeds import SECTIONS
+    from schedlab.seeds import HOST_SECTIONS, SECTIONS
 
     out = Path(out)
     check_destination(out)
     staging = _staging_dir(out)
     try:
         _build(quick, staging, out, simulate=simulate, generate=generate, registry=registry,
-               section_fns=SECTIONS if section_fns is None else section_fns,
+               section_fns=(SECTIONS + (HOST_SECTIONS if host else ())
+                            if section_fns is None else section_fns),
                progress=progress, jobs=jobs, host_costs=host_costs)
         check_destination(out)  # nothing else moved in while the report was built
         _publish(staging, out)
