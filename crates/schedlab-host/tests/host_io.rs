@@ -124,6 +124,16 @@ fn every_request_is_done_and_timed_once_and_nothing_is_left_behind() {
     assert_eq!(io["write"]["ios"], 80);
     assert_eq!(io["clat_ns"]["count"], 600 + 10 + 20 + 80);
     assert!(io["read"]["iops"].as_f64().unwrap() > 0.0);
+    // The device saw at least the direct requests (merges may join sequential ones).
+    let dev = &r["devices"][0];
+    assert_eq!(dev["name"], "d");
+    assert_eq!(dev["scheduler"], "mq-deadline");
+    let direct_read = 600 * 4096 + 10 * 8192;
+    assert!(dev["bytes_read"].as_u64().unwrap() >= direct_read, "{dev}");
+    assert!(
+        dev["bytes_written"].as_u64().unwrap() >= 80 * 65536,
+        "{dev}"
+    );
     let notes = r["run"]["notes"].to_string();
     assert!(
         notes.contains("/dev/loop") && notes.contains("scheduler mq-deadline"),

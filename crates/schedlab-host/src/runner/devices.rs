@@ -19,6 +19,8 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use schedlab_core::result::DeviceResult;
+use schedlab_core::stats::{Histogram, Summary};
 use schedlab_spec::model::{Event, IoTarget, Spec};
 
 use crate::journal::{Format, Journal};
@@ -39,6 +41,8 @@ pub struct LoopDevice {
     pub backing: PathBuf,
     pub size: u64,
     pub scheduler: String,
+    /// The device's `stat` counters when the run started.
+    stat_before: Vec<u64>,
     /// The device held open, so that it stays bound for the run (autoclear).
     _held: File,
 }
@@ -201,11 +205,42 @@ impl Devices {
                 backing,
                 size,
                 scheduler: d.scheduler.clone(),
+                stat_before: Vec::new(),
                 _held: held,
             }));
         }
         drop_caches().map_err(|e| format!("/proc/sys/vm/drop_caches: {e}"))?;
+        for l in devs.iter_mut().flatten() {
+            l.stat_before = stat(l.number);
+        }
         Ok(Devices { devs })
+    }
+
+    /// Each used device's totals over the run, from the deltas of its `stat` file
+    /// (Documentation/block/stat.rst): requests and merges of both directions, sectors
+    /// as bytes, `io_ticks` as busy time. The kernel keeps no per-request latency there:
+    /// `latency_ns` is empty.
+    pub fn results(&self, spec: &Spec) -> Vec<DeviceResult> {
+        (spec.resources.devices.iter().zip(&self.devs))
+            .filter_map(|(d, l)| {
+                let l = l.as_ref()?;
+                let now = stat(l.number);
+                let delta = |i: usize| {
+                    let (a, b) = (now.get(i).copied(), l.stat_before.get(i).copied());
+                    a.unwrap_or(0).saturating_sub(b.unwrap_or(0))
+                };
+                Some(DeviceResult {
+                    name: d.name.clone(),
+                    scheduler: l.scheduler.clone(),
+                    requests: delta(0) + delta(4),
+                    merges: delta(1) + delta(5),
+                    bytes_read: delta(2) * 512,
+                    bytes_written: delta(6) * 512,
+                    busy_ns: delta(9) * 1_000_000,
+                    latency_ns: Summary::of_histogram(&Histogram::new()),
+                })
+            })
+            .collect()
     }
 
     /// What the run's notes say of each device.
@@ -217,7 +252,7 @@ impl Devices {
                     "host run: device {} is {} (direct I/O, over the file {}; the spec touches \
                      {} bytes of it), scheduler {} as read back; the spec's device model is \
                      not used: the costs are this machine's disk's; caches were dropped before \
-                     the run",
+                     the run; its devices[] entry is the deltas of its stat file (no latency)",
                     d.name,
                     l.path.display(),
                     l.backing.display(),
@@ -261,8 +296,18 @@ fn given_device(path: &Path, size: u64, name: &str) -> Result<LoopDevice, String
         backing,
         size,
         scheduler: String::new(),
+        stat_before: Vec::new(),
         _held: held,
     })
+}
+
+/// The counters of `/sys/block/loopN/stat`.
+fn stat(n: u32) -> Vec<u64> {
+    fs::read_to_string(loopdev::sysfs(n).join("stat"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect()
 }
 
 /// Write `size` bytes of a non-zero pattern, to the disk.

@@ -224,6 +224,7 @@ pub fn run(text: &str, opts: &RunOptions) -> Result<HostOutput, HostError> {
     result.run.notes.extend(world.objects.applied_notes(&spec));
     result.groups = world.groups.results(&spec);
     result.run.notes.extend(world.devices.notes(&spec));
+    result.devices = world.devices.results(&spec);
     let deadlocked = world.deadlocked.load(Ordering::Acquire);
     // The devices are closed before the journal releases them.
     drop(world);
