@@ -159,6 +159,7 @@ impl Devices {
                 }));
                 continue;
             }
+            offered_anywhere(&d.scheduler, &at)?;
             let journal = journal.as_deref_mut().expect("a journal for the changes");
             if size > MAX_BACKING_BYTES {
                 return Err(format!(
@@ -322,6 +323,33 @@ pub(crate) fn fill(file: &mut File, size: u64) -> io::Result<()> {
     file.sync_all()
 }
 
+/// Refuse, before a backing file is written, a scheduler that a loop device already here
+/// does not offer (the kernel's elevators are the same for every loop device's queue);
+/// [`set_scheduler`] checks the bound device's own list again.
+fn offered_anywhere(name: &str, at: &str) -> Result<(), String> {
+    let Some(list) =
+        (0..8).find_map(|n| fs::read_to_string(loopdev::sysfs(n).join("queue/scheduler")).ok())
+    else {
+        return Ok(());
+    };
+    check_offered(&list, name, at)
+}
+
+fn check_offered(list: &str, name: &str, at: &str) -> Result<(), String> {
+    let choices: Vec<&str> = list
+        .split_whitespace()
+        .map(|w| w.trim_start_matches('[').trim_end_matches(']'))
+        .collect();
+    if choices.contains(&name) {
+        return Ok(());
+    }
+    Err(format!(
+        "{at}.scheduler: {name} is not an I/O scheduler of this kernel (a loop device here \
+         offers {})",
+        choices.join(", ")
+    ))
+}
+
 /// Choose the queue's I/O scheduler and check the kernel took it.
 pub(crate) fn set_scheduler(
     journal: &mut Journal,
@@ -331,17 +359,7 @@ pub(crate) fn set_scheduler(
 ) -> Result<(), String> {
     let file = queue.join("scheduler");
     let offered = fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let choices: Vec<&str> = offered
-        .split_whitespace()
-        .map(|w| w.trim_start_matches('[').trim_end_matches(']'))
-        .collect();
-    if !choices.contains(&name) {
-        return Err(format!(
-            "{at}.scheduler: {name} is not an I/O scheduler of this kernel (a loop device here \
-             offers {})",
-            choices.join(", ")
-        ));
-    }
+    check_offered(&offered, name, at)?;
     let applied = journal
         .write(&file, name, Format::Choice)
         .map_err(|e| format!("{at}.scheduler: {}: {e}", file.display()))?;
