@@ -1,6 +1,7 @@
 """Seed 004 on this host (``schedlab reproduce --host``): only ``--host`` runs it; it is
 skipped with the reason when not root; as root with loop devices it runs every case on
-loop devices and leaves nothing behind."""
+loop devices and leaves nothing behind. And the I/O line ``schedlab run`` and ``schedlab
+host run`` print."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import CliRunner
 from schedlab import seeds
 from schedlab.report.context import Context
 from schedlab.seeds import host004
@@ -73,3 +75,16 @@ def test_every_case_runs_on_loop_devices_and_nothing_is_left_behind(
     assert "Kernel facts of these runs" in out.html
     check = json.loads((tmp_path / "report" / "host" / "host004-fio-check.json").read_text())
     assert "skipped" in check or len(check["host"]) == len(check["fio"]) == 3
+
+
+def test_run_prints_the_io_summary_in_fios_words(cli: CliRunner, tmp_path: Path) -> None:
+    spec = tmp_path / "fio.json"
+    p = cli("gen", "fio", "--rw", "randread", "--iodepth", "4", "--direct", "1",
+            "--size", "4194304")
+    spec.write_text(p.stdout)
+    p = cli("run", str(spec), "-s", "linux-cfs")
+    assert p.returncode == 0, p.stderr
+    line = next(ln for ln in p.stdout.splitlines() if ln.startswith("io: "))
+    # 4 MiB in 4 KiB reads: 1,024 I/Os, no writes.
+    assert line.startswith("io: read 1,024 ios, ") and "write" not in line
+    assert "clat p50" in line

@@ -400,6 +400,9 @@ def _print_run(out: Console, r: Result, rows: int, cut: bool = False) -> None:
             if isinstance(c.get("busy_ns"), int) and isinstance(c.get("idle_ns"), int)
         ]
         out.print("cpu busy: " + " ".join(busy) + (" …" if len(cpus) > 32 else ""))
+    io = (r.json.get("summary") or {}).get("io")
+    if io:
+        out.print("io: " + _io_text(io))
     params = run.get("params") or {}
     ptxt = " ".join(f"{k}={v}" for k, v in params.items())
     for note in run.get("notes") or []:
@@ -1211,6 +1214,16 @@ def host_restore(journal: str | None) -> None:
     if done["failed"]:
         raise CliError(f"{len(done['failed'])} change(s) left in {done['journal']}",
                        EXIT_FAILED)
+
+
+def _io_text(io: Mapping[str, Any]) -> str:
+    """``summary.io`` in fio's words: per direction ios, IOPS and bandwidth; clat."""
+    parts = [f"{d} {io[d]['ios']:,} ios, {io[d]['iops']:,.0f} IOPS, "
+             f"{io[d]['bw_kib_s'] / 1024:,.1f} MiB/s" for d in ("read", "write") if io[d]["ios"]]
+    clat = io.get("clat_ns") or {}
+    if clat.get("count"):
+        parts.append(f"clat p50 {fmt_ns(clat['p50'])}, p99 {fmt_ns(clat['p99'])}")
+    return " · ".join(parts)
 
 
 def _journal_entry_text(e: Mapping[str, Any]) -> str:
