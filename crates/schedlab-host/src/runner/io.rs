@@ -120,8 +120,9 @@ impl Aio {
         Ok(Aio { ctx, size })
     }
 
-    /// Submit every iocb of `list`, resubmitting the rest after a partial submission.
-    fn submit(&self, list: &mut [*mut Iocb]) -> io::Result<()> {
+    /// Submit every iocb of `list`, resubmitting the rest after a partial submission. An
+    /// error comes with how many were submitted before it.
+    fn submit(&self, list: &mut [*mut Iocb]) -> Result<(), (usize, io::Error)> {
         let mut done = 0;
         while done < list.len() {
             let rest = &mut list[done..];
@@ -139,7 +140,7 @@ impl Aio {
                 if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EINTR)) {
                     continue;
                 }
-                return Err(e);
+                return Err((done, e));
             }
             done += rc as usize;
         }
@@ -352,7 +353,7 @@ impl TaskIo {
         } else {
             rc as i64
         };
-        check(res, bytes, dev, at)?;
+        check(res, bytes, &spec.resources.devices[dev as usize].name, at)?;
         self.log
             .as_mut()
             .expect("made by op")
@@ -373,13 +374,40 @@ impl TaskIo {
             self.aio = Some(Aio::new(depth as u32)?);
         }
         self.buffers(depth, call.bytes as usize);
+        let mut in_flight = 0usize;
+        let r = self.aio_requests(spec, devs, call, stopped, depth, &mut in_flight);
+        if r.is_err() && in_flight > 0 {
+            // The kernel still writes to the buffers: wait for those requests (their
+            // results do not matter now) before anything else may reuse or free them.
+            let aio = self.aio.as_ref().expect("made above");
+            let mut events = vec![IoEvent::default(); in_flight];
+            while in_flight > 0 {
+                match aio.reap(in_flight, &mut events[..in_flight], None) {
+                    Ok(n) => in_flight -= n,
+                    Err(_) => break,
+                }
+            }
+        }
+        r
+    }
+
+    /// The submit-and-reap loop of [`TaskIo::aio_op`]; `in_flight` is kept current, so
+    /// that an error leaves the requests still in flight known.
+    fn aio_requests(
+        &mut self,
+        spec: &Spec,
+        devs: &Devices,
+        call: &IoSpec,
+        stopped: &dyn Fn() -> bool,
+        depth: usize,
+        in_flight: &mut usize,
+    ) -> io::Result<Done> {
         let mut iocbs = vec![Iocb::default(); depth];
         let mut issued = vec![0u64; depth];
         let mut free: Vec<usize> = (0..depth).rev().collect();
         let mut events = vec![IoEvent::default(); depth];
         let mut list: Vec<*mut Iocb> = Vec::with_capacity(depth);
         let mut left = call.count as u64;
-        let mut in_flight = 0usize;
         let opcode = match call.op {
             IoOp::Read => IOCB_CMD_PREAD,
             IoOp::Write => IOCB_CMD_PWRITE,
@@ -409,38 +437,42 @@ impl TaskIo {
                     left -= 1;
                 }
                 let aio = self.aio.as_ref().expect("made above");
-                aio.submit(&mut list)?;
+                if let Err((done, e)) = aio.submit(&mut list) {
+                    *in_flight += done;
+                    return Err(e);
+                }
                 let t = clock::monotonic();
                 for &p in &list {
                     // SAFETY: `p` points into `iocbs`, alive here.
                     let slot = unsafe { (*p).aio_data } as u32 as usize;
                     issued[slot] = t;
                 }
-                in_flight += list.len();
+                *in_flight += list.len();
             }
-            if in_flight == 0 {
+            if *in_flight == 0 {
                 return Ok(if stop { Done::Stopped } else { Done::Complete });
             }
             let aio = self.aio.as_ref().expect("made above");
             // After a stop, what is in flight is reaped before the buffers go.
             let timeout = (!stop).then_some(WAIT_SLICE_NS);
-            let min = if stop { in_flight } else { 1 };
-            let n = aio.reap(min, &mut events[..in_flight], timeout)?;
+            let min = if stop { *in_flight } else { 1 };
+            let n = aio.reap(min, &mut events[..*in_flight], timeout)?;
             let t = clock::monotonic();
+            *in_flight -= n;
             let log = self.log.as_mut().expect("made by op");
             for ev in &events[..n] {
                 let slot = ev.data as u32 as usize;
-                let dev = (ev.data >> 32) as u32;
+                let dev = (ev.data >> 32) as usize;
+                let at = iocbs[slot].aio_offset as u64;
                 check(
                     ev.res,
                     call.bytes as usize,
-                    dev,
-                    iocbs[slot].aio_offset as u64,
+                    &spec.resources.devices[dev].name,
+                    at,
                 )?;
                 log.count(call.op, call.bytes, t - issued[slot]);
                 free.push(slot);
             }
-            in_flight -= n;
         }
     }
 
@@ -458,7 +490,7 @@ impl TaskIo {
 
 /// A request's result (bytes done, or −errno): all of its bytes, or an error naming
 /// where.
-fn check(res: i64, bytes: usize, dev: u32, at: u64) -> io::Result<()> {
+fn check(res: i64, bytes: usize, dev: &str, at: u64) -> io::Result<()> {
     if res < 0 {
         let e = io::Error::from_raw_os_error((-res) as i32);
         return Err(io::Error::new(
