@@ -194,3 +194,29 @@ fn a_run_that_ends_while_requests_are_in_flight_waits_for_them_and_cleans_up() {
     assert_eq!(io["latency_ns"]["count"], n);
     assert_eq!(io["bytes_read"], n * 65536);
 }
+
+#[test]
+fn a_given_device_must_be_a_bound_loop_device_of_the_spec() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !available() {
+        return;
+    }
+    let spec = r#"{"schedlab": {"devices": {"d": {"model": "ssd"}},
+                              "files": {"f": {"dev": "d", "bytes": 1048576}}},
+                 "tasks": {"t": {"loop": 1, "schedlab:io": {"file": "f", "op": "read", "bytes": 4096}}}}"#;
+    let given = |name: &str, path: &str| RunOptions {
+        devices: vec![(name.to_string(), PathBuf::from(path))],
+        ..Default::default()
+    };
+    let refused = |opts: RunOptions| match run_clean(spec, &opts) {
+        Err(HostError::Refused(m)) => m,
+        other => panic!("{other:?}"),
+    };
+    let m = refused(given("e", "/dev/loop0"));
+    assert!(m.contains("the spec has no device e"), "{m}");
+    let m = refused(given("d", "/dev/null"));
+    assert!(
+        m.contains("device d given as /dev/null: not a loop device"),
+        "{m}"
+    );
+}

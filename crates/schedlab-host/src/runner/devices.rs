@@ -120,7 +120,7 @@ impl Devices {
             .find(|(n, _)| !spec.resources.devices.iter().any(|d| d.name == *n))
         {
             return Err(format!(
-                "--device {name}: the spec has no device {name} (schedlab.devices)"
+                "the device given for {name}: the spec has no device {name} (schedlab.devices)"
             ));
         }
         let dir = std::env::var_os("SCHEDLAB_LOOP_DIR")
@@ -265,10 +265,10 @@ impl Devices {
     }
 }
 
-/// A loop device the caller bound (`--device NAME=PATH`): bound to a file, and at least
+/// A loop device the caller bound ([`super::RunOptions::devices`]): bound to a file, and at least
 /// as large as what the spec touches on it.
 fn given_device(path: &Path, size: u64, name: &str) -> Result<LoopDevice, String> {
-    let at = format!("--device {name}={}", path.display());
+    let at = format!("device {name} given as {}", path.display());
     let n = loopdev::number(path).ok_or_else(|| {
         format!(
             "{at}: not a loop device (/dev/loopN); the host runner writes \
