@@ -207,7 +207,10 @@ def section(ctx: Context) -> SectionOutput:
                               "db_depth": DB_DEPTH, "maint_depth": MAINT_DEPTH}
     if values["skipped"]:
         return SectionOutput(SECTION_ID, TITLE, render("host004.html.j2", **values))
-    check = _core.host_fio_check("randread", DB_BYTES, DB_DEPTH, s.fio_size, "none", 3)
+    try:
+        check = _core.host_fio_check("randread", DB_BYTES, DB_DEPTH, s.fio_size, "none", 3)
+    except _core.SimError as e:
+        check = {"skipped": f"it failed: {e}"}
     ctx.write_bytes(ctx.out / "host" / "host004-fio-check.json",
                     (json.dumps(check, indent=1) + "\n").encode("utf-8"))
     values["fio_skipped"] = check.get("skipped", "")
