@@ -37,8 +37,8 @@ fn available() -> bool {
     true
 }
 
-/// Every loop device's scheduler and backing file.
-fn loops() -> BTreeMap<u32, (String, Option<PathBuf>)> {
+/// Every loop device's scheduler, `nomerges` and backing file.
+fn loops() -> BTreeMap<u32, (String, String, Option<PathBuf>)> {
     let mut out = BTreeMap::new();
     for e in fs::read_dir("/sys/block").unwrap().flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
@@ -46,10 +46,9 @@ fn loops() -> BTreeMap<u32, (String, Option<PathBuf>)> {
             continue;
         };
         let sched = fs::read_to_string(e.path().join("queue/scheduler")).unwrap_or_default();
-        out.insert(
-            n,
-            (Format::Choice.current(&sched), loopdev::backing_file(n)),
-        );
+        let nomerges = fs::read_to_string(e.path().join("queue/nomerges")).unwrap_or_default();
+        let current = Format::Choice.current(&sched);
+        out.insert(n, (current, nomerges, loopdev::backing_file(n)));
     }
     out
 }
@@ -96,15 +95,19 @@ fn every_request_is_done_and_timed_once_and_nothing_is_left_behind() {
         return;
     }
     let spec = r#"{"schedlab": {
-        "devices": {"d": {"model": "ssd", "scheduler": "mq-deadline"}},
+        "devices": {"d": {"model": "ssd", "scheduler": "mq-deadline",
+                          "params": {"queue/nomerges": "2", "fifo_batch": "4"}}},
         "files": {"db": {"dev": "d", "bytes": 16777216},
-                  "log": {"dev": "d", "offset": 16777216, "bytes": 4194304}}},
+                  "log": {"dev": "d", "offset": 16777216, "bytes": 4194304},
+                  "seq": {"dev": "d", "offset": 20971520, "bytes": 1048576}}},
       "tasks": {
         "reader": {"loop": 2, "schedlab:io": {"file": "db", "op": "read", "bytes": 4096,
                    "offset": "random", "count": 300, "depth": 4}},
         "writer": {"loop": 1, "schedlab:ioprio": {"class": "be", "level": 7},
                    "schedlab:io": {"file": "log", "op": "write", "bytes": 65536, "count": 80, "depth": 2},
                    "schedlab:fsync": {"file": "log"}},
+        "merger": {"loop": 1, "schedlab:io": {"file": "seq", "op": "write", "bytes": 4096,
+                   "count": 64, "depth": 32}},
         "sync": {"loop": 10, "schedlab:io": {"file": "db", "op": "read", "bytes": 8192}},
         "buffered": {"loop": 1, "schedlab:io": {"file": "db", "op": "read", "bytes": 4096,
                      "direct": false, "count": 20}}}}"#;
@@ -121,8 +124,8 @@ fn every_request_is_done_and_timed_once_and_nothing_is_left_behind() {
     assert_eq!(task(&r, "buffered")["io"]["requests"], 20);
     let io = &r["summary"]["io"];
     assert_eq!(io["read"]["ios"], 600 + 10 + 20);
-    assert_eq!(io["write"]["ios"], 80);
-    assert_eq!(io["clat_ns"]["count"], 600 + 10 + 20 + 80);
+    assert_eq!(io["write"]["ios"], 80 + 64);
+    assert_eq!(io["clat_ns"]["count"], 600 + 10 + 20 + 80 + 64);
     assert!(io["read"]["iops"].as_f64().unwrap() > 0.0);
     // The device saw at least the direct requests (merges may join sequential ones).
     let dev = &r["devices"][0];
@@ -131,9 +134,12 @@ fn every_request_is_done_and_timed_once_and_nothing_is_left_behind() {
     let direct_read = 600 * 4096 + 10 * 8192;
     assert!(dev["bytes_read"].as_u64().unwrap() >= direct_read, "{dev}");
     assert!(
-        dev["bytes_written"].as_u64().unwrap() >= 80 * 65536,
+        dev["bytes_written"].as_u64().unwrap() >= 80 * 65536 + 64 * 4096,
         "{dev}"
     );
+    // queue/nomerges = 2 was applied: the merger's 32 adjacent writes per io_submit,
+    // which the block layer merges on the plug with nomerges = 0, did not merge.
+    assert_eq!(dev["merges"], 0, "{dev}");
     let notes = r["run"]["notes"].to_string();
     assert!(
         notes.contains("/dev/loop") && notes.contains("scheduler mq-deadline"),
@@ -219,4 +225,22 @@ fn a_given_device_must_be_a_bound_loop_device_of_the_spec() {
         m.contains("device d given as /dev/null: not a loop device"),
         "{m}"
     );
+}
+
+#[test]
+fn a_tunable_the_scheduler_lacks_is_refused_with_its_path_and_undone() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !available() {
+        return;
+    }
+    let spec = r#"{"schedlab": {"devices": {"d": {"model": "ssd", "scheduler": "mq-deadline",
+                                             "params": {"queue/nomerges": "1", "bogus": "1"}}},
+                              "files": {"f": {"dev": "d", "bytes": 1048576}}},
+                 "tasks": {"t": {"loop": 1, "schedlab:io": {"file": "f", "op": "read", "bytes": 4096}}}}"#;
+    match run_clean(spec, &RunOptions::default()) {
+        Err(HostError::Refused(m)) => {
+            assert!(m.starts_with("$.schedlab.devices.d.params.bogus: "), "{m}")
+        }
+        other => panic!("{other:?}"),
+    }
 }
