@@ -933,8 +933,11 @@ def _print_analysis(out: Console, a: Mapping[str, Any]) -> None:
 @click.option("--out", "out_dir", type=OUTPUT_DIR, default="report",
               show_default=True, help="Directory for the HTML report, plots and specs.")
 @click.option("--host", "on_host", is_flag=True,
-              help="Also run the host sections on this machine (root; they change system "
-                   "settings through the restore journal and put them back).")
+              help="Also run the host sections on this machine's kernel (root): seed 000's "
+                   "wake-up test and seed 003's cgroup settings for real, beside their "
+                   "simulations, and the runner against cyclictest, hackbench and rt-app. "
+                   "What they change is journalled and put back; without --host nothing on "
+                   "the machine is changed.")
 def reproduce(quick: bool, out_dir: str, on_host: bool) -> None:
     """Regenerate every seed experiment into an HTML report."""
     try:

@@ -189,11 +189,10 @@ def main(
 ) -> Path:
     """Run every seed experiment and write ``out/index.html``; return its path.
 
-    ``host`` adds the sections that run on this machine and change its settings
-    (:data:`schedlab.seeds.HOST_SECTIONS`); without it nothing on the machine is changed.
-
     ``quick`` shrinks every experiment (each section says how) so the whole report takes
-    well under a minute. The keyword arguments exist for tests and scripts: substitute
+    well under a minute. ``host`` adds :data:`schedlab.seeds.HOST_SECTIONS`, which run on
+    this machine's kernel (each says "host" and the kernel's facts, or why it was skipped).
+    The keyword arguments exist for tests and scripts: substitute
     the simulator, the generators, the policy registry or the sections.
 
     The report is built beside ``out`` and replaces it only when complete. Raises
@@ -204,12 +203,13 @@ def main(
     from schedlab.seeds import HOST_SECTIONS, SECTIONS
 
     out = Path(out)
+    if section_fns is None:
+        section_fns = (*SECTIONS, *HOST_SECTIONS) if host else SECTIONS
     check_destination(out)
     staging = _staging_dir(out)
     try:
         _build(quick, staging, out, simulate=simulate, generate=generate, registry=registry,
-               section_fns=(SECTIONS + (HOST_SECTIONS if host else ())
-                            if section_fns is None else section_fns),
+               section_fns=section_fns,
                progress=progress, jobs=jobs, host_costs=host_costs)
         check_destination(out)  # nothing else moved in while the report was built
         _publish(staging, out)

@@ -20,5 +20,4 @@ SECTIONS = (section000.section, seed002.section, seed003.section, seed004.sectio
 """The report's sections, in page order."""
 
 HOST_SECTIONS = (host004.section,)
-"""Sections that run on this machine and change its settings (through the host runner's
-restore journal): only ``schedlab reproduce --host`` runs them, after :data:`SECTIONS`."""
+"""The sections ``schedlab reproduce --host`` adds: run on this machine's kernel."""
