@@ -171,14 +171,14 @@ pub fn run(text: &str, opts: &RunOptions) -> Result<HostOutput, HostError> {
     // this function, whatever way it ends.
     let mut journal = None;
     let groups = if Groups::needed(&spec) {
-        let j = journal.insert(open_journal("$.schedlab.cgroups: making cgroups")?);
+        let j = journal.insert(open_journal()?);
         Groups::make(&spec, j).map_err(HostError::Refused)?
     } else {
         Groups::none(&spec)
     };
     let devices = if Devices::needed(&spec) {
         if Devices::changes(&spec, &opts.devices) && journal.is_none() {
-            journal = Some(open_journal("schedlab:io: making loop devices")?);
+            journal = Some(open_journal_for("schedlab:io: making loop devices")?);
         }
         Devices::make(&spec, journal.as_mut(), &opts.devices).map_err(HostError::Refused)?
     } else {
@@ -307,10 +307,14 @@ pub(crate) fn spawn_forked<'scope, 'env>(
     });
 }
 
-/// The restore journal, for a run that changes the system (`what`, for the message when
-/// the caller is not root). A journal a killed run left is restored first; one that
-/// cannot be is an error.
-fn open_journal(what: &str) -> Result<Journal, HostError> {
+/// The restore journal, for a run that changes the system. A journal a killed run left
+/// is restored first; one that cannot be is an error.
+fn open_journal() -> Result<Journal, HostError> {
+    open_journal_for("$.schedlab.cgroups: making cgroups")
+}
+
+/// [`open_journal`] for `what` (the message when the caller is not root).
+fn open_journal_for(what: &str) -> Result<Journal, HostError> {
     // SAFETY: geteuid cannot fail.
     if unsafe { libc::geteuid() } != 0 {
         return Err(HostError::Refused(format!("{what} needs root")));
