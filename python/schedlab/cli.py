@@ -400,6 +400,9 @@ def _print_run(out: Console, r: Result, rows: int, cut: bool = False) -> None:
             if isinstance(c.get("busy_ns"), int) and isinstance(c.get("idle_ns"), int)
         ]
         out.print("cpu busy: " + " ".join(busy) + (" …" if len(cpus) > 32 else ""))
+    io = (r.json.get("summary") or {}).get("io")
+    if io:
+        out.print("io: " + _io_text(io))
     params = run.get("params") or {}
     ptxt = " ".join(f"{k}={v}" for k, v in params.items())
     for note in run.get("notes") or []:
@@ -937,7 +940,14 @@ def _print_analysis(out: Console, a: Mapping[str, Any]) -> None:
 @click.option("--scheduler", "address", metavar="ADDRESS",
               help="Run the sections' sweeps on the Dask cluster whose scheduler is at "
                    "ADDRESS.")
-def reproduce(quick: bool, out_dir: str, from_results: str | None, address: str | None) -> None:
+@click.option("--host", "on_host", is_flag=True,
+              help="Also run the host sections on this machine's kernel (root): seed 000's "
+                   "wake-up test and seed 003's cgroup settings for real, beside their "
+                   "simulations, and the runner against cyclictest, hackbench and rt-app. "
+                   "What they change is journalled and put back; without --host nothing on "
+                   "the machine is changed.")
+def reproduce(quick: bool, out_dir: str, from_results: str | None, address: str | None,
+              on_host: bool) -> None:
     """Regenerate every seed experiment into an HTML report."""
     try:
         from schedlab import reproduce as rep
@@ -950,7 +960,7 @@ def reproduce(quick: bool, out_dir: str, from_results: str | None, address: str 
     try:
         index = rep.main(quick=quick, out=Path(out_dir),
                          from_results=Path(from_results) if from_results else None,
-                         scheduler=address)
+                         scheduler=address, host=on_host)
     except rep.DestinationError as e:
         raise CliError(f"--out {e}") from None
     except ClusterUnreachable as e:
@@ -1321,7 +1331,8 @@ def host_run(spec: str, duration: int | None, as_json: bool, rows: int) -> None:
     sched_setattr, read back; absolute CLOCK_MONOTONIC timers; pthread mutexes and
     conditions; pipes and socket pairs; the spec's cgroups as v1 groups, journalled and put
     back) and report it in the simulator's result schema, with the kernel facts of the
-    run. Block I/O is not run on the host yet (refused, exit 2)."""
+    run. Block I/O runs on loop devices over files (direct I/O, the spec's I/O scheduler,
+    journalled and put back)."""
     src = _load(spec)
     with _busy("running on this machine…"), _stopped_by_signals(f"{spec} on this machine"):
         r = runner.execute_on_host(src, duration_ns=duration)
@@ -1387,9 +1398,21 @@ def host_restore(journal: str | None) -> None:
                        EXIT_FAILED)
 
 
+def _io_text(io: Mapping[str, Any]) -> str:
+    """``summary.io`` in fio's words: per direction ios, IOPS and bandwidth; clat."""
+    parts = [f"{d} {io[d]['ios']:,} ios, {io[d]['iops']:,.0f} IOPS, "
+             f"{io[d]['bw_kib_s'] / 1024:,.1f} MiB/s" for d in ("read", "write") if io[d]["ios"]]
+    clat = io.get("clat_ns") or {}
+    if clat.get("count"):
+        parts.append(f"clat p50 {fmt_ns(clat['p50'])}, p99 {fmt_ns(clat['p99'])}")
+    return " · ".join(parts)
+
+
 def _journal_entry_text(e: Mapping[str, Any]) -> str:
     if e["op"] == "write":
         return f"{e['path']} = {e['old']!r}"
+    if e["op"] == "loop":
+        return f"released {e['path']} (bound to {e['backing']})"
     return f"removed {e['path']}"
 
 

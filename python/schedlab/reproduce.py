@@ -187,6 +187,7 @@ def main(
     host_costs: HostCostsFn | None = None,
     from_results: Path | None = None,
     scheduler: Any = None,
+    host: bool = False,
 ) -> Path:
     """Run every seed experiment and write ``out/index.html``; return its path.
 
@@ -196,7 +197,9 @@ def main(
     client or a cluster) runs their sweeps there instead of in threads of this process.
 
     ``quick`` shrinks every experiment (each section says how) so the whole report takes
-    well under a minute. The keyword arguments exist for tests and scripts: substitute
+    well under a minute. ``host`` adds :data:`schedlab.seeds.HOST_SECTIONS`, which run on
+    this machine's kernel (each says "host" and the kernel's facts, or why it was skipped).
+    The keyword arguments exist for tests and scripts: substitute
     the simulator, the generators, the policy registry or the sections.
 
     The report is built beside ``out`` and replaces it only when complete. Raises
@@ -204,9 +207,11 @@ def main(
     :class:`ReportWriteError` (an OSError naming the file) if a file cannot be written;
     either way, and on an interrupt, ``out`` is left as it was.
     """
-    from schedlab.seeds import SECTIONS
+    from schedlab.seeds import HOST_SECTIONS, SECTIONS
 
     out = Path(out)
+    if section_fns is None:
+        section_fns = (*SECTIONS, *HOST_SECTIONS) if host else SECTIONS
     check_destination(out)
     staging = _staging_dir(out)
     try:
@@ -218,7 +223,7 @@ def main(
                 backend = stack.enter_context(dask_backend(scheduler))
             _build(quick, staging, out, simulate=simulate, generate=generate,
                    registry=registry,
-                   section_fns=SECTIONS if section_fns is None else section_fns,
+                   section_fns=section_fns,
                    progress=progress, jobs=jobs, host_costs=host_costs, backend=backend,
                    from_results=None if from_results is None else Path(from_results))
         check_destination(out)  # nothing else moved in while the report was built

@@ -679,6 +679,7 @@ fn host_run<'py>(
     let opts = schedlab_host::runner::RunOptions {
         duration_ns,
         cancel: Some(cancel),
+        ..Default::default()
     };
     let out = py
         .allow_threads(|| schedlab_host::runner::run(spec_json, &opts))
@@ -694,6 +695,37 @@ fn host_run<'py>(
         })?;
     let text = json_text(&out.result.to_json(), false)?;
     Ok((text, sample_columns(py, &out.samples)?))
+}
+
+/// The host runner's block I/O against fio on one loop device
+/// (schedlab_host::fio_check): `runs` pairs of a `schedlab gen fio` job and fio with the
+/// same rw, bs, iodepth and direct=1. `{"skipped": reason}` when this machine cannot
+/// (not root, no loop devices, no fio), else every run's IOPS and clat p50/p99, the
+/// medians and the median host/fio ratio. Raises SimError when a run fails.
+#[pyfunction]
+#[pyo3(signature = (rw, bs, iodepth, size, scheduler, runs=3))]
+fn host_fio_check<'py>(
+    py: Python<'py>,
+    rw: String,
+    bs: u64,
+    iodepth: u32,
+    size: u64,
+    scheduler: String,
+    runs: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    use schedlab_host::fio_check::{compare, CheckError, FioCase};
+    let case = FioCase {
+        rw,
+        bs,
+        iodepth,
+        size,
+        scheduler,
+    };
+    match py.allow_threads(|| compare(&case, runs)) {
+        Ok(c) => json_to_py(py, &c.to_json()),
+        Err(CheckError::Skipped(why)) => json_to_py(py, &serde_json::json!({"skipped": why})),
+        Err(CheckError::Failed(m)) => Err(host_error(py, m, false)),
+    }
 }
 
 /// What this kernel and these privileges allow (schedlab_host::doctor), changing
@@ -828,6 +860,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host_doctor, m)?)?;
     m.add_function(wrap_pyfunction!(host_run, m)?)?;
     m.add_function(wrap_pyfunction!(host_restore, m)?)?;
+    m.add_function(wrap_pyfunction!(host_fio_check, m)?)?;
     m.add_function(wrap_pyfunction!(nicksched_timeslice, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
