@@ -17,29 +17,50 @@ slide), HZ 1000, no kernel preemption, timers run from the tick and a periodic t
    RT wake-up latency (6σ-filtered, as the seed filtered) equals the published one, the
    mean of the four schedulers' 6σ-filtered RT averages.
 
-An RT waiter's latency in the broadcast test is one switch (the broadcaster blocks on its
-timer and the waiter runs), so these two figures are what the fit can reach, and nothing
-else was looked at: the spread, the maxima, the count the 6σ filter removes, the per-policy
-RT means, the non-RT tables and the hackbench times are predictions, and the report says
-which is which. Draws are keyed by task and switch number (``schedlab_spec::cost``), so
-every policy gives an RT waiter the same switches: the RT means tie across policies by
-construction of the model, and the report calls them ties.
+3. **The scheduler's own code, per policy** (predicted, not fitted). Each Linux-family
+   policy's code is timed on this lab host by the cost instrument (``schedlab cost``,
+   ``instruments::sched_cost``: per decision a tick, a block-and-wake or a preemption,
+   put_prev and pick_next, with the work units the policy counts) at several run-queue
+   sizes N. A straight line through (units per decision, ns per decision) gives each policy
+   a fixed cost per decision and a cost per counted unit (:func:`decision_fit`); both × the
+   slowdown are its ``sched_work_ps`` entry on the board (``{"unit_ps", "decision_ns"}``).
+   ``data/board000.json`` keeps the measurement (what, where, when); ``--measure`` redoes it.
+
+An RT waiter's latency in the broadcast test is the broadcaster's path from the broadcast
+to its block (it outranks every other task, so nothing runs in between), the scheduler's
+work on that path — the waiter's wake-up (``try_to_wake_up`` → ``activate_task``), the
+broadcaster's dequeue and ``schedule()``'s pick, at the run's policy's own cost — and one
+switch. The two fitted figures are what the fit can reach, and nothing else was looked at:
+the spread, the maxima, the count the 6σ filter removes, the per-policy RT means, the
+non-RT tables and the hackbench times are predictions, and the report says which is which.
+Switch draws are keyed by task and switch number (``schedlab_spec::cost``), so every policy
+gives an RT waiter the same switches: what separates the policies' RT means is their own
+code's cost on the waiter's path.
 
 Costs the host probe cannot transfer to the board stay 0, and the profile says so: the
 host's timer and tick interrupts are those of a VM's emulated timer, and its fork cost is
 that of the (large) process that ran the probe.
 
 ``python -m schedlab.seeds.board000`` refits and prints the profile; ``--write`` rewrites
-the built-in file (crates/schedlab-spec/profiles/seed000-tx4937.json). A test checks that
-the fit gives exactly the built-in profile, so every value in it can be regenerated.
+the built-in file (crates/schedlab-spec/profiles/seed000-tx4937.json); ``--measure`` times
+the policies' code on this host again into ``data/board000.json`` (then refit). A test
+checks that the fit gives exactly the built-in profile, so every value in it can be
+regenerated from the files beside it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import datetime
+import json
+import os
+import platform
+import statistics
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from schedlab import api
+from schedlab import _core, api
 from schedlab.seeds import builtin_profile, published
 from schedlab.seeds.seed000 import BOARD_PROFILE, FULL, SEED_COUNTERPART
 
@@ -56,9 +77,11 @@ BUILTIN_FILE = builtin_profile.builtin_file(NAME)
 
 ABOUT = ("Toshiba TX4937 board (MIPS, 300 MHz, one core), Linux 2.6.17-rc1 as in seed 000: "
          "HZ 1000, no kernel preemption, jiffy timers, periodic tick; costs = this lab host's "
-         "measured costs × one slowdown fitted to the seed's minimum RT wake-up latency; the "
-         "context switch varies (exponential above that floor, an assumed shape) with its "
-         "mean fitted to the seed's mean 6σ-filtered RT wake-up latency")
+         "measured costs × one slowdown fitted to the seed's minimum RT wake-up latency, each "
+         "policy's scheduler code (a fixed cost per decision and one per counted unit) as "
+         "timed on this host × that slowdown; the context switch varies (exponential above "
+         "that floor, an assumed shape) with its mean fitted to the seed's mean 6σ-filtered RT "
+         "wake-up latency")
 #: The assumed shape of the switch's spread (`schedlab_spec::cost`).
 SWITCH_DIST = "exponential"
 #: The trial excess (ns) of the spread fit's one probing run.
@@ -84,6 +107,105 @@ KERNEL_SETTINGS: dict[str, tuple[str, str]] = {
 def reference() -> dict[str, int]:
     """The host's measured costs the board's are scaled from (ns)."""
     return dict(DATA["reference"]["costs"])
+
+
+# --------------------------------------------------------------------------------------
+# The policies' own code on this host (the cost instrument)
+# --------------------------------------------------------------------------------------
+
+#: How the policies' code is timed: SCHED_OTHER tasks (the class of the hackbench load,
+#: whose run queue the board's decisions search), one CPU at the board's HZ, the median
+#: of this many runs of this many decisions at each of these run-queue sizes.
+COST_CLASS = "other"
+COST_SIZES: tuple[int, ...] = (1, 3, 10, 30, 100, 300, 1000)
+COST_DECISIONS = 20_000
+COST_RUNS = 3
+#: Where the measurement is kept (a source tree's copy of ``data/board000.json``).
+DATA_FILE = Path(__file__).resolve().parent / "data" / "board000.json"
+#: Below this spread of units per decision over the sweep a slope cannot be told from the
+#: fixed cost (an O(1) policy): the line is flat.
+MIN_UNIT_SPREAD = 1.0
+
+
+def cost_policies() -> list[str]:
+    """The policies the board runs: the available Linux-family ones."""
+    return [e["name"] for e in api.schedulers()
+            if e.get("family") == "linux" and e.get("available", True)]
+
+
+def decision_fit(points: Sequence[Sequence[float]]) -> tuple[float, float]:
+    """(fixed ns per decision, ns per counted unit) of one policy from its sweep's
+    ``[N, units per decision, ns per decision]`` points: least squares of ns against
+    units, the slope kept ≥ 0 and the intercept ≥ 0. Units that hardly vary over the
+    sweep (less than :data:`MIN_UNIT_SPREAD`) give no slope: the mean ns is the fixed
+    cost."""
+    us = [float(p[1]) for p in points]
+    ns = [float(p[2]) for p in points]
+    mu, mn = statistics.fmean(us), statistics.fmean(ns)
+    sxx = sum((u - mu) ** 2 for u in us)
+    if max(us) - min(us) < MIN_UNIT_SPREAD or sxx == 0:
+        return mn, 0.0
+    slope = max(sum((u - mu) * (n - mn) for u, n in zip(us, ns, strict=True)) / sxx, 0.0)
+    fixed = mn - slope * mu
+    if fixed < 0:  # through the origin
+        return 0.0, sum(u * n for u, n in zip(us, ns, strict=True)) / sum(u * u for u in us)
+    return fixed, slope
+
+
+def host_decision_costs() -> dict[str, tuple[float, float]]:
+    """Each measured policy's (fixed ns per decision, ns per unit) on this host."""
+    return {name: decision_fit(m["points"])
+            for name, m in DATA["sched_cost"]["policies"].items()}
+
+
+def sched_work(slowdown: float) -> dict[str, dict[str, int]]:
+    """Each policy's scheduler work on the board: this host's fixed cost per decision and
+    cost per unit × the slowdown, in whole ns like the profile's other costs (a fraction of
+    a ns would be carried from one switch to the next, and runs that do the same work on
+    an RT waiter's path would differ by that carry alone)."""
+    return {name: {"unit_ps": round(per_unit * slowdown) * 1000,
+                   "decision_ns": round(fixed * slowdown)}
+            for name, (fixed, per_unit) in host_decision_costs().items()}
+
+
+def _host_text() -> str:
+    return f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}"
+
+
+def measure_sched_cost() -> dict[str, Any]:
+    """Time every policy the board runs with the cost instrument now: the ``sched_cost``
+    entry of ``data/board000.json``."""
+    policies: dict[str, Any] = {}
+    hz = int(SETTINGS["hz"][0])
+    for name in cost_policies():
+        runs = [_core.sched_cost(name, list(COST_SIZES), decisions=COST_DECISIONS, hz=hz,
+                                 task_class=COST_CLASS) for _ in range(COST_RUNS)]
+        points = []
+        for i, n in enumerate(COST_SIZES):
+            at = [r[i] for r in runs]
+            points.append([n, round(at[0]["work_per_decision"], 3),
+                           round(statistics.median(p["ns_per_decision"] for p in at), 1)])
+        policies[name] = {"points": points}
+    return {
+        "what": (f"each policy's code timed by schedlab's cost instrument (`schedlab cost`: per "
+                 f"decision a tick, a block-and-wake or a preemption, put_prev and pick_next "
+                 f"through the scheduler core; the harness's own loop subtracted) and the work "
+                 f"units it counts, at run-queue sizes N = "
+                 f"{', '.join(f'{n:,}' for n in COST_SIZES)}; medians of {COST_RUNS} runs of "
+                 f"{COST_DECISIONS:,} decisions, {COST_CLASS} tasks, one CPU, HZ {hz}"),
+        "points": "[N, work units per decision, ns per decision]",
+        "machine": _host_text(),
+        "date": datetime.datetime.now(datetime.UTC).date().isoformat(),
+        "command": "python -m schedlab.seeds.board000 --measure",
+        "policies": policies,
+    }
+
+
+def write_measurement(path: Path = DATA_FILE) -> None:
+    """Measure now and store it in the data file (every other entry kept as it is)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["sched_cost"] = measure_sched_cost()
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def target_us() -> float:
@@ -114,6 +236,7 @@ def machine(slowdown: float, switch_mean_ns: int | None = None) -> dict[str, Any
     return {
         **{k: v for k, (v, _) in SETTINGS.items()},
         "context_switch_ns": switch,
+        "sched_work_ps": sched_work(slowdown),
         "channel_costs": {
             "pipe": {"op_cost_ns": scaled("pipe_call_ns"), "byte_cost_ps": 0},
             "socket": {"op_cost_ns": scaled("socket_call_ns"), "byte_cost_ps": 0},
@@ -219,6 +342,22 @@ def provenance(slowdown: float, fitted_min_us: float, switch_mean_ns: int,
             "dist": {"how": "assumed", "value": SWITCH_DIST, "why": target["shape"]},
         },
         "channel_costs": predicted,
+        "sched_work_ps": {
+            "how": "predicted",
+            "from": f"this host's fixed ns per decision and ns per counted unit of each "
+                    f"policy's code (a least-squares line through the sweep's points) × the "
+                    f"fitted slowdown {slowdown}",
+            "host": {k: {"decision_ns": round(a, 1), "unit_ns": round(b, 3)}
+                     for k, (a, b) in host_decision_costs().items()},
+            "measured": {k: DATA["sched_cost"][k] for k in ("what", "machine", "date",
+                                                             "command")},
+            "caveat": "the policies' code is schedlab's model of each scheduler's run-queue "
+                      "work (the kernel's data structures, written in Rust), timed on this "
+                      "host: its costs stand for the kernels' own, which were never measured "
+                      "on the board; where the model keeps a sorted set instead of walking a "
+                      "list (bfs, muqss: the counted work follows bfs.c's O(n) walk, the code "
+                      "does not), the timing cannot see the walk and the slope understates it",
+        },
         "not_modelled": (
             "sleep_ns, wakeup_ns, fork_ns, exit_ns, kernel.tick_ns and kernel.timer_irq_ns stay 0: "
             "the host's interrupt costs are a VM's emulated timer's and its fork cost that of the "
@@ -251,14 +390,31 @@ def describe() -> str:
             f"fitted to {fit['to']} ({fit['target_us']} µs; simulated {fit['simulated_min_us']} "
             f"µs without the spread). The switch varies: {switch['dist']} above that floor "
             f"(an assumed shape) with mean {switch['mean_ns']:,} ns, fitted to {spread['to']} "
-            f"({spread['target_us']} µs; simulated {spread['simulated_mean_us']} µs). Two "
-            f"fitted values; everything else is predicted. Not charged: {prov['not_modelled']}")
+            f"({spread['target_us']} µs; simulated {spread['simulated_mean_us']} µs). Each "
+            f"policy's scheduler code costs a fixed amount per decision and an amount per "
+            f"counted unit ({_work_text(m['sched_work_ps'])}) — predicted: this host's "
+            f"timing of each policy's code at run-queue sizes "
+            f"{COST_SIZES[0]:,}–{COST_SIZES[-1]:,} "
+            f"({prov['sched_work_ps']['measured']['date']}) × the same slowdown. Two fitted "
+            f"values; everything else is predicted. Not charged: {prov['not_modelled']}")
+
+
+def _work_text(per_policy: Mapping[str, Mapping[str, int]]) -> str:
+    """The seed schedulers' counterparts' costs, as text."""
+    return ", ".join(f"{p} {per_policy[p]['decision_ns']:,} ns + {per_policy[p]['unit_ps']:,} "
+                     f"ps per unit" for p in SEED_COUNTERPART.values() if p in per_policy)
 
 
 def main(argv: list[str] | None = None) -> int:
-    return builtin_profile.refit_main("python -m schedlab.seeds.board000",
-                                      "Refit the seed-000 board profile.", NAME,
-                                      fitted_profile, argv)
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--measure"]:
+        write_measurement()
+        sys.stdout.write(f"timed the policies' code into {DATA_FILE}; refit with --write\n")
+        return 0
+    return builtin_profile.refit_main(
+        "python -m schedlab.seeds.board000",
+        "Refit the seed-000 board profile (alone, --measure times the policies' code on this "
+        "host again into data/board000.json first).", NAME, fitted_profile, args)
 
 
 if __name__ == "__main__":
