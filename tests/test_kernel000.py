@@ -232,6 +232,13 @@ def test_parts_render_from_real_quick_runs(tmp_path: Path) -> None:
     assert len(ctx.manifest) == len(usleep.runs) + len(preempt.runs)
     assert "holds for" in str(preempt.html)
     assert "A tick falls strictly inside" in str(preempt.html)
+    # On the board each policy's own scheduler code lies on the RT waiter's path: the
+    # policies' means differ strictly, and each policy's mean is the same under every
+    # preemption model (nothing on that path asks for a reschedule a model could place).
+    means = [parse_number(r[2]) for r in tables["seed000-preempt-waiters"]]
+    assert None not in means and len(set(means)) == len(means) > 1, means
+    for row in tables["seed000-preempt-waiters"]:
+        assert len({row[2 + 4 * i] for i in range(len(k.PREEMPT_MODELS))}) == 1, row
     assert "Mean RT waiter latency by policy" in str(preempt.html)
 
 
