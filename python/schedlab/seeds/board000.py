@@ -357,9 +357,10 @@ def provenance(slowdown: float, fitted_min_us: float, switch_mean_ns: int,
             "caveat": "the policies' code is schedlab's model of each scheduler's run-queue "
                       "work (the kernel's data structures, written in Rust), timed on this "
                       "host: its costs stand for the kernels' own, which were never measured "
-                      "on the board; where the model keeps a sorted set instead of walking a "
-                      "list (bfs, muqss: the counted work follows bfs.c's O(n) walk, the code "
-                      "does not), the timing cannot see the walk and the slope understates it; "
+                      "on the board; bfs's counted pick walks its whole queue as bfs.c does, "
+                      "but its code keeps a sorted set and stops at the first candidate, so the "
+                      "timing cannot see the walk: its cost per unit comes out near 0 and "
+                      "understates bfs.c's; "
                       "the fixed cost is the instrument's whole decision (a tick's hooks, a "
                       "wake-up and a block or a preemption, the pick), charged once per "
                       "schedule()",
@@ -401,8 +402,9 @@ def describe() -> str:
             f"counted unit ({_work_text(m['sched_work_ps'])}) — predicted: this host's "
             f"timing of each policy's code at run-queue sizes "
             f"{COST_SIZES[0]:,}–{COST_SIZES[-1]:,} "
-            f"({prov['sched_work_ps']['measured']['date']}) × the same slowdown. Two fitted "
-            f"values; everything else is predicted. Not charged: {prov['not_modelled']}")
+            f"({prov['sched_work_ps']['measured']['date']}) × the same slowdown; "
+            f"{prov['sched_work_ps']['caveat']}. Two fitted values; everything else is "
+            f"predicted. Not charged: {prov['not_modelled']}")
 
 
 def _work_text(per_policy: Mapping[str, Mapping[str, int]]) -> str:
