@@ -87,3 +87,41 @@ def test_the_switch_mean_follows_the_simulation_not_a_constant() -> None:
     half, _ = board000.fit_switch_mean(slowdown, floor, doubled)
     floor_ns = board000.machine(slowdown)["context_switch_ns"]
     assert abs((half - floor_ns) - (real - floor_ns) / 2) <= 1
+
+
+def test_decision_fit_recovers_a_line_and_is_flat_where_units_do_not_vary() -> None:
+    # ns = 40 + 2.5 × units, exactly: the fit gives the fixed cost and the slope.
+    line = [[n, u, 40 + 2.5 * u] for n, u in ((1, 3.0), (10, 9.0), (100, 60.0), (1000, 600.0))]
+    fixed, per_unit = board000.decision_fit(line)
+    assert abs(fixed - 40) < 1e-9 and abs(per_unit - 2.5) < 1e-9
+    # An O(1) policy: its units hardly vary, so the ns are all fixed cost (their mean).
+    flat = [[1, 5.0, 30.0], [100, 5.2, 34.0], [1000, 5.4, 38.0]]
+    assert board000.decision_fit(flat) == (34.0, 0.0)
+    # ns falling as units grow is no cost per unit: the slope stays 0.
+    falling = [[1, 2.0, 50.0], [1000, 200.0, 45.0]]
+    assert board000.decision_fit(falling) == (47.5, 0.0)
+    # A line that would start below 0 goes through the origin instead.
+    steep = [[1, 10.0, 0.0], [1000, 20.0, 100.0]]
+    fixed, per_unit = board000.decision_fit(steep)
+    assert fixed == 0.0 and abs(per_unit - 2000 / 500) < 1e-9
+
+
+def test_each_policys_scheduler_work_is_its_host_cost_times_the_slowdown() -> None:
+    host = board000.host_decision_costs()
+    assert set(host) == set(board000.cost_policies())
+    work = board000.sched_work(21.0)
+    for name, (fixed, per_unit) in host.items():
+        assert work[name] == {"unit_ps": round(per_unit * 21.0) * 1000,
+                              "decision_ns": round(fixed * 21.0)}
+    prof = _builtin()
+    slowdown = prof["provenance"]["slowdown"]["value"]
+    assert prof["machine"]["sched_work_ps"] == board000.sched_work(slowdown)
+    assert prof["provenance"]["sched_work_ps"]["how"] == "predicted"
+
+
+def test_the_policies_differ_in_their_predicted_cost_per_decision() -> None:
+    # The measurement separates the seed schedulers' counterparts: a tie here would make
+    # every RT waiter's latency tie again by construction.
+    work = _builtin()["machine"]["sched_work_ps"]
+    costs = [work[p]["decision_ns"] for p in ("linux-o1", "nicksched", "staircase")]
+    assert len(set(costs)) == 3 and min(costs) > 0

@@ -159,6 +159,43 @@ def test_order_text_constant_is_not_agreement() -> None:
     assert "same maximum" not in k.order_text({"a": dict(same)})
 
 
+def test_policy_means_text_names_strict_differences_and_ties() -> None:
+    def st(mean: float) -> dict[str, float]:
+        return {"mean": mean}
+
+    stats = {"linux-o1": {"none": st(130.2), "rt": st(128.0)},
+             "staircase": {"none": st(130.0), "rt": st(128.0)},
+             "nicksched": {"none": st(130.2), "rt": st(128.0)}}
+    text = k.policy_means_text(stats)
+    assert "none: staircase 130.000 < linux-o1 130.200 ≤ nicksched 130.200 µs " \
+           "(tied: linux-o1 and nicksched)" in text
+    assert "rt: every policy 128.000 µs (a tie)" in text
+    assert k.policy_means_text({"linux-o1": {"none": st(1.0)}}) == ""
+
+
+def test_models_text_calls_a_policy_constant_across_models_a_tie() -> None:
+    def st(mean: float) -> dict[str, float]:
+        return {"mean": mean}
+
+    stats = {"linux-o1": {m: st(130.0) for m in k.PREEMPT_MODELS},
+             "staircase": {"none": st(131.0), "full": st(130.0)},
+             "nicksched": {"none": st(1.0)}}
+    assert k.models_text(stats) == (
+        "The mean RT waiter latency is the same under every preemption model for linux-o1 "
+        "(a tie, not an ordering); it differs between preemption models for staircase.")
+    assert k.models_text({"nicksched": {"none": st(1.0)}}) == ""
+
+
+def test_ticks_text_counts_windows_and_says_why_the_model_cannot_act() -> None:
+    assert k.ticks_text({}) == ""
+    none = k.ticks_text({("linux-o1", "none"): (0, 200), ("linux-o1", "rt"): (0, 200)})
+    assert none.startswith("A tick falls strictly inside 0 of the 400 RT waiters' windows")
+    assert "TASK_PREEMPTS_CURR" in none and "window closes before the next one" in none
+    some = k.ticks_text({("linux-o1", "none"): (3, 200)})
+    assert some.startswith("A tick falls strictly inside 3 of the 200 RT waiters' windows "
+                           "(broadcast → running) in 1 run. Beyond the tick,")
+
+
 # --- the parts, rendered ----------------------------------------------------------------------
 
 
@@ -194,6 +231,15 @@ def test_parts_render_from_real_quick_runs(tmp_path: Path) -> None:
            f"asks for {q.call_ms:g} ms" in page
     assert len(ctx.manifest) == len(usleep.runs) + len(preempt.runs)
     assert "holds for" in str(preempt.html)
+    assert "A tick falls strictly inside" in str(preempt.html)
+    # On the board each policy's own scheduler code lies on the RT waiter's path: the
+    # policies' means differ strictly, and each policy's mean is the same under every
+    # preemption model (nothing on that path asks for a reschedule a model could place).
+    means = [parse_number(r[2]) for r in tables["seed000-preempt-waiters"]]
+    assert None not in means and len(set(means)) == len(means) > 1, means
+    for row in tables["seed000-preempt-waiters"]:
+        assert len({row[2 + 4 * i] for i in range(len(k.PREEMPT_MODELS))}) == 1, row
+    assert "Mean RT waiter latency by policy" in str(preempt.html)
 
 
 def test_parts_render_when_every_run_fails(tmp_path: Path) -> None:

@@ -221,3 +221,16 @@ def test_wakeup_text_names_a_tie_of_every_policy_as_one_value() -> None:
     sim["staircase"] = {"mean": 120.0, "max": 650.0, "count": 1000}
     text = wakeup000.wakeup_text("raw", published, sim, {})
     assert "lowest mean staircase (120.00 µs), highest linux-o1 and nicksched (tied)" in text
+
+
+def test_wakeup_text_sets_the_size_of_the_differences_beside_the_seeds() -> None:
+    published = seed000.PUBLISHED_WAKEUP["rt"]["6sigma"]
+    sim = {"ingosched": {"mean": 128.32, "max": 600.0, "count": 999},
+           "nicksched": {"mean": 128.08, "max": 600.0, "count": 999},
+           "staircase": {"mean": 127.83, "max": 600.0, "count": 999},
+           "ingo_ll": None}
+    text = wakeup000.wakeup_text("6sigma", published, sim, {})
+    seed_span = published["ingosched"].avg - published["staircase"].avg
+    assert (f"Between the highest and the lowest mean of ingosched, nicksched, staircase: "
+            f"{seed_span:.2f} µs in the seed, 0.49 µs in the simulation.") in text
+    assert wakeup000.span_text({"a": 1.0}, {"a": 2.0}) == ""

@@ -74,6 +74,9 @@ pub(crate) struct CpuState {
     /// `machine.sched_work_ps`; charged at the CPU's next context switch — a policy timer's
     /// callback's work is not kept here: its interrupt pays it at once).
     pub pending_work: u64,
+    /// Scheduling decisions (`schedule()` calls) taken on this CPU since its last switch,
+    /// each owed `CoreCosts::sched_decision_ns` at the next one.
+    pub pending_decisions: u64,
     /// Sub-nanosecond remainder (ps) of the work already charged, carried to the next
     /// charge so that rounding never loses or invents time.
     pub work_carry_ps: u64,
@@ -148,6 +151,7 @@ impl Ctx {
             overhead_ns: 0,
             switches: 0,
             pending_work: 0,
+            pending_decisions: 0,
             work_carry_ps: 0,
             callbacks: ClassSet::EMPTY,
             unreported_ns: 0,

@@ -787,13 +787,15 @@ impl cpu::PolicyVisitor for Run<'_> {
         ctx.set_groups(&self.spec.cgroups);
         ctx.set_topology(self.topology);
         let m = &self.spec.machine;
+        let work = m.sched_work_for(policy.info().name);
         let rcfg = engine::RunCfg {
             end,
             costs: protocol::CoreCosts {
                 context_switch_ns: m.context_switch_ns,
                 switch_spread: m.spreads.get(CostKey::ContextSwitch),
                 seed,
-                sched_work_ps: m.sched_work_ps_for(policy.info().name),
+                sched_work_ps: work.unit_ps,
+                sched_decision_ns: work.decision_ns,
             },
             fork_ns: m.fork_ns,
             wakeup_ns: m.wakeup_ns,

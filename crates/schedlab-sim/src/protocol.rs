@@ -38,6 +38,9 @@ pub struct CoreCosts {
     pub seed: u64,
     /// Cost model: picoseconds per unit of scheduler work a policy counts.
     pub sched_work_ps: u64,
+    /// Cost model: nanoseconds per scheduling decision (`schedule()`), whatever it counts:
+    /// the fixed part of the policy's code, owed and paid like its counted work.
+    pub sched_decision_ns: u64,
 }
 
 /// What one `schedule()` did on a CPU.
@@ -605,6 +608,7 @@ impl<S: Scheduler> SchedCore<S> {
             }
         }
         self.decisions += 1;
+        self.ctx.cpus[c].pending_decisions += 1;
         let mut next = self.policy.pick_next(&mut self.ctx, cpu);
         if next.is_none() {
             self.policy
@@ -683,17 +687,20 @@ impl<S: Scheduler> SchedCore<S> {
         draw(min, Some(spread), c.seed, key, next.idx() as u64, index)
     }
 
-    /// Cost model: the CPU time owed for the scheduler work counted on CPU `c` since its
-    /// last switch (zero, and nothing owed, when `sched_work_ps` is 0).
+    /// Cost model: the CPU time owed for the scheduler work counted and the decisions
+    /// taken on CPU `c` since its last switch (zero, and nothing owed, when the model
+    /// charges neither).
     fn sched_work_cost(&mut self, c: usize) -> u64 {
         let cs = &mut self.ctx.cpus[c];
+        let decisions = std::mem::take(&mut cs.pending_decisions);
+        let fixed = decisions.saturating_mul(self.costs.sched_decision_ns);
         if self.costs.sched_work_ps == 0 {
-            // The cost model is off: nothing is owed and no remainder is ever carried.
+            // Nothing per unit: nothing is owed for them and no remainder is ever carried.
             cs.pending_work = 0;
-            return 0;
+            return fixed;
         }
         let units = std::mem::take(&mut cs.pending_work);
-        self.work_ns(c, units)
+        fixed + self.work_ns(c, units)
     }
 
     /// The CPU time of `units` of scheduler work done on CPU `c` under the cost model,

@@ -130,3 +130,47 @@ fn the_tick_that_fires_a_jiffy_timer_runs_its_hook_before_the_woken_task_switche
     let on_tick = rt_timer_over_a_hog("jiffy", 0);
     assert!(on_tick - MS > off_tick, "{on_tick} vs {off_tick}");
 }
+
+/// The waiter's wake-up latencies (ns) under `sched_work_ps`: (min, max).
+fn waiter_extremes(sched_work_ps: &str, scheduler: &str) -> (u64, u64) {
+    let r = run_text(&broadcast(sched_work_ps), scheduler, &[], Some(RUN_NS))
+        .unwrap_or_else(|e| panic!("{scheduler}: {e}"));
+    let l = &task_in(&r, "waiter")["wakeup_latency_ns"];
+    (l["min"].as_u64().unwrap(), l["max"].as_u64().unwrap())
+}
+
+#[test]
+fn a_cost_per_decision_is_paid_once_per_schedule_on_the_waiters_path() {
+    // Between the broadcast and the waiter's switch-in the CPU takes one decision: the
+    // broadcaster blocks on its timer and schedule() picks the waiter (waking a lower
+    // priority waiter asks for none). With nothing per unit, each latency is that decision.
+    let per_decision = r#"{"linux-o1": {"decision_ns": 7000}, "staircase": {"decision_ns": 3000}}"#;
+    assert_eq!(waiter_extremes(per_decision, "linux-o1"), (7000, 7000));
+    assert_eq!(waiter_extremes(per_decision, "staircase"), (3000, 3000));
+}
+
+#[test]
+fn the_object_entry_adds_its_decision_cost_to_the_cost_per_unit() {
+    let (n, by_unit, _) = waiter_latency(r#"{"linux-o1": 1000000}"#, "linux-o1");
+    let (_, unit_only, _) = waiter_latency(r#"{"linux-o1": {"unit_ps": 1000000}}"#, "linux-o1");
+    assert_eq!(by_unit, unit_only);
+    let both = r#"{"linux-o1": {"unit_ps": 1000000, "decision_ns": 5000}}"#;
+    let (_, with_decision, _) = waiter_latency(both, "linux-o1");
+    assert_eq!(with_decision, by_unit + n * 5000);
+}
+
+#[test]
+fn an_unknown_key_of_a_policy_entry_is_refused_at_its_path() {
+    let e = run_text(
+        &broadcast(r#"{"linux-o1": {"per_decision": 5}}"#),
+        "linux-o1",
+        &[],
+        Some(RUN_NS),
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("$.schedlab.machine.sched_work_ps.linux-o1.per_decision")
+            && e.contains("decision_ns"),
+        "{e}"
+    );
+}

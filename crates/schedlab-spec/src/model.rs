@@ -686,6 +686,16 @@ pub const HZ_CHOICES: [u32; 5] = [100, 128, 250, 300, 1000];
 /// `HZ_CHOICES` as prose: "100, 128, 250, 300 or 1000".
 pub const HZ_CHOICES_TEXT: &str = "100, 128, 250, 300 or 1000";
 
+/// What one policy's scheduler work costs (`machine.sched_work_ps`, an entry of its
+/// per-policy form): each unit its code counts (`Ctx::count_work`), and each scheduling
+/// decision (`schedule()`) whatever it counts — the fixed part of a decision's code. Both
+/// are paid by the deciding CPU at its next context switch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedWork {
+    pub unit_ps: u64,
+    pub decision_ns: u64,
+}
+
 /// The simulated machine (schedlab extension `"schedlab": {"machine": ...}`).
 ///
 /// `topology.nr_cpus() == cpus` for every machine the parser builds; code that builds one
@@ -700,9 +710,10 @@ pub struct Machine {
     /// With [`Self::sched_work_ps_by_policy`] set, the cost of a policy not listed there.
     pub sched_work_ps: u64,
     /// `sched_work_ps` per policy (`{"<policy>": ps, …}`: each policy's own code does a
-    /// unit of work at its own cost): (policy name, ps, JSON path), in the spec's order.
-    /// The names are the simulator's to check; [`Self::sched_work_ps_for`] reads it.
-    pub sched_work_ps_by_policy: Vec<(String, u64, String)>,
+    /// unit of work at its own cost, and may also cost a fixed amount per scheduling
+    /// decision): (policy name, its cost, JSON path), in the spec's order. The names are
+    /// the simulator's to check; [`Self::sched_work_for`] reads it.
+    pub sched_work_ps_by_policy: Vec<(String, SchedWork, String)>,
     /// CPU time a fork costs the parent.
     pub fork_ns: u64,
     /// CPU time a wake-up costs the waker (try_to_wake_up).
@@ -732,13 +743,19 @@ pub struct Machine {
 }
 
 impl Machine {
-    /// The cost of a unit of scheduler work (ps) for a run under `policy`: its entry in
-    /// the per-policy form, else `sched_work_ps`.
-    pub fn sched_work_ps_for(&self, policy: &str) -> u64 {
+    /// The cost of the scheduler's work for a run under `policy`: its entry in the
+    /// per-policy form, else `sched_work_ps` per unit and nothing per decision.
+    pub fn sched_work_for(&self, policy: &str) -> SchedWork {
         self.sched_work_ps_by_policy
             .iter()
             .find(|(name, _, _)| name == policy)
-            .map_or(self.sched_work_ps, |&(_, ps, _)| ps)
+            .map_or(
+                SchedWork {
+                    unit_ps: self.sched_work_ps,
+                    decision_ns: 0,
+                },
+                |&(_, w, _)| w,
+            )
     }
 
     /// The default machine with `cpus` flat CPUs.

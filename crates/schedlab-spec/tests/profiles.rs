@@ -81,6 +81,14 @@ fn the_seed_board_profile_is_the_seeds_kernel() {
     assert_eq!(m.kernel.preempt, Preempt::None);
     assert_eq!(m.kernel.timers, TimerRes::Jiffy);
     assert_eq!(m.kernel.tick, TickMode::Periodic);
+    // Each policy's own scheduler code costs something per decision on the board, and the
+    // seed schedulers' counterparts' costs are their own.
+    let per_decision: Vec<u64> = ["linux-o1", "nicksched", "staircase"]
+        .iter()
+        .map(|p| m.sched_work_for(p).decision_ns)
+        .collect();
+    assert!(per_decision.iter().all(|&d| d > 0), "{per_decision:?}");
+    assert_ne!(per_decision[0], per_decision[2]);
 }
 
 #[test]

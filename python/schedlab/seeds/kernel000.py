@@ -20,7 +20,11 @@ read from it, never copied here.
 - :func:`preempt_part`: seed 000's broadcast wake-up test (RT waiters, ``hackbench 10``
   load) under each preemption model (``none``, ``voluntary``, ``full``, ``rt``) and each
   seed scheduler's counterpart; the text under each table says, from the numbers, where
-  the maxima fall strictly in the order none > voluntary > full > rt and where they tie.
+  the maxima fall strictly in the order none > voluntary > full > rt and where they tie,
+  how the policies' mean RT waiter latencies compare (they differ by each policy's own
+  scheduler code on the waiter's path, as the board profile costs it), and in how many
+  waiters' windows a tick falls (only there could a tick's or a softirq's work, whose place
+  the preemption model decides, delay them).
 """
 
 from __future__ import annotations
@@ -512,6 +516,94 @@ def _stats(values: Sequence[int]) -> Stats:
     return stats_us(_core.stats(list(values)))
 
 
+def windows_with_a_tick(result: Result, prefix: str) -> tuple[int, int]:
+    """Of the RT waiters' started wake-ups, how many have a tick strictly inside their
+    window (from the broadcast to running): only there can a tick's interrupt or softirq
+    work delay them. (windows with a tick, windows)."""
+    import polars as pl
+
+    tick = 1_000_000_000 // int(result.run["hz"])
+    df = result.samples.filter(pl.col("task").str.starts_with(prefix)
+                               & pl.col("wakeup_latency_ns").is_not_null())
+    pairs = list(zip(df["wake_ns"].to_list(), df["start_ns"].to_list(), strict=True))
+    inside = sum(1 for w, s in pairs if (s - 1) // tick > w // tick)
+    return inside, len(pairs)
+
+
+def ticks_text(ticks: Mapping[tuple[str, str], tuple[int, int]]) -> str:
+    """Where a tick falls inside an RT waiter's window, from the runs' samples, and why
+    the preemption model has nothing else to act on there."""
+    if not ticks:
+        return ""
+    inside = sum(k for k, _ in ticks.values())
+    total = sum(n for _, n in ticks.values())
+    text = (f"A tick falls strictly inside {inside:,} of the {total:,} RT waiters' windows "
+            f"(broadcast → running) in {len(ticks)} run{'s' if len(ticks) != 1 else ''}")
+    why = ("the window is the broadcaster's own path: it outranks the waiter and the load, "
+           "so waking the waiter asks for no reschedule (2.6.17's try_to_wake_up reschedules "
+           "only when TASK_PREEMPTS_CURR), nothing lower runs until it blocks on its timer, "
+           "and its schedule() picks the waiter; a preemption model decides only where a "
+           "reschedule asked of lower-priority kernel work, or softirq work, takes effect, "
+           "and neither lies on this path")
+    if inside == 0:
+        return (text + ": the broadcaster's timer expires at a tick (jiffy timers) and the "
+                "window closes before the next one. Beyond the tick, " + why + ".")
+    return text + f". Beyond the tick, {why}."
+
+
+def policy_means_text(stats: Mapping[str, Mapping[str, Stats | None]]) -> str:
+    """How the policies' mean RT waiter latencies compare under each preemption model:
+    strict differences named, ties called ties."""
+    parts = []
+    for m in PREEMPT_MODELS:
+        means = {p: (by.get(m) or {}).get("mean") for p, by in stats.items()}
+        known = sorted(((v, p) for p, v in means.items() if v is not None))
+        if len(known) < 2:
+            continue
+        if known[0][0] == known[-1][0]:
+            parts.append(f"{m}: every policy {fmt(known[0][0], 'us', 3)} µs (a tie)")
+            continue
+        chain = ""
+        ties = []
+        for i, (v, p) in enumerate(known):
+            if i:
+                tied = v == known[i - 1][0]
+                chain += " ≤ " if tied else " < "
+                if tied:
+                    ties.append(f"{known[i - 1][1]} and {p}")
+            chain += f"{p} {fmt(v, 'us', 3)}"
+        parts.append(f"{m}: {chain} µs" + (f" (tied: {', '.join(ties)})" if ties else ""))
+    if not parts:
+        return ""
+    return ("Mean RT waiter latency by policy — " + "; ".join(parts) + ". The k-th switch "
+            "into a task costs the same under every policy, so what separates the policies "
+            "here is their own scheduler code on the waiter's path — the waiter's wake-up, "
+            "the broadcaster's dequeue and schedule()'s pick — at each policy's cost per "
+            "decision and per counted unit (the board profile's sched_work_ps, predicted from "
+            "this host's timing of each policy's code).")
+
+
+def models_text(stats: Mapping[str, Mapping[str, Stats | None]]) -> str:
+    """Per policy, whether its mean RT waiter latency is the same under every preemption
+    model (the ties named as ties)."""
+    same, differ = [], []
+    for p, by in stats.items():
+        means = {m: (by.get(m) or {}).get("mean") for m in PREEMPT_MODELS}
+        known = [v for v in means.values() if v is not None]
+        if len(known) < 2:
+            continue
+        (same if len(set(known)) == 1 else differ).append(p)
+    if not same and not differ:
+        return ""
+    parts = []
+    if same:
+        parts.append(f"The mean RT waiter latency is the same under every preemption model "
+                     f"for {', '.join(same)} (a tie, not an ordering)")
+    if differ:
+        parts.append(f"it differs between preemption models for {', '.join(differ)}")
+    return "; ".join(parts) + "."
+
+
 @dataclass
 class PreemptPart(Part):
     #: [measure][policy][model] -> statistics (µs), None where the run failed.
@@ -570,6 +662,7 @@ def preempt_part(ctx: Context, st: Settings, policies: Sequence[str]) -> Preempt
         k: {p: {m: None for m in PREEMPT_MODELS} for p in chosen} for k in MEASURES}
     errors: dict[tuple[str, str], str] = {
         (p, m): e for m, e in gen_errors.items() for p in chosen}
+    ticks: dict[tuple[str, str], tuple[int, int]] = {}
     for o in runs:
         m = o.request.spec_name.removeprefix("seed000-preempt-")
         p = o.request.scheduler
@@ -578,12 +671,16 @@ def preempt_part(ctx: Context, st: Settings, policies: Sequence[str]) -> Preempt
             continue
         for k in MEASURES:
             stats[k][p][m] = _stats(latencies_ns(o.result, k, prefix))
+        ticks[(p, m)] = windows_with_a_tick(o.result, prefix)
     blocks = []
     for k in MEASURES:
         maxima = {p: {m: (s or {}).get("max") for m, s in by.items()}
                   for p, by in stats[k].items()}
-        blocks.append({"table": preempt_table(k, stats[k], errors),
-                       "text": order_text(maxima) if chosen else ""})
+        text = order_text(maxima) if chosen else ""
+        if k == "waiters" and chosen:
+            text = " ".join(t for t in (text, models_text(stats[k]),
+                                        policy_means_text(stats[k]), ticks_text(ticks)) if t)
+        blocks.append({"table": preempt_table(k, stats[k], errors), "text": text})
     html = render(
         "seed000_preempt.html.j2", profile=profile(), blocks=blocks, policies=chosen,
         options=", ".join(f"{k}={v}" for k, v in st.wakeup.items()),

@@ -202,12 +202,31 @@ def wakeup_text(flt: str, published: Mapping[str, WakeupFigures],
                               {s: (st or {}).get("mean") for s, st in simulated.items()})
     if phrase:
         parts.append(f"Ordering of the means: {phrase}.")
+    span = span_text({s: f.avg for s, f in published.items()},
+                     {s: (st or {}).get("mean") for s, st in simulated.items()})
+    if span:
+        parts.append(span)
     dropped = [f"{s} {st['raw_count'] - st['count']} of {st['raw_count']}"
                for s, st in sim_all.items() if flt == "6sigma" and st and st.get("raw_count")]
     if dropped:
         parts.append("Samples the 6σ filter rejected in the simulation: " + ", ".join(dropped)
                      + " (the seed: 1–4 of 1,000).")
     return " ".join(parts)
+
+
+def span_text(published: Mapping[str, float | None],
+              simulated: Mapping[str, float | None]) -> str:
+    """How far apart the seed schedulers' means lie, in the seed and in the simulation,
+    over the schedulers both give a mean for: an ordering can agree while its size does
+    not."""
+    common = [(s, float(p), float(q)) for s, p in published.items()
+              if p is not None and (q := simulated.get(s)) is not None]
+    if len(common) < 2:
+        return ""
+    pub, sim = [c[1] for c in common], [c[2] for c in common]
+    return (f"Between the highest and the lowest mean of {', '.join(c[0] for c in common)}: "
+            f"{fmt(max(pub) - min(pub), 'us')} µs in the seed, "
+            f"{fmt(max(sim) - min(sim), 'us')} µs in the simulation.")
 
 
 def rt_vs_nonrt_text(sim: Mapping[str, Mapping[str, Stats | None]]) -> str:

@@ -19,8 +19,8 @@ use crate::cost::CostKey;
 use crate::json::{Json, Number};
 use crate::model::IO_SCHEDULERS;
 use crate::model::{
-    BlockDevice, Channel, ChannelCost, ChannelKind, Machine, SchedulerChoice, Topology, Vm,
-    HZ_CHOICES, HZ_CHOICES_TEXT, MAX_MACHINE_CPUS,
+    BlockDevice, Channel, ChannelCost, ChannelKind, Machine, SchedWork, SchedulerChoice, Topology,
+    Vm, HZ_CHOICES, HZ_CHOICES_TEXT, MAX_MACHINE_CPUS,
 };
 use crate::work::Names;
 use crate::SpecError;
@@ -243,7 +243,8 @@ fn varying_into(
 }
 
 /// `machine.sched_work_ps`: one cost per unit of scheduler work (ps) for every policy, or
-/// an object giving each named policy its own (a policy it does not name pays nothing).
+/// an object giving each named policy its own (a policy it does not name pays nothing):
+/// a cost per unit, or a cost per unit and one per decision.
 /// Either form replaces whatever a profile set.
 fn sched_work(v: &Json, path: &str, m: &mut Machine) -> Result<(), SpecError> {
     let what = "a cost per unit of scheduler work in ps";
@@ -263,10 +264,45 @@ fn sched_work(v: &Json, path: &str, m: &mut Machine) -> Result<(), SpecError> {
     }
     m.sched_work_ps = 0;
     for (name, kv, kp) in o.iter() {
-        let ps = cost(kv, &kp, what)?;
-        m.sched_work_ps_by_policy.push((name.to_string(), ps, kp));
+        let w = policy_sched_work(kv, &kp, what)?;
+        m.sched_work_ps_by_policy.push((name.to_string(), w, kp));
     }
     Ok(())
+}
+
+/// The keys of a policy's entry of `machine.sched_work_ps` in its object form.
+const SCHED_WORK_KEYS: &[&str] = &["unit_ps", "decision_ns"];
+
+/// One policy's entry of `machine.sched_work_ps`: a cost per unit (ps), or
+/// `{"unit_ps": …, "decision_ns": …}` (either key may be left out: 0), the second a fixed
+/// cost of each of the policy's scheduling decisions.
+fn policy_sched_work(v: &Json, path: &str, what: &str) -> Result<SchedWork, SpecError> {
+    if !matches!(v, Json::Obj(_)) {
+        let unit_ps = cost(v, path, what)?;
+        return Ok(SchedWork {
+            unit_ps,
+            decision_ns: 0,
+        });
+    }
+    let form = "a cost per unit of scheduler work in ps, or {\"unit_ps\", \"decision_ns\"}";
+    let o = Obj::new(v, path, form)?;
+    o.no_repeats(|_| false)?;
+    let mut w = SchedWork::default();
+    for (k, kv, kp) in o.iter() {
+        match k {
+            "unit_ps" => w.unit_ps = cost(kv, &kp, what)?,
+            "decision_ns" => w.decision_ns = cost(kv, &kp, "a cost per scheduling decision in ns")?,
+            _ => {
+                return Err(get::unknown_key(
+                    &kp,
+                    k,
+                    "a policy's scheduler work",
+                    SCHED_WORK_KEYS,
+                ))
+            }
+        }
+    }
+    Ok(w)
 }
 
 /// Apply the keys of the machine object `o` to `ir`; `profile` only where `profile_ok`
