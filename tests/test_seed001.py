@@ -196,6 +196,9 @@ def test_the_verdicts_are_the_tests(quick_section: tuple[Path, str, list[Any]]) 
         assert [parse_number(x) for x in r[6:9]] == [pr.faster, pr.slower, pr.ties]
         assert parse_number(r[9]) == pytest.approx(pr.p, abs=1e-3)
     text = unescape(html)
+    smp = [r for r in rows if "two CPUs" in r[0]]
+    less = sum(1 for r in smp if parse_number(r[4]) < seed001.ALPHA)
+    assert f"“ULE varies less”: in {less} of {len(smp)} comparisons" in text
     for line in seed001.verdicts([seed001.compare([1.0, 2.0], [1.0, 2.0], "x", "y")]):
         assert "cannot be told" in line
     assert text.count("cannot be told") + text.count("varies less than 4BSD (p") >= len(rows)

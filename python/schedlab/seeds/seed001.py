@@ -381,13 +381,15 @@ class Comparison:
     base_sd: float
     sd: float
     pair: Paired
+    base_mean: float
 
 
 def compare(base: Sequence[float], other: Sequence[float], label: str, policy: str
             ) -> Comparison:
     return Comparison(label, policy, less_spread_p(base, other),
                       statistics.stdev(base) if len(base) > 1 else 0.0,
-                      statistics.stdev(other) if len(other) > 1 else 0.0, paired(base, other))
+                      statistics.stdev(other) if len(other) > 1 else 0.0, paired(base, other),
+                      statistics.fmean(base))
 
 
 def walls_by_seed(reqs: Mapping[Any, RunRequest], by_label: Mapping[str, RunOutcome],
@@ -450,13 +452,46 @@ def verdicts(comps: Sequence[Comparison]) -> list[str]:
         n = c.pair.faster + c.pair.slower + c.pair.ties
         if significant(c.pair.p):
             way = "faster" if c.pair.mean_diff < 0 else "slower"
-            mean = (f"is {way} than 4BSD by {abs(c.pair.mean_diff):.2f} s on average "
-                    f"(p = {c.pair.p:.3f})")
+            rel = 100.0 * abs(c.pair.mean_diff) / c.base_mean if c.base_mean else 0.0
+            mean = (f"is {way} than 4BSD by {abs(c.pair.mean_diff):.2f} s on average, "
+                    f"{rel:.3f} % (p = {c.pair.p:.3f})")
         else:
             mean = (f"cannot be told from 4BSD in mean wall time ({c.pair.mean_diff:+.2f} s, "
                     f"p = {c.pair.p:.3f})")
         out.append(f"{c.label}, {c.policy}: {spread}; it {mean}; faster in {c.pair.faster} "
                    f"of {n} seeds, slower in {c.pair.slower}, tied in {c.pair.ties}.")
+    return out
+
+
+def answers(comps: Sequence[Comparison], plan_: Plan, by_label: Mapping[str, RunOutcome],
+            size: Sizes) -> list[str]:
+    """The seed's two build questions answered from the tests, and the seed's own -j4/-j8
+    gap beside the simulated one."""
+    smp = [c for c in comps if "two CPUs" in c.label]
+    less = [c for c in smp if significant(c.spread_p)]
+    differ = [c for c in smp if significant(c.pair.p)]
+    out = [f"“ULE varies less”: in {len(less)} of {len(smp)} comparisons on two CPUs "
+           f"(-j4 and -j8, each ULE against 4BSD) the simulation finds ULE's wall times "
+           f"varying less than 4BSD's at the {ALPHA} level"
+           + (f" ({', '.join(f'{c.label}, {c.policy}' for c in less)})." if less else
+              ": it cannot tell them apart in spread, and the seed, with one run per "
+              "setting, could not either."),
+           f"“No great difference”: the mean wall time differs from 4BSD's in {len(differ)} of "
+           f"{len(smp)} comparisons"
+           + (f" ({'; '.join(f'{c.label}, {c.policy}: {c.pair.mean_diff:+.2f} s' for c in differ)})"
+              if differ else "") + "; the others cannot be told from 4BSD."]
+    runs = DATA["buildworld"]["runs"]
+    gap = runs["8"]["wall_s"] - runs["4"]["wall_s"]
+    pol = DATA["buildworld"]["scheduler"]
+    means = {}
+    for j in JOBS:
+        w = walls_by_seed(plan_.smp, by_label, [(pol, j, s) for s in range(1, size.seeds + 1)])
+        if w:
+            means[j] = statistics.fmean(w)
+    if len(means) == 2:
+        out.append(f"The seed's -j8 run took {gap:+.2f} s against its -j4 run under ULE; "
+                   f"under {pol} the simulated means differ by {means[8] - means[4]:+.2f} s "
+                   f"(-j8 − -j4).")
     return out
 
 
@@ -627,7 +662,8 @@ def section(ctx: Context) -> SectionOutput:
         calibration=calibration_table(size, cal_run),
         calibration_exact=calibration_exact(size, cal_run),
         build=build_table(p, by_label, size), tests=comparison_table(comps),
-        verdicts=verdicts(comps), up=up_table(p, by_label, size, points),
+        verdicts=verdicts(comps), answers=answers(comps, p, by_label, size),
+        up=up_table(p, by_label, size, points),
         httpd=httpd_table(p, by_label, size), httpd_lines=httpd_comparisons(p, by_label, size),
         cost_tables=[cost000.cost_table([x for x in points if x["cpus"] == c],
                                         table_id=f"seed001-sched-cost-{c}cpu")
