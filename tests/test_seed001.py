@@ -102,6 +102,7 @@ def test_sign_flip_and_strict_counts_on_known_inputs() -> None:
     assert (pr.faster, pr.slower, pr.ties) == (2, 1, 1)
     assert pr.mean_diff == pytest.approx(-0.5)
     assert seed001.summarise([1.0, 2.0, 3.0]) == seed001.Summary(3, 2.0, 1.0, 1.0, 3.0)
+    assert (seed001.fmt_p(0.5), seed001.fmt_p(1 / 20001)) == ("0.500", "5.0e-05")
 
 
 # ----------------------------------------------------------------- the section, quick

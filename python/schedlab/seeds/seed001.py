@@ -196,6 +196,12 @@ def significant(p: float) -> bool:
     return p < ALPHA
 
 
+def fmt_p(p: float) -> str:
+    """A p-value: three decimals, or two significant digits below 0.001 (a Monte Carlo p
+    is at least 1 / (1 + rounds))."""
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.1e}"
+
+
 # --------------------------------------------------------------------------------------
 # Specs
 # --------------------------------------------------------------------------------------
@@ -444,15 +450,16 @@ def build_comparisons(plan_: Plan, by_label: Mapping[str, RunOutcome], size: Siz
     return out
 
 
+def _p_cell(p: float) -> Cell:
+    return Cell(fmt_p(p), kind="text", cls="good" if significant(p) else "")
+
+
 def comparison_table(comps: Sequence[Comparison]) -> Table:
     rows = []
     for c in comps:
         rows.append([c.label, c.policy, c.base_sd, c.sd,
-                     Cell(c.spread_p, kind="num", decimals=3,
-                          cls="good" if significant(c.spread_p) else ""),
-                     c.pair.mean_diff, c.pair.faster, c.pair.slower, c.pair.ties,
-                     Cell(c.pair.p, kind="num", decimals=3,
-                          cls="good" if significant(c.pair.p) else "")])
+                     _p_cell(c.spread_p), c.pair.mean_diff, c.pair.faster, c.pair.slower,
+                     c.pair.ties, _p_cell(c.pair.p)])
     return Table(
         id="seed001-tests",
         caption=f"Each ULE against 4BSD over the same run seeds (level {ALPHA})",
@@ -468,18 +475,18 @@ def verdicts(comps: Sequence[Comparison]) -> list[str]:
     """One sentence per comparison, from its tests."""
     out = []
     for c in comps:
-        spread = (f"varies less than 4BSD (p = {c.spread_p:.3f})" if significant(c.spread_p)
-                  else f"cannot be told to vary less than 4BSD (p = {c.spread_p:.3f}; "
+        spread = (f"varies less than 4BSD (p = {fmt_p(c.spread_p)})" if significant(c.spread_p)
+                  else f"cannot be told to vary less than 4BSD (p = {fmt_p(c.spread_p)}; "
                        f"stddev {c.sd:.2f} s against {c.base_sd:.2f} s)")
         n = c.pair.faster + c.pair.slower + c.pair.ties
         if significant(c.pair.p):
             way = "faster" if c.pair.mean_diff < 0 else "slower"
             rel = 100.0 * abs(c.pair.mean_diff) / c.base_mean if c.base_mean else 0.0
             mean = (f"is {way} than 4BSD by {abs(c.pair.mean_diff):.2f} s on average, "
-                    f"{rel:.3f} % (p = {c.pair.p:.3f})")
+                    f"{rel:.3f} % (p = {fmt_p(c.pair.p)})")
         else:
             mean = (f"cannot be told from 4BSD in mean wall time ({c.pair.mean_diff:+.2f} s, "
-                    f"p = {c.pair.p:.3f})")
+                    f"p = {fmt_p(c.pair.p)})")
         out.append(f"{c.label}, {c.policy}: {spread}; it {mean}; faster in {c.pair.faster} "
                    f"of {n} seeds, slower in {c.pair.slower}, tied in {c.pair.ties}.")
     return out
@@ -501,7 +508,8 @@ def answers(comps: Sequence[Comparison], plan_: Plan, by_label: Mapping[str, Run
            f"“No great difference”: the mean wall time differs from 4BSD's in {len(differ)} of "
            f"{len(smp)} comparisons"
            + (f" ({'; '.join(f'{c.label}, {c.policy}: {c.pair.mean_diff:+.2f} s' for c in differ)})"
-              if differ else "") + "; the others cannot be told from 4BSD."]
+              if differ else "")
+           + ("; the others cannot be told from 4BSD." if len(differ) < len(smp) else ".")]
     runs = DATA["buildworld"]["runs"]
     gap = runs["8"]["wall_s"] - runs["4"]["wall_s"]
     pol = DATA["buildworld"]["scheduler"]
@@ -613,7 +621,7 @@ def httpd_comparisons(plan_: Plan, by_label: Mapping[str, RunOutcome], size: Siz
         rel = 100.0 * statistics.fmean(other) / statistics.fmean(base) - 100.0
         tell = ("differs from 4BSD" if significant(pr.p) else "cannot be told from 4BSD")
         lines.append(f"{p}: {rel:+.2f} % requests per second against 4BSD, {tell} "
-                     f"(sign-flip p = {pr.p:.3f}); more in {pr.faster} of {n} seeds, fewer in "
+                     f"(sign-flip p = {fmt_p(pr.p)}); more in {pr.faster} of {n} seeds, fewer in "
                      f"{pr.slower}, tied in {pr.ties}.")
     return lines
 
