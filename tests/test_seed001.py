@@ -129,7 +129,7 @@ def test_the_section_runs_without_errors(quick_section: tuple[Path, str, list[An
     for r in runs:
         assert (out / r["spec"]).is_file(), r["spec"]
     size = seed001.sizes(True)
-    want = 1 + 2 * 3 * size.seeds + 3 * size.up_seeds + 5 * size.httpd_seeds
+    want = 1 + 2 * 3 * size.seeds + 3 * size.up_seeds + 5 * size.httpd_seeds + 3
     assert len(runs) == want
     assert seed001.DATA["buildworld"]["provenance"] in unescape(html)
 
@@ -218,3 +218,16 @@ def test_the_server_and_cost_tables(quick_section: tuple[Path, str, list[Any]]) 
         cost = tables[f"seed001-sched-cost-{cpus}cpu"]
         assert cost and parse_number(cost[-1][0]) == 10_000
     assert "O(N) for freebsd-4bsd" in unescape(html)
+
+
+def test_the_instruments_cover_the_freebsd_policies(
+        quick_section: tuple[Path, str, list[Any]]) -> None:
+    out, html, runs = quick_section
+    rows = parse_tables(html)["seed001-timeslice"]
+    zero = next(r for r in rows if r[0] == "0")
+    # nice 0 at HZ 1000: 4BSD 100 ms, 5.x ULE 142 ticks, ULE 12 ticks of 127 Hz
+    assert [parse_number(x) for x in zero[1:4]] == [100.0, 142.0, 94.5]
+    for p in seed001.FREEBSD:
+        assert (out / "plots" / f"seed001-dprio-{p}.png").is_file()
+        trace = next(r["trace"] for r in runs if r["label"] == f"seed001 dynamic priority {p}")
+        assert "|td_priority|" in (out / trace).read_text()

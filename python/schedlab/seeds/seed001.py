@@ -32,11 +32,11 @@ from dataclasses import dataclass
 from itertools import combinations, product
 from typing import TYPE_CHECKING, Any
 
-from schedlab import _core, api, cost, plots
+from schedlab import _core, api, cost, dprio, plots
 from schedlab.report import Cell, Column, Table, render
 from schedlab.report.context import RunOutcome, RunRequest, runs_table
 from schedlab.result import Result
-from schedlab.seeds import cost000, published
+from schedlab.seeds import behaviour000, cost000, published
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
@@ -55,6 +55,8 @@ BASELINE = "freebsd-4bsd"
 LINUX = ("linux-o1", "linux-cfs")
 #: make -j of the seed.
 JOBS = (4, 8)
+#: The tick rate of the timeslice table (the generators' machines run at HZ 1000).
+HZ = 1000
 #: The significance level of every test on the page (each test on its own).
 ALPHA = 0.05
 #: Exact enumeration up to this many relabellings, else this many random ones.
@@ -254,9 +256,12 @@ class Plan:
     smp: dict[tuple[str, int, int], RunRequest]
     up: dict[tuple[str, int], RunRequest]
     httpd: dict[tuple[str, int], RunRequest]
+    #: seed 000's dynamic-priority probe under each FreeBSD policy, traced
+    dprio: dict[str, RunRequest]
 
     def all(self) -> list[RunRequest]:
-        return [self.calibration, *self.smp.values(), *self.up.values(), *self.httpd.values()]
+        return [self.calibration, *self.smp.values(), *self.up.values(), *self.httpd.values(),
+                *self.dprio.values()]
 
 
 def plan(ctx: Context, size: Sizes) -> Plan:
@@ -274,7 +279,11 @@ def plan(ctx: Context, size: Sizes) -> Plan:
     httpd = {(p, s): RunRequest("seed001-httpd", web, p, seed=s,
                                 label=f"seed001 httpd {p} seed {s}")
              for p in (*FREEBSD, *LINUX) for s in range(1, size.httpd_seeds + 1)}
-    return Plan(cal, smp, up, httpd)
+    probe = api.spec_text(behaviour000.DPRIO_SPEC)
+    dprio_runs = {p: RunRequest("seed001-dprio", probe, p,
+                                trace=ctx.trace_path(f"seed001-dprio-{p}"),
+                                label=f"seed001 dynamic priority {p}") for p in FREEBSD}
+    return Plan(cal, smp, up, httpd, dprio_runs)
 
 
 # --------------------------------------------------------------------------------------
@@ -627,6 +636,32 @@ def httpd_comparisons(plan_: Plan, by_label: Mapping[str, RunOutcome], size: Siz
 
 
 # --------------------------------------------------------------------------------------
+# The instruments: timeslice and dynamic priority
+# --------------------------------------------------------------------------------------
+
+
+def dprio_figures(ctx: Context, plan_: Plan, by_label: Mapping[str, RunOutcome]
+                  ) -> tuple[list[Figure], list[str]]:
+    """Each FreeBSD policy's ``td_priority`` counters in seed 000's probe (a CPU hog beside
+    an interactive task on one CPU), and why a policy has no figure."""
+    figs, problems = [], []
+    for p, req in plan_.dprio.items():
+        run = by_label[req.label]
+        if not run.ok or req.trace is None:
+            problems.append(f"{p}: {run.error}")
+            continue
+        series = dprio.series(_core.parse_trace(str(req.trace)))
+        if not series:
+            problems.append(f"{p} writes no dynamic-priority counter.")
+            continue
+        fig = plots.counter_timeline(series, title=f"{p}: dynamic priority against time")
+        figs.append(ctx.save_figure(fig, f"seed001-dprio-{p}",
+                                    f"{p}: td_priority of the hog and the interactive task "
+                                    f"(trace: {ctx.rel(req.trace)})"))
+    return figs, problems
+
+
+# --------------------------------------------------------------------------------------
 # The figure
 # --------------------------------------------------------------------------------------
 
@@ -682,6 +717,9 @@ def section(ctx: Context) -> SectionOutput:
             f"seed001-sched-cost-{cpus}cpu",
             f"Counted work units (left) and ns (right) per decision against the number of "
             f"runnable tasks, {cpus} CPU{'s' * (cpus > 1)}, log-log"))
+    dprio_figs, dprio_problems = dprio_figures(ctx, p, by_label)
+    timeslices, timeslice_problems = behaviour000.timeslice_table(
+        [*FREEBSD, *LINUX], HZ, "seed001-timeslice")
     comps = build_comparisons(p, by_label, size)
     harness = [x["harness_ns_per_decision"] for x in points]
     html = render(
@@ -702,5 +740,8 @@ def section(ctx: Context) -> SectionOutput:
                       for c in (1, 2)],
         decisions=points[0]["decisions"] if points else 0,
         harness_min=min(harness, default=0.0), harness_max=max(harness, default=0.0),
-        figs=figs, cost_figs=cost_figs, runs=runs_table(runs))
-    return SectionOutput(SECTION_ID, TITLE, html, ctx.figure_files(*figs, *cost_figs))
+        figs=figs, cost_figs=cost_figs, dprio_figs=dprio_figs, dprio_problems=dprio_problems,
+        timeslices=timeslices, timeslice_problems=timeslice_problems, hz=HZ,
+        runs=runs_table(runs))
+    return SectionOutput(SECTION_ID, TITLE, html,
+                         ctx.figure_files(*figs, *cost_figs, *dprio_figs))
