@@ -531,6 +531,14 @@ def answers(comps: Sequence[Comparison], plan_: Plan, by_label: Mapping[str, Run
         out.append(f"The seed's -j8 run took {gap:+.2f} s against its -j4 run under ULE; "
                    f"under {pol} the simulated means differ by {means[8] - means[4]:+.2f} s "
                    f"(-j8 − -j4).")
+    hidden = [c for c in differ if abs(c.pair.mean_diff) < abs(gap)]
+    if hidden:
+        out.append("Smaller than that gap between the seed's own two runs, so beyond what one "
+                   "run per setting could show: "
+                   + "; ".join(f"{c.label}, {c.policy} ({c.pair.mean_diff:+.2f} s)"
+                               for c in hidden)
+                   + ". The simulation tells these apart only because it repeats every run on "
+                     "the same machines.")
     return out
 
 
