@@ -12,7 +12,7 @@ STAMP := $(VENV)/.deps-stamp
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet "maturin>=1.5,<2" "click>=8.1" "rich>=13" "polars>=1.0" "matplotlib>=3.7" "jinja2>=3.1" "pytest>=7" "ruff>=0.5" "hypothesis>=6"
+	$(PIP) install --quiet "maturin>=1.5,<2" "click>=8.1" "rich>=13" "polars>=1.0" "matplotlib>=3.7" "jinja2>=3.1" "pytest>=7" "ruff>=0.5" "hypothesis>=6" "distributed>=2024.1" "pyyaml>=6" "scipy>=1.10"
 	touch $(STAMP)
 
 # Build the Rust extension into the venv (release: the simulator is the hot path).

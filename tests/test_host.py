@@ -96,12 +96,13 @@ def test_host_run_reports_the_simulators_schema(cli: CliRunner, tmp_path: Path) 
 def test_host_run_refuses_what_it_does_not_do(cli: CliRunner, tmp_path: Path) -> None:
     spec = tmp_path / "io.json"
     spec.write_text(json.dumps({
-        "schedlab": {"devices": {"d": {"model": "ssd"}}},
-        "tasks": {"db": {"loop": 1, "schedlab:io": {"dev": "d", "op": "read", "bytes": 4096}}},
+        "schedlab": {"devices": {"d": {"model": "ssd"}},
+                     "files": {"f": {"dev": "d", "bytes": 4096}}},
+        "tasks": {"db": {"loop": 1, "schedlab:unlink": {"file": "f"}}},
     }))
     p = cli("host", "run", str(spec))
     assert p.returncode == 2
-    assert "$.tasks.db" in p.stderr and "schedlab:io" in p.stderr
+    assert "$.tasks.db" in p.stderr and "schedlab:unlink" in p.stderr
     forever = tmp_path / "forever.json"
     forever.write_text(json.dumps({"tasks": {"hog": {"loop": -1, "run": 1000}}}))
     p = cli("host", "run", str(forever))

@@ -61,3 +61,48 @@ def test_a_signal_stops_a_long_run(tmp_path: Path, sig: int, code: int, word: st
     lines = [ln for ln in stderr.splitlines() if ln.strip()]
     assert lines == [f"error: {word}: the run of {tmp_path / 'endless.json'} under fp"], stderr
     assert sorted(f.name for f in tmp_path.iterdir()) == ["endless.json"]
+
+
+# A hog that never blocks, ticked for some thirty years simulated: no activation ever ends,
+# so the run's memory stays flat (its budget never stops it), and it never ends either.
+HOG = {"global": {"duration": 1_000_000_000},
+       "tasks": {"hog": {"loop": -1, "run": 1_000_000}}}
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, from /proc/PID/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.parametrize("sig, code, word", [(signal.SIGINT, 130, "interrupted"),
+                                             (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_stops_a_compare_whose_runs_are_in_worker_threads(
+        tmp_path: Path, sig: int, code: int, word: str) -> None:
+    """`schedlab compare` simulates in worker threads, which never run Python's signal
+    handlers: the main thread, interrupted, stops them, and the process exits at once
+    instead of waiting for runs that would never end."""
+    spec = tmp_path / "endless.json"
+    spec.write_text(json.dumps(HOG))
+    env = {k: v for k, v in os.environ.items() if k != "SCHEDLAB_DEBUG"}
+    p = subprocess.Popen(
+        [*cli_command(), "compare", str(spec), "-s", "linux-cfs,linux-eevdf", "-j", "2",
+         "--output", str(tmp_path / "out.json")],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        # starting the command takes well under a second of CPU time; past three, its two
+        # simulations are running
+        deadline = time.monotonic() + 120
+        while cpu_seconds(p.pid) < 3.0:
+            assert p.poll() is None, p.communicate()
+            assert time.monotonic() < deadline, "the compare never got to simulate"
+            time.sleep(0.05)
+        p.send_signal(sig)
+        _, stderr = p.communicate(timeout=120)
+    finally:
+        p.kill()
+        p.wait()
+    assert p.returncode == code, stderr
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert lines == [f"error: {word}: the run of {spec} under linux-cfs, linux-eevdf"], stderr
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["endless.json"]

@@ -249,3 +249,67 @@ def test_t_lies_within_the_per_period_shares(quick_section: tuple[Path, str]) ->
         lo, hi, t = (parse_number(x) for x in row[1:4])
         assert lo is not None and hi is not None and t is not None
         assert lo - 0.5 <= t <= hi + 0.5, row
+
+
+# --- the section from its stored sweeps ----------------------------------------------------
+
+
+def _section_html(index: Path) -> str:
+    page = index.read_text(encoding="utf-8")
+    start = page.index(f'<section id="{seed003.SECTION_ID}">')
+    return page[start:page.index("</section>", start)]
+
+
+def test_the_section_is_declared_as_sweeps_whose_datasets_the_report_keeps(
+        quick_section: tuple[Path, str]) -> None:
+    from schedlab import sweep as sw
+
+    out, _ = quick_section
+    main, traced = seed003.sweeps(m.QUICK)
+    rows = sw.read(out / "sweeps" / main.name)
+    assert len(rows) == len(sw.plan(main)) and set(rows["status"]) == {"ok"}
+    traced_rows = sw.read(out / "sweeps" / traced.name)
+    assert traced_rows["trace_file"].null_count() == 0
+    # the traced runs are not run twice: the main sweep leaves them out
+    assert not set(rows["key"]) & set(traced_rows["key"])
+    manifest = json.loads((out / "specs" / "manifest.json").read_text())
+    assert len(manifest["runs"]) == len(rows) + len(traced_rows)
+
+
+def test_the_section_rebuilt_from_stored_results_is_byte_identical(tmp_path: Path) -> None:
+    from schedlab import reproduce
+
+    first = reproduce.main(True, tmp_path / "first", section_fns=[seed003.section],
+                           progress=False, jobs=2)
+
+    def no_run(job: Any) -> Any:
+        raise AssertionError(f"rebuilt from stored results, yet {job.label} ran")
+
+    again = reproduce.main(True, tmp_path / "again", section_fns=[seed003.section],
+                           progress=False, simulate=no_run, from_results=tmp_path / "first")
+    assert _section_html(again) == _section_html(first)
+    assert "Runs failed" not in _section_html(again)
+    for rel in ("specs/manifest.json", "plots/seed003-timeline.png",
+                "plots/seed003-timeline.svg"):
+        assert (tmp_path / "again" / rel).read_bytes() == (tmp_path / "first" / rel).read_bytes()
+
+
+def test_the_section_on_a_dask_cluster_gives_the_same_tables(
+        quick_section: tuple[Path, str], tmp_path: Path) -> None:
+    import logging
+
+    from distributed import LocalCluster
+
+    from schedlab import reproduce
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR) as cluster:
+        index = reproduce.main(True, tmp_path / "r", section_fns=[seed003.section],
+                               progress=False, scheduler=cluster.scheduler_address)
+    on_cluster = parse_tables(_section_html(index))
+    local = parse_tables(quick_section[1])
+    # every table of the section (the list of runs, which has no id, shows host seconds)
+    named = [k for k in local if k.startswith("seed003-")]
+    assert len(named) >= 6 and on_cluster.keys() == local.keys()
+    for name in named:
+        assert on_cluster[name] == local[name], name

@@ -8,6 +8,7 @@ deterministic simulator, one result schema.
 
 from __future__ import annotations
 
+from schedlab import sweep  # a package that is also a function: schedlab.sweep(...)
 from schedlab._core import SimError, SpecError, TraceError
 from schedlab._core import version as core_version
 from schedlab.api import (
@@ -39,5 +40,6 @@ __all__ = [
     "parse_trace",
     "schedulers",
     "simulate",
+    "sweep",
     "validate",
 ]

@@ -37,6 +37,10 @@ class TraceError(ValueError):
     """1-based line number of the bad line (0: the file could not be opened)."""
     message: str
 
+def stop_running() -> None:
+    """Stop every run in progress in this process at its next check (its caller gets
+    KeyboardInterrupt); runs started later are not affected."""
+
 def simulate(
     spec_json: str,
     scheduler: str | None = None,
@@ -194,9 +198,10 @@ def host_run(spec_json: str, duration_ns: int | None = None) -> tuple[str, dict[
     """Run a spec on this machine's kernel (one thread per task instance): the result JSON
     text (``run.engine == "host"``, the kernel facts in ``run.host``) and the samples'
     columns, as :func:`simulate` returns them. Raises SpecError for an invalid spec,
-    SimError with ``bad_input`` for what the host runner does not do (block I/O, a
-    workload without end and no duration), SimError for what the kernel refuses. The
-    spec's cgroups are made through the restore journal and put back before it returns."""
+    SimError with ``bad_input`` for what the host runner does not do (``schedlab:unlink``,
+    a workload without end and no duration), SimError for what the kernel refuses. The
+    spec's cgroups and block devices (loop devices over files, with the spec's I/O
+    scheduler) are made through the restore journal and put back before it returns."""
 
 def host_doctor() -> dict[str, Any]:
     """What this kernel and these privileges allow the host runner, changing nothing:
@@ -204,6 +209,16 @@ def host_doctor() -> dict[str, Any]:
     cpus, steal_ticks, sched_rt_period_us, sched_rt_runtime_us, sched_rr_timeslice_ms,
     timer_slack_ns}, "checks": [{"area", "name", "ok", "detail"}]}``. A fact that cannot
     be read is None."""
+
+def host_fio_check(rw: str, bs: int, iodepth: int, size: int, scheduler: str,
+                   runs: int = 3) -> dict[str, Any]:
+    """The host runner's block I/O against fio on one loop device: ``runs`` pairs of a
+    ``schedlab gen fio`` job (``rw`` read/write/randread/randwrite, ``bs``, ``iodepth``,
+    direct=1, ``size`` bytes, the device's ``scheduler``) and fio with the same options,
+    back to back, caches dropped before each. ``{"skipped": reason}`` when this machine
+    cannot (not root, no loop devices, no fio); else ``{"case", "device", "fio_version",
+    "host": [run], "fio": [run], "host_median", "fio_median", "median_ratio"}``, each run
+    ``{"iops", "clat_p50_ns", "clat_p99_ns"}``. Raises SimError when a run fails."""
 
 def host_restore(path: str | None = None) -> dict[str, Any]:
     """Undo what the restore journal at ``path`` (default: ``SCHEDLAB_JOURNAL`` or

@@ -74,6 +74,7 @@ __all__ = [
     "simulate",
     "spec_error",
     "spec_view",
+    "sweep",
     "validate",
 ]
 
@@ -350,6 +351,26 @@ def compare(
     todo = [job(src, name, _scheduler_params(params, name), seed, cpus, hz, duration,
                 None, check, samples) for name in schedulers]
     return results(run_jobs(todo, workers=jobs, on_done=on_done))
+
+
+def sweep(description: Any, out: str | os.PathLike[str], *, scheduler: Any = None,
+          workers: int | None = None, threads: bool = False,
+          memory_limit: int | str | None = None, retry_failed: bool = False,
+          progress: bool = True) -> Any:
+    """Run a sweep (docs/sweeps.md) into the Parquet dataset ``out`` and return its
+    :class:`~schedlab.sweep.SweepRun` (``.rows()`` are its rows). ``description`` is a
+    YAML or JSON file, a mapping in the file's shape or a :class:`~schedlab.sweep.Sweep`.
+    Runs the dataset already holds are not run again. Runs go to a local Dask cluster
+    sized to this machine, to ``scheduler`` (an address, a ``distributed.Client`` or a
+    cluster object such as a dask-jobqueue one), or to ``workers`` threads with
+    ``threads``. Raises :class:`~schedlab.sweep.SweepError` naming the place in the
+    description that is wrong. A script that uses a local cluster must call this under
+    ``if __name__ == "__main__":`` (its workers are new processes that import it)."""
+    from schedlab.sweep import execute
+
+    return execute.run(description, out, scheduler=scheduler, workers=workers,
+                       threads=threads, memory_limit=memory_limit, retry_failed=retry_failed,
+                       progress=progress)
 
 
 def validate(spec: SpecLike, schedulers: Sequence[str] = (),

@@ -400,6 +400,9 @@ def _print_run(out: Console, r: Result, rows: int, cut: bool = False) -> None:
             if isinstance(c.get("busy_ns"), int) and isinstance(c.get("idle_ns"), int)
         ]
         out.print("cpu busy: " + " ".join(busy) + (" …" if len(cpus) > 32 else ""))
+    io = (r.json.get("summary") or {}).get("io")
+    if io:
+        out.print("io: " + _io_text(io))
     params = run.get("params") or {}
     ptxt = " ".join(f"{k}={v}" for k, v in params.items())
     for note in run.get("notes") or []:
@@ -599,7 +602,8 @@ def compare(
     jobs_ = [runner.Job(spec=src, scheduler=name, params=tuple(params), seed=seed, cpus=cpus,
                         hz=hz, duration_ns=duration, check=check, memory_budget=memory_budget)
              for name in names]
-    with runner.progress_bar(f"simulating {len(names)} schedulers", len(names)) as on_done:
+    with runner.progress_bar(f"simulating {len(names)} schedulers", len(names)) as on_done, \
+            _stopped_by_signals(f"{spec} under {', '.join(names)}"):
         results = runner.results(runner.run_jobs(jobs_, workers=jobs, on_done=on_done))
     with _outputs() as outs:
         if output:
@@ -929,7 +933,21 @@ def _print_analysis(out: Console, a: Mapping[str, Any]) -> None:
 @click.option("--quick", is_flag=True, help="Smaller runs, for a fast check.")
 @click.option("--out", "out_dir", type=OUTPUT_DIR, default="report",
               show_default=True, help="Directory for the HTML report, plots and specs.")
-def reproduce(quick: bool, out_dir: str) -> None:
+@click.option("--from-results", "from_results", type=click.Path(file_okay=False, exists=True),
+              metavar="DIR", help="Rebuild the sections declared as sweeps from the datasets "
+                                  "of the report in DIR (its sweeps/), running only what they "
+                                  "lack.")
+@click.option("--scheduler", "address", metavar="ADDRESS",
+              help="Run the sections' sweeps on the Dask cluster whose scheduler is at "
+                   "ADDRESS.")
+@click.option("--host", "on_host", is_flag=True,
+              help="Also run the host sections on this machine's kernel (root): seed 000's "
+                   "wake-up test and seed 003's cgroup settings for real, beside their "
+                   "simulations, and the runner against cyclictest, hackbench and rt-app. "
+                   "What they change is journalled and put back; without --host nothing on "
+                   "the machine is changed.")
+def reproduce(quick: bool, out_dir: str, from_results: str | None, address: str | None,
+              on_host: bool) -> None:
     """Regenerate every seed experiment into an HTML report."""
     try:
         from schedlab import reproduce as rep
@@ -937,11 +955,181 @@ def reproduce(quick: bool, out_dir: str) -> None:
         if e.name in ("schedlab.reproduce", None):
             raise CliError(f"reproduce: not available in this build ({e})", EXIT_FAILED) from e
         raise
+    from schedlab.sweep.execute import ClusterUnreachable
+
     try:
-        index = rep.main(quick=quick, out=Path(out_dir))
+        index = rep.main(quick=quick, out=Path(out_dir),
+                         from_results=Path(from_results) if from_results else None,
+                         scheduler=address, host=on_host)
     except rep.DestinationError as e:
         raise CliError(f"--out {e}") from None
+    except ClusterUnreachable as e:
+        raise CliError(f"--scheduler: {e}") from None
     click.echo(f"report written to {index}")
+
+
+@cli.command("sweep")
+@click.argument("file")
+@click.option("--out", "out_dir", type=OUTPUT_DIR, metavar="DIR",
+              help="The dataset directory (default: sweeps/NAME); a sweep run again into it "
+                   "resumes, running only what it does not hold.")
+@click.option("--scheduler", "address", metavar="ADDRESS",
+              help="Run on an existing Dask cluster: its scheduler's address "
+                   "(tcp://host:8786). Default: a local cluster sized to this machine.")
+@click.option("-j", "--workers", type=click.IntRange(min=1), metavar="N",
+              help="Workers of the local cluster (default: one per CPU), or threads with "
+                   "--threads.")
+@click.option("--threads", is_flag=True,
+              help="Run in threads of this process instead of a Dask cluster.")
+@click.option("--memory-limit", type=BYTE_SIZE, metavar="SIZE",
+              help="Memory of each local worker (default: this machine's, divided among them).")
+@click.option("--retry-failed", is_flag=True, help="Run again the runs recorded as failed.")
+@click.option("--dry-run", is_flag=True,
+              help="Expand and check the description, print what would run, run nothing.")
+@click.option("--flush-every", type=click.IntRange(min=1), default=64, show_default=True,
+              metavar="N", help="Rows per part file: a crash loses at most N finished "
+                                "runs (or --flush-seconds of them), run again on resuming.")
+@click.option("--flush-seconds", type=click.FloatRange(min=0), default=5.0, show_default=True,
+              metavar="S", help="Write the finished rows at least every S seconds.")
+@click.option("--table", "table_metric", metavar="METRIC",
+              help="Then print METRIC (a column: summary.headline.value, …) by the --by axes: "
+                   "runs, failed, mean and its 95% interval over the other axes (the seeds).")
+@click.option("--by", "by_axes", metavar="A[,B]", default="scheduler", show_default=True,
+              help="The axes of --table and --plot.")
+@click.option("--plot", "plot_dir", type=OUTPUT_DIR, metavar="DIR",
+              help="Then draw METRIC into DIR (PNG and SVG): against the last --by axis, a "
+                   "line per value of the first, and with two axes a heat map.")
+@click.option("--compare", "compare_spec", metavar="AXIS=A,B",
+              help="Then compare METRIC between two values of AXIS on runs paired by every "
+                   "other axis: mean difference and its interval, paired t-test and Wilcoxon "
+                   "p-values, strict wins (lower is better) and ties.")
+def sweep_cmd(file: str, out_dir: str | None, address: str | None, workers: int | None,
+              threads: bool, memory_limit: int | None, retry_failed: bool,
+              dry_run: bool, flush_every: int, flush_seconds: float,
+              table_metric: str | None, by_axes: str, plot_dir: str | None,
+              compare_spec: str | None) -> None:
+    """Run the sweep described in FILE (YAML or JSON, docs/sweeps.md) into a Parquet dataset:
+    one row per run, appended as runs finish."""
+    from schedlab import sweep as sw
+    from schedlab.sweep.execute import ClusterUnreachable
+
+    if (plot_dir is not None or compare_spec is not None) and table_metric is None:
+        raise CliError("--plot and --compare need --table METRIC")
+    compared = None
+    if compare_spec is not None:
+        axis, sep, values = compare_spec.partition("=")
+        pair = [v.strip() for v in values.split(",")]
+        if not sep or not axis.strip() or len(pair) != 2 or not all(pair):
+            raise CliError(f"--compare: expected AXIS=A,B, got {compare_spec!r}")
+        compared = (axis.strip(), pair[0], pair[1])
+    if address is not None and (threads or memory_limit is not None or workers is not None):
+        raise CliError("--scheduler runs on an existing cluster: --threads, --workers and "
+                       "--memory-limit do not apply")
+    try:
+        desc = sw.load(file)
+        out = Path(out_dir) if out_dir else Path("sweeps") / desc.name
+        if dry_run:
+            points = sw.plan(desc)
+            held = sw.read(out, columns=["key"]) if out.is_dir() else None
+            done = set(held["key"].to_list()) if held is not None else set()
+            left = sum(p.key not in done for p in points)
+            click.echo(f"sweep {desc.name}: {len(points)} runs, {len(points) - left} in {out}, "
+                       f"{left} to run")
+            return
+        with _stopped_by_signals(f"sweep {desc.name}"):
+            r = sw.run(desc, out, scheduler=address, workers=workers, threads=threads,
+                       memory_limit=memory_limit, retry_failed=retry_failed,
+                       flush_rows=flush_every, flush_s=flush_seconds)
+    except sw.SweepError as e:
+        raise CliError(f"{file}: {e}") from None
+    except sw.DatasetBusy as e:
+        raise CliError(_os_message(e), EXIT_FAILED) from None
+    except ClusterUnreachable as e:
+        raise CliError(f"--scheduler: {e}") from None
+    failed = f", {r.failed} failed (their error is in the dataset's error column)" \
+        if r.failed else ""  # runs stopped by their memory budget included
+    click.echo(f"sweep {r.name}: {r.total} runs, {r.skipped} already in {out}, {r.ran} run now"
+               f"{failed}")
+    if table_metric is not None:
+        rows = r.rows()
+        _sweep_summary(rows, table_metric, [a.strip() for a in by_axes.split(",")],
+                       Path(plot_dir) if plot_dir else None)
+        if compared is not None:
+            _sweep_compare(rows, table_metric, *compared)
+
+
+def _sweep_compare(df: Any, metric: str, axis: str, a: str, b: str) -> None:
+    """`sweep --compare AXIS=A,B`: the paired comparison of two values of an axis."""
+    import polars as pl
+
+    from schedlab.sweep import analysis
+
+    if axis not in df.columns:
+        raise CliError(f"--compare: the sweep's rows have no axis {axis!r} (axes: "
+                       f"{', '.join(analysis.axis_columns(df))})")
+    column = df[axis]
+
+    def typed(v: str) -> Any:
+        if column.dtype.is_integer():
+            return int(v)
+        if column.dtype.is_float():
+            return float(v)
+        return v
+
+    try:
+        va, vb = typed(a), typed(b)
+    except ValueError:
+        raise CliError(f"--compare: {axis} holds numbers, not {a!r} and {b!r}") from None
+    for v in (va, vb):
+        if df.filter(pl.col(axis) == v).is_empty():
+            raise CliError(f"--compare: no run has {axis} = {v!r}")
+    c = analysis.compare(df, metric, axis, va, vb)
+
+    def num(x: float | None) -> str:
+        return "–" if x is None else f"{x:.6g}"
+
+    ci = "–" if c.ci_low is None else f"{num(c.ci_low)} … {num(c.ci_high)}"
+    click.echo(f"{metric}, {axis} = {b} against {a}: {c.n} paired runs ({c.unpaired} "
+               f"unpaired); mean {num(c.mean_b)} against {num(c.mean_a)}, difference "
+               f"{num(c.diff)} (95% interval {ci}); p = {num(c.p_ttest)} (paired t), "
+               f"{num(c.p_wilcoxon)} (Wilcoxon); lower in {c.wins_b} for {b}, {c.wins_a} for "
+               f"{a}, {c.ties} ties")
+
+
+def _sweep_summary(df: Any, metric: str, by: list[str], plot_dir: Path | None) -> None:
+    """`sweep --table/--plot`: the metric by the axes, as a table and plots."""
+    from schedlab import plots
+    from schedlab.sweep import analysis
+    from schedlab.sweep import plots as sweep_plots
+
+    for name, what in ((metric, "--table"), *((a, "--by") for a in by)):
+        if name not in df.columns:
+            metrics = [c for c in df.columns if c.startswith(analysis.METRIC_ROOTS)]
+            raise CliError(f"{what}: the sweep's rows have no column {name!r} (axes: "
+                           f"{', '.join(analysis.axis_columns(df))}; metrics: "
+                           f"{', '.join(metrics[:8])}{', …' if len(metrics) > 8 else ''})")
+    if len(by) > 2:
+        raise CliError("--by: one or two axes")
+    stats = analysis.metric_by(df, metric, by)
+    table = Table(title=f"{metric}: mean and 95% interval over the other axes")
+    for col in [*by, "runs", "failed", "mean", "95% interval"]:
+        table.add_column(col, justify="left" if col in by else "right")
+    for row in stats.iter_rows(named=True):
+        ci = ("–" if row["ci_low"] is None
+              else f"{row['ci_low']:.6g} … {row['ci_high']:.6g}")
+        mean = "–" if row["mean"] is None else f"{row['mean']:.6g}"
+        table.add_row(*(str(row[a]) for a in by), str(row["n"]), str(row["failed"]), mean, ci)
+    _stdout().print(table)
+    if plot_dir is not None:
+        x, hue = by[-1], (by[0] if len(by) == 2 else None)
+        stem = metric.replace(".", "_")
+        written = plots.save(sweep_plots.lines(df, metric, x, hue=hue), plot_dir,
+                             f"{stem}-by-{x}")
+        if hue is not None:
+            written += plots.save(sweep_plots.heatmap(df, metric, x, hue), plot_dir,
+                                  f"{stem}-{hue}-{x}")
+        for p in written:
+            click.echo(f"wrote {p}")
 
 
 @cli.command("cost")
@@ -1143,7 +1331,8 @@ def host_run(spec: str, duration: int | None, as_json: bool, rows: int) -> None:
     sched_setattr, read back; absolute CLOCK_MONOTONIC timers; pthread mutexes and
     conditions; pipes and socket pairs; the spec's cgroups as v1 groups, journalled and put
     back) and report it in the simulator's result schema, with the kernel facts of the
-    run. Block I/O is not run on the host yet (refused, exit 2)."""
+    run. Block I/O runs on loop devices over files (direct I/O, the spec's I/O scheduler,
+    journalled and put back)."""
     src = _load(spec)
     with _busy("running on this machine…"), _stopped_by_signals(f"{spec} on this machine"):
         r = runner.execute_on_host(src, duration_ns=duration)
@@ -1209,9 +1398,21 @@ def host_restore(journal: str | None) -> None:
                        EXIT_FAILED)
 
 
+def _io_text(io: Mapping[str, Any]) -> str:
+    """``summary.io`` in fio's words: per direction ios, IOPS and bandwidth; clat."""
+    parts = [f"{d} {io[d]['ios']:,} ios, {io[d]['iops']:,.0f} IOPS, "
+             f"{io[d]['bw_kib_s'] / 1024:,.1f} MiB/s" for d in ("read", "write") if io[d]["ios"]]
+    clat = io.get("clat_ns") or {}
+    if clat.get("count"):
+        parts.append(f"clat p50 {fmt_ns(clat['p50'])}, p99 {fmt_ns(clat['p99'])}")
+    return " · ".join(parts)
+
+
 def _journal_entry_text(e: Mapping[str, Any]) -> str:
     if e["op"] == "write":
         return f"{e['path']} = {e['old']!r}"
+    if e["op"] == "loop":
+        return f"released {e['path']} (bound to {e['backing']})"
     return f"removed {e['path']}"
 
 
@@ -1312,6 +1513,18 @@ def _sigterm_unwinds() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+@contextlib.contextmanager
+def _interrupts_stop_runs() -> Iterator[None]:
+    """Ctrl-C or SIGTERM also stops the runs other threads are doing (``schedlab compare``'s,
+    a sweep's): only this thread hears signals, and the process would otherwise wait for
+    those runs to end before it exits."""
+    try:
+        yield
+    except (KeyboardInterrupt, Terminated, Stopped):
+        _core.stop_running()
+        raise
+
+
 class Stopped(BaseException):
     """A signal stopped a run (the core polls for signals while it simulates): unwinds
     like an interrupt, so that staged outputs are removed, and names the run."""
@@ -1344,7 +1557,7 @@ def run_cli(argv: Sequence[str] | None = None) -> int:
     if not args:
         args = ["--help"]
     try:
-        with _sigterm_unwinds():
+        with _sigterm_unwinds(), _interrupts_stop_runs():
             rv = cli.main(args=args, prog_name="schedlab", standalone_mode=False)
         return rv if isinstance(rv, int) else 0
     except click.exceptions.UsageError as e:

@@ -45,7 +45,7 @@ __all__ = ["REPORT_ENTRIES", "DestinationError", "ReportWriteError", "main"]
 
 #: What a report directory holds: an existing directory with anything else in it is not
 #: replaced (it is not a report, or not only one).
-REPORT_ENTRIES = frozenset({"index.html", "plots", "specs", "traces"})
+REPORT_ENTRIES = frozenset({"index.html", "plots", "specs", "sweeps", "traces"})
 
 
 class DestinationError(ValueError):
@@ -185,11 +185,21 @@ def main(
     progress: bool = True,
     jobs: int | None = None,
     host_costs: HostCostsFn | None = None,
+    from_results: Path | None = None,
+    scheduler: Any = None,
+    host: bool = False,
 ) -> Path:
     """Run every seed experiment and write ``out/index.html``; return its path.
 
+    The sections declared as sweeps keep their runs as datasets under ``out/sweeps/``:
+    with ``from_results`` (an earlier report directory), they are rebuilt from its
+    datasets, running only what those lack; ``scheduler`` (a Dask scheduler's address, a
+    client or a cluster) runs their sweeps there instead of in threads of this process.
+
     ``quick`` shrinks every experiment (each section says how) so the whole report takes
-    well under a minute. The keyword arguments exist for tests and scripts: substitute
+    well under a minute. ``host`` adds :data:`schedlab.seeds.HOST_SECTIONS`, which run on
+    this machine's kernel (each says "host" and the kernel's facts, or why it was skipped).
+    The keyword arguments exist for tests and scripts: substitute
     the simulator, the generators, the policy registry or the sections.
 
     The report is built beside ``out`` and replaces it only when complete. Raises
@@ -197,15 +207,25 @@ def main(
     :class:`ReportWriteError` (an OSError naming the file) if a file cannot be written;
     either way, and on an interrupt, ``out`` is left as it was.
     """
-    from schedlab.seeds import SECTIONS
+    from schedlab.seeds import HOST_SECTIONS, SECTIONS
 
     out = Path(out)
+    if section_fns is None:
+        section_fns = (*SECTIONS, *HOST_SECTIONS) if host else SECTIONS
     check_destination(out)
     staging = _staging_dir(out)
     try:
-        _build(quick, staging, out, simulate=simulate, generate=generate, registry=registry,
-               section_fns=SECTIONS if section_fns is None else section_fns,
-               progress=progress, jobs=jobs, host_costs=host_costs)
+        with contextlib.ExitStack() as stack:
+            backend = None
+            if scheduler is not None:
+                from schedlab.sweep.execute import dask_backend
+
+                backend = stack.enter_context(dask_backend(scheduler))
+            _build(quick, staging, out, simulate=simulate, generate=generate,
+                   registry=registry,
+                   section_fns=section_fns,
+                   progress=progress, jobs=jobs, host_costs=host_costs, backend=backend,
+                   from_results=None if from_results is None else Path(from_results))
         check_destination(out)  # nothing else moved in while the report was built
         _publish(staging, out)
     except BaseException:
@@ -226,13 +246,16 @@ def _build(
     progress: bool,
     jobs: int | None,
     host_costs: HostCostsFn | None,
+    backend: runner.Backend | None = None,
+    from_results: Path | None = None,
 ) -> None:
     """Write the whole report into ``staging`` (to be published as ``out``)."""
     started = _dt.datetime.now(_dt.timezone.utc)
     t0 = time.perf_counter()
     with _progress(progress) as on_run:
         ctx = Context(quick, staging, shown_as=out, simulate=simulate, generate=generate,
-                      registry=registry, on_run=on_run, jobs=jobs, host_costs=host_costs)
+                      registry=registry, on_run=on_run, jobs=jobs, host_costs=host_costs,
+                      backend=backend, from_results=from_results)
         outputs = _run_sections(ctx, section_fns)
     ctx.write_manifest()
     page = render("page.html.j2", title="schedlab — the seed experiments reproduced",

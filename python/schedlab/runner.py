@@ -1,9 +1,11 @@
-"""The one run loop: simulations in parallel threads, each failure kept with its run.
+"""The one run loop: simulations in parallel, each failure kept with its run.
 
-``schedlab.simulate``, ``schedlab.compare``, ``schedlab compare`` and ``schedlab
-reproduce`` all go through :func:`run_jobs` (and :func:`execute` for one run). The core
-releases the GIL while it simulates, so threads run simulations in parallel; every run is
-deterministic whatever the parallelism.
+``schedlab.simulate``, ``schedlab.compare``, ``schedlab compare``, ``schedlab reproduce``
+and sweeps all go through :func:`iter_jobs` (:func:`run_jobs` collects its outcomes;
+:func:`execute` is one run). Where the runs go is a :class:`Backend`: :class:`Threads` in
+this process by default (the core releases the GIL while it simulates, so threads run
+simulations in parallel), or a Dask cluster (:mod:`schedlab.sweep.execute`). Every run is
+deterministic whatever the backend and its parallelism.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from schedlab import _core
 from schedlab.result import Result
@@ -26,8 +29,13 @@ if TYPE_CHECKING:
     from schedlab.api import SpecSource
 
 __all__ = [
-    "Job", "Outcome", "Progress", "SimulateFn", "execute", "progress_bar", "results", "run_jobs",
+    "Backend", "CountingProgress", "Job", "Lost", "Outcome", "Progress", "RecordedFailure",
+    "SimulateFn", "Threads",
+    "attempt", "execute", "iter_jobs", "progress_bar", "results", "run_jobs",
 ]
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -80,7 +88,14 @@ class Outcome:
         """The failure as one line, ``"<ExceptionType>: <message>"``; None if it ran."""
         if self.exception is None:
             return None if self.result is not None else "no result"
+        if isinstance(self.exception, RecordedFailure):
+            return str(self.exception)
         return f"{type(self.exception).__name__}: {self.exception}"
+
+
+class RecordedFailure(Exception):
+    """A run's failure read back from where it was recorded (a sweep's dataset): its text
+    is the failure's one line as it was first reported."""
 
 
 SimulateFn = Callable[[Job], Result]
@@ -120,7 +135,9 @@ def execute_on_host(spec: SpecSource, duration_ns: int | None = None) -> Result:
     return result
 
 
-def _attempt(job: Job, simulate: SimulateFn) -> Outcome:
+def attempt(job: Job, simulate: SimulateFn = execute) -> Outcome:
+    """Run one job; an exception is kept in the outcome, never raised (one failure must not
+    sink the other runs). Only interrupts (``BaseException``) pass through."""
     t0 = time.perf_counter()
     try:
         result = simulate(job)
@@ -131,32 +148,95 @@ def _attempt(job: Job, simulate: SimulateFn) -> Outcome:
     return Outcome(job, result, None, time.perf_counter() - t0)
 
 
+@dataclass(frozen=True)
+class Lost:
+    """What a backend yields for a run it lost (its worker died, the cluster went away):
+    the run never returned, so :func:`iter_jobs` records it as failed with ``exception``."""
+
+    exception: BaseException
+
+
+class Backend(Protocol):
+    """Where runs execute. ``map_unordered(fn, items)`` calls ``fn(item)`` for every item
+    (in this process or elsewhere: ``fn`` and the items are picklable) and yields
+    ``(index, value)`` as each call finishes, or ``(index, Lost(exc))`` for a call that
+    never returned. Closing the iterator early cancels the calls not yet started."""
+
+    def map_unordered(self, fn: Callable[[T], R], items: Sequence[T]
+                      ) -> Iterator[tuple[int, R | Lost]]: ...
+
+
+class Threads:
+    """Runs in threads of this process, up to ``workers`` at once (default: one per CPU).
+    The core releases the GIL while it simulates, so the threads run in parallel."""
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = workers
+
+    def map_unordered(self, fn: Callable[[T], R], items: Sequence[T]
+                      ) -> Iterator[tuple[int, R | Lost]]:
+        if not items:
+            return
+        n = max(1, min(len(items), self.workers or os.cpu_count() or 1))
+        pool = ThreadPoolExecutor(max_workers=n)
+        try:
+            futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
+            for fut in as_completed(futures):
+                yield futures[fut], fut.result()
+        except BaseException as exc:
+            if not isinstance(exc, GeneratorExit):
+                # interrupted (Ctrl-C, SIGTERM): only this thread runs Python's signal
+                # handlers, so the runs in the other threads are told to stop at their
+                # next check instead of running to their end
+                _core.stop_running()
+            raise
+        finally:
+            # runs not started are dropped; closed early, the ones running finish
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _attempt_then(job: Job, simulate: SimulateFn, finish: Callable[[Outcome], R]) -> R:
+    return finish(attempt(job, simulate))
+
+
+def _outcome(o: Outcome) -> Outcome:
+    return o
+
+
+def iter_jobs(
+    jobs: Sequence[Job],
+    *,
+    backend: Backend | None = None,
+    simulate: SimulateFn | None = None,
+    finish: Callable[[Outcome], Any] = _outcome,
+) -> Iterator[tuple[int, Any]]:
+    """Run every job on ``backend`` (default :class:`Threads`) and yield ``(index,
+    finish(outcome))`` as each run finishes. ``finish`` runs where the run ran (on a
+    cluster: on the worker, so that only what it returns travels back); a run the backend
+    lost is finished here as a failed outcome naming the loss."""
+    task = partial(_attempt_then, simulate=simulate or execute, finish=finish)
+    for i, value in (backend or Threads()).map_unordered(task, jobs):
+        if isinstance(value, Lost):
+            value = finish(Outcome(jobs[i], None, value.exception))
+        yield i, value
+
+
 def run_jobs(
     jobs: Sequence[Job],
     *,
     workers: int | None = None,
     on_done: Callable[[Outcome], None] | None = None,
     simulate: SimulateFn | None = None,
+    backend: Backend | None = None,
 ) -> list[Outcome]:
-    """Run every job on up to ``workers`` threads (default: one per CPU); outcomes in the
-    order of ``jobs``. ``on_done`` is called as each run finishes (progress displays)."""
-    sim = simulate or execute
-    n = max(1, min(len(jobs), workers or os.cpu_count() or 1))
+    """Run every job on ``backend`` (default: up to ``workers`` threads, one per CPU);
+    outcomes in the order of ``jobs``. ``on_done`` is called as each run finishes
+    (progress displays)."""
     outcomes: list[Outcome | None] = [None] * len(jobs)
-    pool = ThreadPoolExecutor(max_workers=n)
-    try:
-        futures = {pool.submit(_attempt, job, sim): i for i, job in enumerate(jobs)}
-        for fut in as_completed(futures):
-            outcome = fut.result()
-            outcomes[futures[fut]] = outcome
-            if on_done is not None:
-                on_done(outcome)
-    except BaseException:
-        # interrupted: runs not started are dropped, the ones running finish (the core
-        # cannot be stopped mid-run)
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
+    for i, outcome in iter_jobs(jobs, backend=backend or Threads(workers), simulate=simulate):
+        outcomes[i] = outcome
+        if on_done is not None:
+            on_done(outcome)
     return [o for o in outcomes if o is not None]
 
 
@@ -201,3 +281,43 @@ def progress_bar(description: str, total: int) -> Iterator[Callable[[Outcome], N
     """One transient progress bar for ``total`` runs; yields its ``on_done`` callback."""
     with Progress() as progress:
         yield progress.batch(description, total)
+
+
+class CountingProgress:
+    """One bar for a long batch of runs (a sweep) on stderr, drawn only on a terminal:
+    runs done, failed and remaining, and the time left estimated from the runs done in
+    this session (runs found done before it started are counted but not timed)."""
+
+    def __init__(self, description: str, total: int, already: int = 0,
+                 already_failed: int = 0) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import Progress as RichProgress
+
+        console = Console(stderr=True)
+        self._bar = RichProgress(
+            TextColumn("[progress.description]{task.description}"), BarColumn(),
+            TextColumn("{task.fields[done]} done, {task.fields[failed]} failed, "
+                       "{task.fields[left]} remaining"),
+            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+            console=console, transient=False, disable=not console.is_terminal)
+        self.total = total
+        self.done = already
+        self.failed = already_failed
+        # the bar times only this session's runs: its total is what is left to run
+        self._task = self._bar.add_task(description, total=max(total - already, 0),
+                                        done=self.done, failed=self.failed,
+                                        left=total - already)
+
+    def __enter__(self) -> CountingProgress:
+        self._bar.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._bar.stop()
+
+    def advance(self, ok: bool) -> None:
+        self.done += 1
+        self.failed += 0 if ok else 1
+        self._bar.update(self._task, advance=1, done=self.done, failed=self.failed,
+                         left=self.total - self.done)

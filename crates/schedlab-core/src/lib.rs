@@ -3,6 +3,7 @@
 //! the same definitions and report the same typed result.
 //!
 //! - [`types`]: task and CPU ids, CPU masks, scheduling attributes.
+//! - [`io`]: where a block I/O request goes in its device or file (`schedlab:io`'s `offset`).
 //! - [`cancel`]: the caller's way to stop a run before its end.
 //! - [`program`]: a spec's tasks compiled into programs, and the cursor that walks them
 //!   with rt-app's loop, phase and timer semantics.
@@ -17,6 +18,7 @@
 //! Nothing here makes an OS call or reads a clock: engines pass times in.
 
 pub mod cancel;
+pub mod io;
 pub mod metrics;
 pub mod program;
 pub mod result;

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use schedlab_spec::cost::CostKey;
 
-use crate::stats::Summary;
+use crate::stats::{Histogram, Summary};
 
 /// The schema name and version every result carries.
 pub const SCHEMA: &str = "schedlab.result/1";
@@ -286,6 +286,42 @@ pub struct IoSummary {
     pub read: IoDirSummary,
     pub write: IoDirSummary,
     pub clat_ns: Summary,
+}
+
+/// One task's block I/O as an engine counts it: reads, writes, their bytes, and each
+/// request's latency.
+#[derive(Clone, Copy, Debug)]
+pub struct TaskIoCounts<'a> {
+    pub reads: u64,
+    pub writes: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub latency: &'a Histogram,
+}
+
+impl IoSummary {
+    /// The tasks' I/O pooled over `ns` of workload time; `None` when no task did any.
+    pub fn pooled<'a>(
+        tasks: impl IntoIterator<Item = TaskIoCounts<'a>>,
+        ns: u64,
+    ) -> Option<IoSummary> {
+        let mut clat = Histogram::new();
+        let (mut reads, mut writes, mut rbytes, mut wbytes) = (0, 0, 0, 0);
+        let mut any = false;
+        for t in tasks {
+            any = true;
+            reads += t.reads;
+            writes += t.writes;
+            rbytes += t.bytes_read;
+            wbytes += t.bytes_written;
+            clat.merge(t.latency);
+        }
+        any.then(|| IoSummary {
+            read: IoDirSummary::over(reads, rbytes, ns),
+            write: IoDirSummary::over(writes, wbytes, ns),
+            clat_ns: Summary::of_histogram(&clat),
+        })
+    }
 }
 
 /// One direction of an [`IoSummary`].

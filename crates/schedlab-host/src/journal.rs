@@ -2,6 +2,10 @@
 //! before it is changed, so that it can be put back — at the end of a run, on an error,
 //! on Ctrl-C, and after a SIGKILL at the next start or with `schedlab host restore`.
 //!
+//! Changes: a setting file written (sysctls, cgroup files, a block queue's scheduler and
+//! tunables), a directory made (a cgroup), a file created (a loop device's backing file)
+//! and a loop device bound to a file.
+//!
 //! The journal is a file of JSON lines, one per change, appended and flushed to disk
 //! (`fsync`) before the change is made. Restoring undoes the changes newest first (the
 //! order that respects the kernel's rules, e.g. a cgroup's children before the cgroup, a
@@ -22,6 +26,8 @@ use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
+
+use crate::loopdev;
 
 /// Where the journal lives unless `SCHEDLAB_JOURNAL` names another file.
 pub const DEFAULT_JOURNAL: &str = "/run/schedlab/journal.jsonl";
@@ -84,6 +90,11 @@ pub enum Change {
     /// A directory (a cgroup) was created; undo moves any task left in it to its parent
     /// and removes it.
     Mkdir { path: PathBuf },
+    /// A file was created (a loop device's backing file); undo removes it.
+    File { path: PathBuf },
+    /// Loop device `device` (`/dev/loopN`) was bound to `backing`; undo releases it if it
+    /// is still bound to that file (a device another process bound is left alone).
+    Loop { device: PathBuf, backing: PathBuf },
 }
 
 impl Change {
@@ -93,6 +104,10 @@ impl Change {
                 "op": "write", "path": path, "old": old, "format": format.name()
             }),
             Change::Mkdir { path } => json!({"op": "mkdir", "path": path}),
+            Change::File { path } => json!({"op": "file", "path": path}),
+            Change::Loop { device, backing } => {
+                json!({"op": "loop", "path": device, "backing": backing})
+            }
         }
     }
 
@@ -105,6 +120,11 @@ impl Change {
                 format: Format::parse(v.get("format")?.as_str()?)?,
             }),
             "mkdir" => Some(Change::Mkdir { path }),
+            "file" => Some(Change::File { path }),
+            "loop" => Some(Change::Loop {
+                device: path,
+                backing: PathBuf::from(v.get("backing")?.as_str()?),
+            }),
             _ => None,
         }
     }
@@ -126,6 +146,17 @@ impl Change {
                 evacuate(path)?;
                 fs::remove_dir(path)
             }
+            Change::File { path } => match fs::remove_file(path) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            },
+            Change::Loop { device, backing } => match loopdev::number(device) {
+                Some(n) => loopdev::release_if_bound(n, backing),
+                None => Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{} is not a loop device", device.display()),
+                )),
+            },
         }
     }
 }
@@ -275,6 +306,50 @@ impl Journal {
         fs::create_dir(path)?;
         self.step(Step::Applied(n));
         Ok(())
+    }
+
+    /// Create the file `path` (a loop device's backing file), journalled, and return it
+    /// open for writing. One that exists already is refused, as [`Journal::mkdir`]
+    /// refuses a directory.
+    pub fn create_file(&mut self, path: &Path) -> io::Result<File> {
+        if path.exists() {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!(
+                    "{} exists already; schedlab creates its own",
+                    path.display()
+                ),
+            ));
+        }
+        let n = self.record(&Change::File {
+            path: path.to_path_buf(),
+        })?;
+        let file = OpenOptions::new().write(true).create_new(true).open(path)?;
+        self.step(Step::Applied(n));
+        Ok(file)
+    }
+
+    /// Bind a free loop device to `backing` with direct I/O (`loopdev::configure`),
+    /// journalled, and return its number and the device held open (it stays bound while
+    /// open). A device another process takes between the kernel naming it free and the
+    /// binding is passed over for the next free one.
+    pub fn bind_loop(&mut self, backing: &Path) -> io::Result<(u32, File)> {
+        let mut tries = 0;
+        loop {
+            let n = loopdev::free_number()?;
+            let i = self.record(&Change::Loop {
+                device: loopdev::device_path(n),
+                backing: backing.to_path_buf(),
+            })?;
+            match loopdev::configure(n, backing) {
+                Ok(dev) => {
+                    self.step(Step::Applied(i));
+                    return Ok((n, dev));
+                }
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) && tries < 8 => tries += 1,
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// Undo every journalled change, newest first, and empty the journal. Changes that

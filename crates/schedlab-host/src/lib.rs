@@ -9,13 +9,17 @@
 //! - `doctor`: what this kernel and these privileges allow, changing nothing.
 //! - `policy`: a real thread's scheduling attributes, set and read back.
 //! - `journal`: the restore journal every system change goes through first.
+//! - `loopdev`: loop block devices bound to backing files with direct I/O.
 //! - `runner`: a spec on the real kernel, reported in the simulator's result schema.
+//! - `fio_check`: the runner's block I/O against fio's on one loop device.
 
 pub mod clock;
 pub mod doctor;
 pub mod facts;
+pub mod fio_check;
 pub mod journal;
 pub mod kernel_costs;
+pub mod loopdev;
 pub mod policy;
 pub mod probe;
 pub mod runner;

@@ -3,7 +3,10 @@
 //! or after its change is made); a restore must then leave everything as it was. Setting
 //! files are stand-ins in a temporary directory; where this machine has a v1 cpu cgroup
 //! hierarchy with RT group scheduling and the test runs as root, a real cgroup is created,
-//! given an RT runtime and a task, and must be gone afterwards.
+//! given an RT runtime and a task, and must be gone afterwards; where it runs as root with
+//! loop devices, a backing file is created, bound to a loop device with direct I/O and
+//! the device's I/O scheduler changed, and afterwards the file must be gone, no loop
+//! device bound to it, and every loop device's scheduler as it was.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -12,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use schedlab_host::journal::{restore_at, Format, Journal, Step};
+use schedlab_host::loopdev;
 
 const CHILD_ENV: &str = "SCHEDLAB_JOURNAL_TEST_CHILD";
 const CGROUP_V1_CPU: &str = "/sys/fs/cgroup/cpu";
@@ -35,6 +39,34 @@ fn real_cgroup_available() -> Option<PathBuf> {
     (root && cpu.join("cpu.rt_runtime_us").exists()).then(|| cpu.to_path_buf())
 }
 
+fn loop_available() -> bool {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    root && Path::new("/dev/loop-control").exists()
+}
+
+/// Every loop device's I/O scheduler, by number.
+fn loop_schedulers() -> BTreeMap<u32, String> {
+    let mut out = BTreeMap::new();
+    for entry in fs::read_dir("/sys/block").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(n) = name.strip_prefix("loop").and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        if let Ok(text) = fs::read_to_string(entry.path().join("queue/scheduler")) {
+            out.insert(n, Format::Choice.current(&text));
+        }
+    }
+    out
+}
+
+/// The loop devices bound to `backing`.
+fn bound_to(backing: &Path) -> Vec<u32> {
+    (loop_schedulers().keys().copied())
+        .filter(|&n| loopdev::backing_file(n).as_deref() == Some(backing))
+        .collect()
+}
+
 fn prepare(dir: &Path) {
     for (name, initial, _, _) in SETTINGS {
         fs::write(dir.join(name), initial).unwrap();
@@ -52,6 +84,26 @@ fn snapshot(dir: &Path, cgroup: Option<&Path>) -> BTreeMap<String, String> {
     if let Some(cg) = cgroup {
         out.insert("cgroup".into(), cg.exists().to_string());
     }
+    let backing = dir.join("backing.img");
+    out.insert("backing file".into(), backing.exists().to_string());
+    out
+}
+
+/// The loop devices' side of the snapshot: each device present at the start keeps its
+/// scheduler, and none is bound to the scenario's backing file.
+fn loop_snapshot(dir: &Path, before: Option<&BTreeMap<u32, String>>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let now = loop_schedulers();
+    for (n, _) in before.unwrap_or(&now).iter() {
+        out.insert(
+            format!("loop{n} scheduler"),
+            now.get(n).cloned().unwrap_or_default(),
+        );
+    }
+    out.insert(
+        "bound".into(),
+        format!("{:?}", bound_to(&dir.join("backing.img"))),
+    );
     out
 }
 
@@ -107,6 +159,25 @@ fn scenario(dir: &Path, journal: &Path, kill_at: Option<usize>, cgroup: Option<&
         let pid = std::env::var("SCHEDLAB_JOURNAL_TEST_SLEEPER").unwrap();
         fs::write(cg.join("tasks"), pid).unwrap();
     }
+    if std::env::var_os("SCHEDLAB_JOURNAL_TEST_LOOP").is_some() {
+        let backing = dir.join("backing.img");
+        let file = j.create_file(&backing).unwrap();
+        file.set_len(1 << 20).unwrap();
+        drop(file);
+        let (n, _held) = j.bind_loop(&backing).unwrap();
+        assert!(loopdev::direct_io(n), "loop{n} without direct I/O");
+        let queue = loopdev::sysfs(n).join("queue/scheduler");
+        let text = fs::read_to_string(&queue).unwrap();
+        let current = Format::Choice.current(&text);
+        let other = text
+            .split_whitespace()
+            .map(|w| w.trim_matches(|c| c == '[' || c == ']'))
+            .find(|c| *c != current)
+            .unwrap()
+            .to_string();
+        let applied = j.write(&queue, &other, Format::Choice).unwrap();
+        assert!(applied.as_requested(), "{applied:?}");
+    }
     // A run that ends normally restores when the journal is dropped.
 }
 
@@ -121,7 +192,13 @@ fn journal_child() {
     scenario(&dir, &dir.join("journal.jsonl"), kill_at, cgroup.as_deref());
 }
 
-fn run_child(dir: &Path, kill_at: Option<usize>, cgroup: Option<&Path>, sleeper: u32) -> bool {
+fn run_child(
+    dir: &Path,
+    kill_at: Option<usize>,
+    cgroup: Option<&Path>,
+    sleeper: u32,
+    with_loop: bool,
+) -> bool {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args(["journal_child", "--exact", "--test-threads=1", "--quiet"])
         .env(
@@ -132,6 +209,9 @@ fn run_child(dir: &Path, kill_at: Option<usize>, cgroup: Option<&Path>, sleeper:
         .env("SCHEDLAB_JOURNAL_TEST_SLEEPER", sleeper.to_string());
     if let Some(cg) = cgroup {
         cmd.env("SCHEDLAB_JOURNAL_TEST_CGROUP", cg);
+    }
+    if with_loop {
+        cmd.env("SCHEDLAB_JOURNAL_TEST_LOOP", "1");
     }
     let status = cmd.output().unwrap().status;
     if kill_at.is_some() && status.signal() == Some(libc::SIGKILL) {
@@ -147,6 +227,10 @@ fn a_run_killed_at_any_step_leaves_nothing_changed_after_restore() {
     if cgroup_root.is_none() {
         eprintln!("no real cgroup in this run: not root, or no v1 cpu hierarchy with RT groups");
     }
+    let with_loop = loop_available();
+    if !with_loop {
+        eprintln!("no loop device in this run: not root, or no /dev/loop-control");
+    }
     let mut sleeper = Command::new("sleep").arg("600").spawn().unwrap();
     let mut killed_somewhere = 0;
     let mut k = 0usize;
@@ -157,7 +241,9 @@ fn a_run_killed_at_any_step_leaves_nothing_changed_after_restore() {
             .as_ref()
             .map(|r| r.join(format!("schedlab-journal-test-{}", std::process::id())));
         let before = snapshot(&dir, cgroup.as_deref());
-        let killed = run_child(&dir, Some(k), cgroup.as_deref(), sleeper.id());
+        let loops_before = loop_schedulers();
+        let loop_before = loop_snapshot(&dir, Some(&loops_before));
+        let killed = run_child(&dir, Some(k), cgroup.as_deref(), sleeper.id(), with_loop);
         let restored = restore_at(&dir.join("journal.jsonl")).unwrap();
         assert!(
             restored.failed.is_empty(),
@@ -169,6 +255,11 @@ fn a_run_killed_at_any_step_leaves_nothing_changed_after_restore() {
             before,
             "killed at step {k}"
         );
+        assert_eq!(
+            loop_snapshot(&dir, Some(&loops_before)),
+            loop_before,
+            "killed at step {k}"
+        );
         assert_eq!(fs::read_to_string(dir.join("journal.jsonl")).unwrap(), "");
         fs::remove_dir_all(&dir).unwrap();
         if !killed {
@@ -177,7 +268,10 @@ fn a_run_killed_at_any_step_leaves_nothing_changed_after_restore() {
         killed_somewhere += 1;
         k += 1;
     }
-    let changes = SETTINGS.len() + 2 + if cgroup_root.is_some() { 2 } else { 0 };
+    let changes = SETTINGS.len()
+        + 2
+        + if cgroup_root.is_some() { 2 } else { 0 }
+        + if with_loop { 3 } else { 0 };
     assert_eq!(
         killed_somewhere,
         2 * changes,
@@ -192,7 +286,7 @@ fn a_completed_run_restores_when_the_journal_is_dropped() {
     let dir = tempdir(10_000);
     prepare(&dir);
     let before = snapshot(&dir, None);
-    assert!(!run_child(&dir, None, None, 0));
+    assert!(!run_child(&dir, None, None, 0, false));
     assert_eq!(snapshot(&dir, None), before);
     fs::remove_dir_all(&dir).unwrap();
 }

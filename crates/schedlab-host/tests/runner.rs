@@ -14,6 +14,7 @@ fn host_for(spec: &str, duration_ns: Option<u64>) -> Value {
     let opts = RunOptions {
         duration_ns,
         cancel: None,
+        ..Default::default()
     };
     let out = run(spec, &opts).unwrap_or_else(|e| panic!("{e}"));
     out.result.to_json()
@@ -81,11 +82,15 @@ fn pipes_carry_exactly_the_bytes_and_forked_instances_are_named_as_in_the_simula
 
 #[test]
 fn what_the_host_runner_does_not_do_is_refused_with_its_path() {
-    let io = r#"{"schedlab": {"devices": {"d": {"model": "ssd"}}},
-                 "tasks": {"db": {"loop": 1, "schedlab:io": {"dev": "d", "op": "read", "bytes": 4096}}}}"#;
+    let io = r#"{"schedlab": {"devices": {"d": {"model": "ssd"}},
+                              "files": {"f": {"dev": "d", "bytes": 4096}}},
+                 "tasks": {"db": {"loop": 1, "schedlab:unlink": {"file": "f"}}}}"#;
     match run(io, &RunOptions::default()) {
         Err(HostError::BadInput(m)) => {
-            assert!(m.contains("$.tasks.db") && m.contains("schedlab:io"), "{m}")
+            assert!(
+                m.contains("$.tasks.db") && m.contains("schedlab:unlink"),
+                "{m}"
+            )
         }
         other => panic!("{:?}", other.map(|o| o.result.to_json())),
     }
@@ -183,6 +188,7 @@ fn a_cancelled_run_returns_no_result() {
     let opts = RunOptions {
         duration_ns: Some(600_000_000_000),
         cancel: Some(cancel),
+        ..Default::default()
     };
     let spec = r#"{"tasks": {"hog": {"loop": -1, "run": -1}}}"#;
     assert!(matches!(run(spec, &opts), Err(HostError::Cancelled)));

@@ -9,6 +9,7 @@
 //! an unparsable trace raises `TraceError` (a `ValueError` with `.line` and `.message`).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use pyo3::create_exception;
@@ -197,14 +198,35 @@ fn sample_columns<'py>(
     Ok(cols)
 }
 
+/// How many times `stop_running` was called: a run started before the latest call stops.
+static STOPS: AtomicU64 = AtomicU64::new(0);
+
+/// Stop every run in progress in this process (its caller then gets `KeyboardInterrupt`),
+/// at its next check (within 65,536 simulated events, or 20 ms on the host). Runs started
+/// after the call are not affected. This is how the main thread, which alone runs Python's
+/// signal handlers, stops the runs its worker threads are doing when it is interrupted.
+#[pyfunction]
+fn stop_running() {
+    STOPS.fetch_add(1, Ordering::SeqCst);
+}
+
 /// A run's check for Python's signals: it takes the GIL and runs the pending signal
 /// handlers (`PyErr_CheckSignals`; only the main thread runs them, elsewhere it does
-/// nothing). When one raises, the run stops and the exception is kept in the slot
-/// returned beside, for the caller to raise in its place.
+/// nothing), and it stops a run that `stop_running` was called for. When one raises, the
+/// run stops and the exception is kept in the slot returned beside, for the caller to
+/// raise in its place.
 fn signal_handlers() -> (schedlab_core::cancel::Cancel, Arc<Mutex<Option<PyErr>>>) {
     let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
     let slot = Arc::clone(&raised);
+    let started = STOPS.load(Ordering::SeqCst);
     let cancel = schedlab_core::cancel::Cancel::new(move || {
+        if STOPS.load(Ordering::SeqCst) != started {
+            let stopped = pyo3::exceptions::PyKeyboardInterrupt::new_err(
+                "stopped: the process stopped every run in progress",
+            );
+            *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(stopped);
+            return true;
+        }
         Python::with_gil(|py| match py.check_signals() {
             Ok(()) => false,
             Err(e) => {
@@ -676,6 +698,7 @@ fn host_run<'py>(
     let opts = schedlab_host::runner::RunOptions {
         duration_ns,
         cancel: Some(cancel),
+        ..Default::default()
     };
     let out = py
         .allow_threads(|| schedlab_host::runner::run(spec_json, &opts))
@@ -691,6 +714,37 @@ fn host_run<'py>(
         })?;
     let text = json_text(&out.result.to_json(), false)?;
     Ok((text, sample_columns(py, &out.samples)?))
+}
+
+/// The host runner's block I/O against fio on one loop device
+/// (schedlab_host::fio_check): `runs` pairs of a `schedlab gen fio` job and fio with the
+/// same rw, bs, iodepth and direct=1. `{"skipped": reason}` when this machine cannot
+/// (not root, no loop devices, no fio), else every run's IOPS and clat p50/p99, the
+/// medians and the median host/fio ratio. Raises SimError when a run fails.
+#[pyfunction]
+#[pyo3(signature = (rw, bs, iodepth, size, scheduler, runs=3))]
+fn host_fio_check<'py>(
+    py: Python<'py>,
+    rw: String,
+    bs: u64,
+    iodepth: u32,
+    size: u64,
+    scheduler: String,
+    runs: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    use schedlab_host::fio_check::{compare, CheckError, FioCase};
+    let case = FioCase {
+        rw,
+        bs,
+        iodepth,
+        size,
+        scheduler,
+    };
+    match py.allow_threads(|| compare(&case, runs)) {
+        Ok(c) => json_to_py(py, &c.to_json()),
+        Err(CheckError::Skipped(why)) => json_to_py(py, &serde_json::json!({"skipped": why})),
+        Err(CheckError::Failed(m)) => Err(host_error(py, m, false)),
+    }
 }
 
 /// What this kernel and these privileges allow (schedlab_host::doctor), changing
@@ -799,6 +853,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SimError", py.get_type::<SimError>())?;
     m.add("TraceError", py.get_type::<TraceError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(stop_running, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(spec_sha256, m)?)?;
     m.add_function(wrap_pyfunction!(spec_view, m)?)?;
@@ -825,6 +880,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host_doctor, m)?)?;
     m.add_function(wrap_pyfunction!(host_run, m)?)?;
     m.add_function(wrap_pyfunction!(host_restore, m)?)?;
+    m.add_function(wrap_pyfunction!(host_fio_check, m)?)?;
     m.add_function(wrap_pyfunction!(nicksched_timeslice, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())

@@ -2,12 +2,12 @@
 //! from a finished engine.
 
 use schedlab_core::result::{
-    CpuResult, DeviceResult, EngineKind, GroupResult, IoDirSummary, IoSummary, KernelInfo,
-    RtThrottleResult, RunInfo, RunResult, RunSummary, SampleInfo, TaskIoResult, TaskResult, Totals,
+    CpuResult, DeviceResult, EngineKind, GroupResult, IoSummary, KernelInfo, RtThrottleResult,
+    RunInfo, RunResult, RunSummary, SampleInfo, TaskIoCounts, TaskIoResult, TaskResult, Totals,
     SCHEMA,
 };
 use schedlab_core::series::{self, Series, SeriesStats};
-use schedlab_core::stats::{Histogram, Summary};
+use schedlab_core::stats::Summary;
 use schedlab_spec::model::Spec;
 
 use crate::engine::{Engine, TState};
@@ -210,26 +210,18 @@ fn summary<S: Scheduler>(e: &Engine<S>, src: &mut SeriesStats, spec: &Spec) -> R
 /// fio's view of the spec's tasks' block I/O over the workload's time: until its last
 /// task exited, or the whole run when it does not end.
 fn io_summary<S: Scheduler>(e: &Engine<S>, makespan: Option<u64>) -> Option<IoSummary> {
-    let mut clat = Histogram::new();
-    let (mut reads, mut writes, mut rbytes, mut wbytes) = (0, 0, 0, 0);
-    let mut any = false;
-    for t in (0..e.rt.len() as u32).map(TaskId) {
-        let Some(s) = e.blk.task_stats(t).filter(|_| !e.is_kernel_thread(t)) else {
-            continue;
-        };
-        any = true;
-        reads += s.reads;
-        writes += s.requests - s.reads;
-        rbytes += s.bytes_read;
-        wbytes += s.bytes_written;
-        clat.merge(&s.latency);
-    }
-    let ns = makespan.unwrap_or(e.core.ctx.now);
-    any.then(|| IoSummary {
-        read: IoDirSummary::over(reads, rbytes, ns),
-        write: IoDirSummary::over(writes, wbytes, ns),
-        clat_ns: Summary::of_histogram(&clat),
-    })
+    let tasks = (0..e.rt.len() as u32)
+        .map(TaskId)
+        .filter(|&t| !e.is_kernel_thread(t))
+        .filter_map(|t| e.blk.task_stats(t))
+        .map(|s| TaskIoCounts {
+            reads: s.reads,
+            writes: s.requests - s.reads,
+            bytes_read: s.bytes_read,
+            bytes_written: s.bytes_written,
+            latency: &s.latency,
+        });
+    IoSummary::pooled(tasks, makespan.unwrap_or(e.core.ctx.now))
 }
 
 /// The time a rate headline is taken over: the run's duration, or, for a run without one

@@ -23,6 +23,7 @@ from schedlab.hostcosts import HostCosts, HostCostsFn
 from schedlab.report.render import Markup
 from schedlab.report.table import Cell, Column, Table
 from schedlab.result import Result
+from schedlab.sweep.describe import Sweep
 
 __all__ = [
     "Context",
@@ -171,6 +172,8 @@ class Context:
         on_run: Callable[[str, int], Callable[[runner.Outcome], None]] | None = None,
         jobs: int | None = None,
         host_costs: HostCostsFn | None = None,
+        backend: runner.Backend | None = None,
+        from_results: Path | None = None,
     ) -> None:
         from schedlab import api
 
@@ -183,6 +186,12 @@ class Context:
         self.specs_dir = self.out / "specs"
         self.plots_dir = self.out / "plots"
         self.traces_dir = self.out / "traces"
+        #: The datasets of the sections declared as sweeps (:meth:`sweep`).
+        self.sweeps_dir = self.out / "sweeps"
+        #: Where their sweeps run (default: threads of this process).
+        self.backend = backend
+        #: A report whose stored sweep results this one is rebuilt from.
+        self.from_results = Path(from_results) if from_results is not None else None
         self._simulate = simulate or runner.execute
         self._generate = generate or (lambda name, **o: api.generate_text(
             name, [(k, api.option_text(v)) for k, v in o.items()]))
@@ -292,6 +301,68 @@ class Context:
             for run, job in zip(runs, jobs, strict=True):
                 trace = self.rel(job.trace) if job.trace is not None else None
                 self.manifest.append(_manifest_entry(run, job.spec.origin, trace))
+        return runs
+
+    def sweep(self, sweep: Sweep, description: str) -> list[RunOutcome]:
+        """Run ``sweep`` into the report's ``sweeps/<name>/`` dataset — copied first from
+        :attr:`from_results`, so that only the runs it lacks are run — and return one
+        outcome per run, in the sweep's order, read back from the dataset's rows (the
+        result objects its metrics keep). Each spec is also saved as
+        ``specs/<spec>.json`` (its ``spec`` axis, else the sweep's name) and each run is
+        recorded in the manifest."""
+        import shutil
+
+        from schedlab.sweep import execute as sweeps
+        from schedlab.sweep.store import read as read_dataset
+
+        dataset = self.sweeps_dir / sweep.name
+        if self.from_results is not None and not dataset.exists():
+            stored = self.from_results / "sweeps" / sweep.name
+            if stored.is_dir():
+                try:
+                    shutil.copytree(stored, dataset, ignore=shutil.ignore_patterns(".lock"))
+                except OSError as e:
+                    raise self._failed_write(e, dataset) from None
+        points = sweeps.plan(sweep)
+        on_done = self._on_run(description, len(points)) if self._on_run else None
+        if on_done is not None and dataset.is_dir():
+            held = set(read_dataset(dataset, columns=["key"])["key"].to_list())
+            for _ in (p for p in points if p.key in held):
+                on_done(None)  # type: ignore[arg-type]  # a bar counts, whatever the run
+        try:
+            done = sweeps.run(sweep, dataset, backend=self.backend or runner.Threads(self.jobs),
+                              progress=False, simulate=self._simulate,
+                              on_row=(lambda _row: on_done(None))  # type: ignore[arg-type]
+                              if on_done else None)
+        except OSError as e:
+            raise self._failed_write(e, e.filename or dataset) from None
+        rows = {r["key"]: r for r in done.rows().iter_rows(named=True)}
+        runs: list[RunOutcome] = []
+        for p in points:
+            row = rows[p.key]
+            job = p.job
+            name = str(p.axes.get("spec") or sweep.name)
+            origin = self.save_spec(name, job.spec.text)
+            trace = dataset / row["trace_file"] if row.get("trace_file") else None
+            req = RunRequest(name, job.spec.text, job.scheduler or "", params=job.params,
+                             seed=job.seed if job.seed is not None else 1, cpus=job.cpus,
+                             hz=job.hz, duration_ns=job.duration_ns, trace=trace,
+                             samples=sweep.samples, label=job.label)
+            result = sweeps.row_result(row)
+            failure = None if result is not None else runner.RecordedFailure(
+                row.get("error") or "no result")
+            outcome = runner.Outcome(
+                runner.Job(spec=SpecSource(job.spec.text, origin), scheduler=job.scheduler,
+                           params=job.params, seed=job.seed, cpus=job.cpus, hz=job.hz,
+                           duration_ns=job.duration_ns, trace=trace, samples=sweep.samples,
+                           label=job.label),
+                result, failure, float(row.get("wall_s") or 0.0))
+            runs.append(RunOutcome(req, outcome))
+        with self._lock:
+            for run in runs:
+                trace_rel = self.rel(run.request.trace) if run.request.trace else None
+                self.manifest.append(_manifest_entry(run, f"specs/{run.request.spec_name}.json",
+                                                     trace_rel))
         return runs
 
     def _check_trace_written(self, job: runner.Job, o: runner.Outcome) -> None:

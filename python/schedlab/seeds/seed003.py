@@ -7,20 +7,25 @@ borrowing on (Linux 2.6.35, the seed's kernel) and off (Linux 5.10 and later): T
 would read it, C as CoreMark would count it, beside Table 2, with the differences
 counted. A timeline shows who runs on core 1 within one period. Every number in the text
 is computed from the runs; the seed's figures come from the data file.
+
+The runs are declared as two sweeps (:func:`sweeps`): every setting's C and T runs, and
+the T runs whose trace the timeline reads. The report keeps their datasets under
+``sweeps/``, so the section can be rebuilt from them without running again
+(``schedlab reproduce --from-results``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from schedlab import api, plots
 from schedlab.report import Cell, Column, Table, render
-from schedlab.report.context import RunOutcome, RunRequest, runs_table
+from schedlab.report.context import RunOutcome, runs_table
 from schedlab.seeds import seed003_board as board
 from schedlab.seeds import seed003_model as m
+from schedlab.sweep import Sweep
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
@@ -62,53 +67,83 @@ class Measured:
     errors: list[str] = field(default_factory=list)
 
 
-def _params(borrowing: str) -> tuple[tuple[str, str], ...]:
-    return ((m.SHARE_PARAM, m.BORROWING[borrowing]),)
-
-
 #: Settings whose period is this long get their last T run traced: their per-period shares
 #: and the timeline are read from those traces (a few KB each).
 TRACED_PERIOD_US = 1_000_000
 
-TracePath = Callable[[str], Path]
+#: What each run keeps: the result objects the section and the report's manifest read.
+METRICS = ("summary.marks", "summary.makespan_ns", "summary.headline", "summary.totals",
+           "summary.wakeup_latency_ns", "run.events", "run.sim_ns", "run.decisions",
+           "run.work_units", "run.stopped", "tasks.tid", "tasks.cpu_ns")
+SHARE_AXIS = f"params.{m.SHARE_PARAM}"
 
 
 def traced(no: int) -> bool:
     return m.SETTINGS[no].period_us == TRACED_PERIOD_US
 
 
-def requests(size: m.Sizes, trace_path: TracePath | None = None
-             ) -> tuple[RunRequest, dict[Key, dict[str, Any]]]:
-    """The reference run, and per key its C run and its T runs (one per top refresh; the
-    last one traced for the settings with 1-second periods when ``trace_path`` is given)."""
-    ref = RunRequest(REFERENCE_SPEC, m.reference_spec(size), m.POLICY,
-                     params=m.REFERENCE_PARAMS, samples=False,
-                     label="seed003 CoreMark alone")
-    plan: dict[Key, dict[str, Any]] = {}
-    cuts = m.top_cuts_ns(size)
+def _ns(ns: int) -> str:
+    return f"{ns}ns"
+
+
+def sweeps(size: m.Sizes) -> list[Sweep]:
+    """The section's runs as two sweeps over the same specs (``base.specs``): the reference
+    run, and per setting and priority arrangement its C run and its T runs (one per top
+    refresh, cut at :func:`seed003_model.top_cuts_ns`) under both borrowing modes; and
+    the T runs to the last refresh of the 1-second settings, traced."""
+    specs = {REFERENCE_SPEC: m.reference_spec(size)}
+    c_names, t_names, traced_t = [], [], []
     for no in size.settings:
         setting = m.SETTINGS[no]
         for arr in size.priorities:
             prio = m.PRIORITIES[arr]
-            c_text = m.spec(setting, "C", prio, size)
-            t_text = m.spec(setting, "T", prio, size)
-            for b in m.BORROWING:
-                key = Key(no, arr, b)
-                label = f"seed003 No. {no}, {arr}, borrowing {b}"
-                t_runs = []
-                for i, cut in enumerate(cuts):
-                    trace = (trace_path(f"seed003-no{no}-{_slug(arr)}-{b}")
-                             if trace_path is not None and traced(no) and i == len(cuts) - 1
-                             else None)
-                    t_runs.append(RunRequest(spec_name(no, arr, "T"), t_text, m.POLICY,
-                                             params=_params(b), samples=False, duration_ns=cut,
-                                             trace=trace, label=f"{label}: T to {cut / 1e9:g} s"))
-                plan[key] = {
-                    "C": RunRequest(spec_name(no, arr, "C"), c_text, m.POLICY,
-                                    params=_params(b), samples=False, label=f"{label}: C"),
-                    "T": t_runs,
-                }
-    return ref, plan
+            specs[spec_name(no, arr, "C")] = m.spec(setting, "C", prio, size)
+            specs[spec_name(no, arr, "T")] = m.spec(setting, "T", prio, size)
+            c_names.append(spec_name(no, arr, "C"))
+            t_names.append(spec_name(no, arr, "T"))
+            if traced(no):
+                traced_t.append(spec_name(no, arr, "T"))
+    cuts = [_ns(c) for c in m.top_cuts_ns(size)]
+    modes = list(m.BORROWING.values())
+    base = {"specs": specs, "scheduler": m.POLICY, "seed": 1}
+    ref = {"spec": [REFERENCE_SPEC], **{f"params.{k}": [v] for k, v in m.REFERENCE_PARAMS}}
+    runs = Sweep(name="seed003", base=base, metrics=METRICS, grids=[
+        ref,
+        {"spec": c_names, SHARE_AXIS: modes},
+        {"spec": t_names, SHARE_AXIS: modes, "duration": cuts},
+    ])
+    if not traced_t:
+        return [runs]
+    runs.filters = [_exclude({"spec": tuple(traced_t), "duration": (cuts[-1],)})]
+    traces = Sweep(name="seed003-traced", base=base, metrics=METRICS, trace=True, grids=[
+        {"spec": traced_t, SHARE_AXIS: modes, "duration": [cuts[-1]]}])
+    return [runs, traces]
+
+
+def _exclude(match: Mapping[str, tuple[Any, ...]]) -> Any:
+    from schedlab.sweep import Filter
+
+    return Filter("exclude", tuple(match.items()))
+
+
+def by_cell(runs: Sequence[RunOutcome]) -> dict[tuple[str, str, int | None], RunOutcome]:
+    """Each run by (spec, borrowing tunable, duration)."""
+    return {(r.request.spec_name, dict(r.request.params).get(m.SHARE_PARAM, ""),
+             r.request.duration_ns): r for r in runs}
+
+
+def plan_of(size: m.Sizes) -> dict[Key, dict[str, Any]]:
+    """Per key, where its runs are in :func:`by_cell`: its C run, and its T runs in the
+    order of the top refreshes."""
+    cuts = m.top_cuts_ns(size)
+    out: dict[Key, dict[str, Any]] = {}
+    for no in size.settings:
+        for arr in size.priorities:
+            for b, share in m.BORROWING.items():
+                out[Key(no, arr, b)] = {
+                    "C": (spec_name(no, arr, "C"), share, None),
+                    "T": [(spec_name(no, arr, "T"), share, cut) for cut in cuts]}
+    return out
 
 
 def _cpu_ns(run: RunOutcome) -> dict[str, int]:
@@ -124,18 +159,18 @@ def _marks(run: RunOutcome) -> dict[str, int]:
 
 
 def measure(size: m.Sizes, ref: RunOutcome, plan: Mapping[Key, Mapping[str, Any]],
-            outcomes: Mapping[str, RunOutcome]) -> dict[Key, Measured]:
-    """T and C of every key from its runs (``outcomes`` by request label)."""
+            outcomes: Mapping[Any, RunOutcome]) -> dict[Key, Measured]:
+    """T and C of every key from its runs (``outcomes`` by :func:`by_cell`)."""
     ref_s = m.coremark_seconds(_marks(ref))
     cuts = m.top_cuts_ns(size)
     out: dict[Key, Measured] = {}
     for key, reqs in plan.items():
         meas = Measured()
-        c_run = outcomes[reqs["C"].label]
+        c_run = outcomes[reqs["C"]]
         if not c_run.ok:
             meas.errors.append(f"C: {c_run.error}")
         meas.c = m.c_percent(m.coremark_seconds(_marks(c_run)), ref_s)
-        t_runs = [outcomes[r.label] for r in reqs["T"]]
+        t_runs = [outcomes[r] for r in reqs["T"]]
         failed = [r for r in t_runs if not r.ok]
         if failed:
             meas.errors.append(f"T: {failed[0].error}")
@@ -327,10 +362,10 @@ def core1_bins(run: RunOutcome, start_ns: int, length_ns: int, bin_ns: int
     return timeline_bins(trace, m.GROUP_CPU["cgA"], start_ns, length_ns, bin_ns, names)
 
 
-def traced_run(plan: Mapping[Key, Mapping[str, Any]], outcomes: Mapping[str, RunOutcome],
+def traced_run(plan: Mapping[Key, Mapping[str, Any]], outcomes: Mapping[Any, RunOutcome],
                key: Key) -> RunOutcome | None:
     reqs = plan.get(key)
-    return outcomes[reqs["T"][-1].label] if reqs is not None else None
+    return outcomes.get(reqs["T"][-1]) if reqs is not None else None
 
 
 def timeline(run: RunOutcome | None, size: m.Sizes) -> list[dict[str, int]] | None:
@@ -441,10 +476,11 @@ def section(ctx: Context) -> SectionOutput:
     from schedlab.report.context import SectionOutput
 
     size = m.sizes(ctx.quick)
-    ref, plan = requests(size, ctx.trace_path)
-    flat = [ref] + [r for reqs in plan.values() for r in [reqs["C"], *reqs["T"]]]
-    runs = ctx.run(flat, "seed 003: RT bandwidth")
-    by_label = {r.request.label: r for r in runs}
+    runs: list[RunOutcome] = []
+    for sweep in sweeps(size):  # the traced runs are filtered out of the first
+        runs += ctx.sweep(sweep, f"seed 003: {sweep.name}")
+    by_label = by_cell(runs)
+    plan = plan_of(size)
     results = measure(size, runs[0], plan, by_label)
     best = best_arrangement(results, size)
     bins = {b: timeline(traced_run(plan, by_label, Key(TIMELINE_SETTING, best, b)), size)

@@ -21,11 +21,19 @@
 //! The spec's cgroups are made as cgroup v1 groups through the restore journal
 //! (`cgroups.rs`), and put back when the run ends, however it ends.
 //!
-//! Not run on the host yet, refused with the reason before anything starts: block I/O
-//! (`schedlab:io`, `fsync`, `unlink`); RT policies while RT throttling is off (a
-//! SCHED_FIFO busy loop never runs without it).
+//! Block I/O (`schedlab:io`, `schedlab:fsync`, `schedlab:ioprio`) runs on loop devices
+//! over files on this machine's disk, made through the journal (`devices.rs`), with the
+//! device's I/O scheduler as the spec names it; each task's requests are submitted as
+//! `io.rs` says, and the result reports them as the simulator does (each task's `io`,
+//! `summary.io` in fio's terms).
+//!
+//! Not run on the host yet, refused with the reason before anything starts:
+//! `schedlab:unlink`; RT policies while RT throttling is off (a SCHED_FIFO busy loop
+//! never runs without it).
 
 mod cgroups;
+pub(crate) mod devices;
+mod io;
 mod objects;
 mod task;
 
@@ -38,10 +46,11 @@ use schedlab_core::cancel::Cancel;
 use schedlab_core::metrics::{Metrics, SampleMode, Samples};
 use schedlab_core::program::{self, Programs};
 use schedlab_core::result::{
-    CpuResult, EngineKind, KernelInfo, RunInfo, RunResult, RunSummary, SampleInfo, TaskResult,
-    Totals, SCHEMA,
+    CpuResult, EngineKind, IoSummary, KernelInfo, RunInfo, RunResult, RunSummary, SampleInfo,
+    TaskIoCounts, TaskIoResult, TaskResult, Totals, SCHEMA,
 };
 use schedlab_core::series::{self, Series, SeriesStats};
+use schedlab_core::stats::Summary;
 use schedlab_core::types::TaskId;
 use schedlab_spec::model::{Event, Spec, RUN_FOREVER};
 
@@ -49,6 +58,7 @@ use crate::clock;
 use crate::facts::KernelFacts;
 use crate::journal::{self, Journal};
 use cgroups::Groups;
+use devices::Devices;
 use objects::Objects;
 use task::{Rec, Runner, TaskLog};
 
@@ -62,6 +72,9 @@ pub struct RunOptions {
     /// its next event or wait slice, and the run returns [`HostError::Cancelled`] after
     /// putting the machine back.
     pub cancel: Option<Cancel>,
+    /// Loop devices the caller bound, by spec device name, used instead of making one
+    /// (`devices.rs`).
+    pub devices: Vec<(String, std::path::PathBuf)>,
 }
 
 /// How often the main thread asks [`RunOptions::cancel`].
@@ -100,6 +113,7 @@ pub struct World<'s> {
     programs: Programs<'s>,
     objects: Objects,
     groups: Groups,
+    devices: Devices,
     /// The run's start, absolute CLOCK_MONOTONIC ns (set when every start-up thread is
     /// ready).
     t0: AtomicU64,
@@ -122,6 +136,11 @@ pub struct World<'s> {
 }
 
 impl World<'_> {
+    /// Whether the run is over at `at` (its end, or stopped).
+    fn past_end(&self, at: u64) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.end.is_some_and(|e| at >= e)
+    }
+
     /// Stop the run with an error.
     fn fail(&self, message: String) {
         self.errors.lock().unwrap().push(message);
@@ -157,6 +176,14 @@ pub fn run(text: &str, opts: &RunOptions) -> Result<HostOutput, HostError> {
     } else {
         Groups::none(&spec)
     };
+    let devices = if Devices::needed(&spec) {
+        if Devices::changes(&spec, &opts.devices) && journal.is_none() {
+            journal = Some(open_journal_for("schedlab:io: making loop devices")?);
+        }
+        Devices::make(&spec, journal.as_mut(), &opts.devices).map_err(HostError::Refused)?
+    } else {
+        Devices::none(&spec)
+    };
     let programs = Programs::compile(&spec);
     let world = World {
         spec: &spec,
@@ -164,6 +191,7 @@ pub fn run(text: &str, opts: &RunOptions) -> Result<HostOutput, HostError> {
         programs,
         objects,
         groups,
+        devices,
         t0: AtomicU64::new(0),
         end,
         stop: AtomicBool::new(false),
@@ -195,8 +223,13 @@ pub fn run(text: &str, opts: &RunOptions) -> Result<HostOutput, HostError> {
     let (mut result, samples) = build(&spec, logs, &facts, end, cpu_before, cpu_after);
     result.run.notes.extend(world.objects.applied_notes(&spec));
     result.groups = world.groups.results(&spec);
+    result.run.notes.extend(world.devices.notes(&spec));
+    result.devices = world.devices.results(&spec);
+    let deadlocked = world.deadlocked.load(Ordering::Acquire);
+    // The devices are closed before the journal releases them.
+    drop(world);
     drop(journal);
-    if world.deadlocked.load(Ordering::Acquire) {
+    if deadlocked {
         result.run.notes.push(
             "host run: stopped when every task waited on an object no task would release"
                 .to_string(),
@@ -277,11 +310,14 @@ pub(crate) fn spawn_forked<'scope, 'env>(
 /// The restore journal, for a run that changes the system. A journal a killed run left
 /// is restored first; one that cannot be is an error.
 fn open_journal() -> Result<Journal, HostError> {
+    open_journal_for("$.schedlab.cgroups: making cgroups")
+}
+
+/// [`open_journal`] for `what` (the message when the caller is not root).
+fn open_journal_for(what: &str) -> Result<Journal, HostError> {
     // SAFETY: geteuid cannot fail.
     if unsafe { libc::geteuid() } != 0 {
-        return Err(HostError::Refused(
-            "$.schedlab.cgroups: making cgroups needs root".to_string(),
-        ));
+        return Err(HostError::Refused(format!("{what} needs root")));
     }
     let path = journal::default_path();
     let (j, restored) = Journal::open(&path)
@@ -339,8 +375,6 @@ fn check_supported(spec: &Spec, facts: &KernelFacts) -> Result<(), HostError> {
 /// The name of an event the host runner does not do.
 fn unsupported(e: &Event) -> Option<&'static str> {
     match e {
-        Event::Io { .. } | Event::IoBatch(_) => Some("schedlab:io"),
-        Event::Fsync { .. } => Some("schedlab:fsync"),
         Event::Unlink { .. } => Some("schedlab:unlink"),
         Event::Writeback { .. } => Some("a writeback pass"),
         Event::Suspend | Event::Resume { .. } => Some("suspend/resume built in code"),
@@ -414,7 +448,7 @@ fn build(
         marks,
         blocked_at_end: logs.iter().filter(|l| l.blocked_at_end).count(),
         totals: Totals::of(&tasks),
-        io: None,
+        io: io_summary(&logs, makespan.unwrap_or(span)),
     };
     let result = RunResult {
         schema: SCHEMA,
@@ -426,6 +460,21 @@ fn build(
         summary,
     };
     (result, metrics.take_samples())
+}
+
+/// fio's view of the tasks' block I/O over the workload's time (as the simulator's).
+fn io_summary(logs: &[TaskLog], ns: u64) -> Option<IoSummary> {
+    let tasks = logs
+        .iter()
+        .filter_map(|l| l.io.as_ref())
+        .map(|s| TaskIoCounts {
+            reads: s.reads,
+            writes: s.requests - s.reads,
+            bytes_read: s.bytes_read,
+            bytes_written: s.bytes_written,
+            latency: &s.latency,
+        });
+    IoSummary::pooled(tasks, ns)
 }
 
 fn replay(metrics: &mut Metrics, t: TaskId, log: &TaskLog, first_marks: &mut [Option<u64>]) {
@@ -476,7 +525,14 @@ fn task_result(
         wakeup_latency_ns: stats.task(metrics, i, Series::Latency),
         response_ns: stats.task(metrics, i, Series::Response),
         kernel_thread: false,
-        io: None,
+        io: l.io.as_ref().filter(|s| s.requests > 0).map(|s| {
+            Box::new(TaskIoResult {
+                requests: s.requests,
+                bytes_read: s.bytes_read,
+                bytes_written: s.bytes_written,
+                latency_ns: Summary::of_histogram(&s.latency),
+            })
+        }),
     }
 }
 

@@ -11,7 +11,7 @@ use std::thread::Scope;
 
 use schedlab_core::metrics::{relative_deadline, ActKind};
 use schedlab_core::program::{self, Advance, Walk};
-use schedlab_spec::model::{Event, Policy, SchedAttr, RUN_FOREVER};
+use schedlab_spec::model::{Event, IoSpec, Policy, SchedAttr, RUN_FOREVER};
 
 use super::objects::Waited;
 use super::World;
@@ -57,6 +57,8 @@ pub struct TaskLog {
     pub exited_at: Option<u64>,
     /// It was waiting when the run ended.
     pub blocked_at_end: bool,
+    /// Its block I/O, if it did any.
+    pub io: Option<super::io::IoLog>,
 }
 
 /// How one event went.
@@ -74,6 +76,7 @@ pub struct Runner<'scope, 'env> {
     attrs: &'env SchedAttr,
     unique_timers: Vec<(usize, Option<u64>)>,
     last_block: u64,
+    io: super::io::TaskIo,
 }
 
 impl<'scope, 'env> Runner<'scope, 'env> {
@@ -104,10 +107,12 @@ impl<'scope, 'env> Runner<'scope, 'env> {
                 started_at: 0,
                 exited_at: None,
                 blocked_at_end: false,
+                io: None,
             },
             attrs,
             unique_timers: Vec::new(),
             last_block: 0,
+            io: super::io::TaskIo::new(world.spec, id),
         }
     }
 
@@ -120,7 +125,7 @@ impl<'scope, 'env> Runner<'scope, 'env> {
     }
 
     fn past_end(&self, at: u64) -> bool {
-        self.world.stop.load(Ordering::Relaxed) || self.world.end.is_some_and(|e| at >= e)
+        self.world.past_end(at)
     }
 
     /// Take the template's group, attributes and CPUs, overridden by its first phase's
@@ -134,7 +139,11 @@ impl<'scope, 'env> Runner<'scope, 'env> {
             .and_then(|p| p.cpus.as_deref())
             .or(task.cpus.as_deref());
         self.join(group as usize)?;
-        self.apply(attrs, cpus)
+        self.apply(attrs, cpus)?;
+        match task.ioprio {
+            Some(p) => super::io::set_ioprio(p).map_err(|e| format!("task {}: {e}", self.log.name)),
+            None => Ok(()),
+        }
     }
 
     /// Join cgroup `id` (before any RT policy: the kernel refuses SCHED_FIFO in a group
@@ -223,6 +232,7 @@ impl<'scope, 'env> Runner<'scope, 'env> {
         self.log.involuntary = invol;
         self.log.sys_ns = sys_ns;
         self.log.migrations = migrations().unwrap_or(0);
+        self.log.io = self.io.log.take();
     }
 
     fn block(&mut self) {
@@ -286,8 +296,30 @@ impl<'scope, 'env> Runner<'scope, 'env> {
                 Flow::Next
             }
             Event::Exit => Flow::Exit,
+            Event::Io {
+                dev,
+                op,
+                bytes,
+                offset,
+            } => self.block_io(&IoSpec::single(dev, op, bytes, offset)),
+            Event::IoBatch(ref call) => self.block_io(call),
+            Event::Fsync { file } => {
+                let r = self.io.fsync(w.spec, &w.devices, file);
+                self.io_flow(r)
+            }
             // Refused before the run starts (`super::unsupported`).
             _ => Flow::Stop,
+        }
+    }
+
+    /// A `schedlab:io` op (`io.rs`).
+    fn block_io(&mut self, call: &IoSpec) -> Flow {
+        let (w, t0) = (self.world, self.t0());
+        let stopped = || w.past_end(clock::now(t0));
+        match self.io.op(w.spec, &w.devices, call, &stopped) {
+            Ok(super::io::Done::Complete) => Flow::Next,
+            Ok(super::io::Done::Stopped) => Flow::Stop,
+            Err(e) => self.io_flow(Err(e)),
         }
     }
 

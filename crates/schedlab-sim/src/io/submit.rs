@@ -68,9 +68,10 @@ impl FileExtent {
     }
 }
 
-/// Where request of `bytes` bytes by `t` starts within a space of `size` bytes, and the
-/// space's sequential positions per task (grown on a task's first sequential request;
-/// a task with none keeps none, so a fixed or random request never starts one).
+/// Where request of `bytes` bytes by `t` starts within a space of `size` bytes
+/// (`schedlab_core::io::place`), and the space's sequential positions per task (grown on
+/// a task's first sequential request; a task with none keeps none, so a fixed or random
+/// request never starts one).
 fn place(
     ctx: &mut Ctx,
     next_offset: &mut Vec<u64>,
@@ -79,28 +80,11 @@ fn place(
     bytes: u64,
     offset: IoOffset,
 ) -> u64 {
-    let start = match offset {
-        IoOffset::At(b) => b,
-        IoOffset::Sequential => {
-            if next_offset.len() <= t.idx() {
-                next_offset.resize(t.idx() + 1, 0);
-            }
-            let at = next_offset[t.idx()];
-            if at + bytes > size {
-                0
-            } else {
-                at
-            }
-        }
-        IoOffset::Random => {
-            let slots = (size - bytes) / SECTOR_BYTES + 1;
-            (ctx.random() % slots) * SECTOR_BYTES
-        }
-    };
-    if let Some(n) = next_offset.get_mut(t.idx()) {
-        *n = start + bytes;
+    if offset == IoOffset::Sequential && next_offset.len() <= t.idx() {
+        next_offset.resize(t.idx() + 1, 0);
     }
-    start
+    let pos = next_offset.get_mut(t.idx());
+    schedlab_core::io::place(pos, size, bytes, offset, || ctx.random())
 }
 
 impl BlockLayer {
