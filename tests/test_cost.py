@@ -120,6 +120,9 @@ def test_sizes_up_to() -> None:
         ([(n, 3.0 + 1.4 * math.log2(n)) for n in (10, 100, 1_000, 10_000)], "O(log N)"),
         ([(n, 2.0 + n / 2) for n in (10, 100, 1_000, 10_000)], "O(N)"),
         ([(n, math.sqrt(n)) for n in (10, 100, 1_000, 10_000)], "O(N^0.50)"),
+        # a constant part hides the linear term from the end-to-end ratio (e = 0.3), not
+        # from the increments (×10 per decade): freebsd-4bsd's schedcpu walk
+        ([(n, 1.5 + n / 1000) for n in (10, 100, 1_000, 10_000)], "O(N)"),
         ([(1, 1.0), (10, 2.0), (100, 2.0), (1_000, 2.0)], "O(1)"),  # N = 1 is left out
         ([(10, 1.0), (100, 50.0)], None),  # less than two decades
     ],

@@ -65,6 +65,21 @@ def test_timeslice_table_and_plots(cli: CliRunner, tmp_path: Path) -> None:
     assert (out / "timeslice-linux-o1-hz1000.svg").read_bytes() == first
 
 
+def test_timeslice_of_the_freebsd_policies(cli: CliRunner) -> None:
+    """A lone thread's slice, whatever its nice: 4BSD's `sched_slice` = hz / 10 ticks
+    (100 ms); 5.x ULE's SCHED_SLICE_MAX = stathz / 7 ticks with stathz = hz (142 ticks
+    of 1 ms at HZ 1000, 14 of 10 ms at HZ 100); today's ULE `sched_slice` = realstathz /
+    10 = 12 ticks of its 127 Hz statclock, whatever hz is."""
+    for hz, ule5_ms in ((1000, 142), (100, 140)):
+        p = cli("timeslice", "-s", "freebsd-4bsd,freebsd-ule5,freebsd-ule", "--hz", str(hz),
+                "--json")
+        assert p.returncode == 0, p.stderr
+        d = json.loads(p.stdout)
+        assert set(d["freebsd-4bsd"].values()) == {100 * MS}
+        assert set(d["freebsd-ule5"].values()) == {ule5_ms * MS}
+        assert set(d["freebsd-ule"].values()) == {12 * 1_000_000_000 // 127}
+
+
 @pytest.mark.parametrize(
     "args",
     [("--hz", "123"), ("-s", "no-such-policy"), ("--hz", "x")],
@@ -85,7 +100,8 @@ HOGS = {
 }
 
 
-@pytest.mark.parametrize("policy", ["linux-o1", "linux-cfs"])
+@pytest.mark.parametrize("policy", ["linux-o1", "linux-cfs", "freebsd-4bsd", "freebsd-ule5",
+                                    "freebsd-ule"])
 def test_plot_dprio(cli: CliRunner, tmp_path: Path, policy: str) -> None:
     spec = write_json(tmp_path / "hogs.json", HOGS)
     trace = tmp_path / "run.trace"

@@ -104,6 +104,11 @@ def spec_view(spec_json: str) -> Any:
 def generate(name: str, options: list[tuple[str, str]] = []) -> str:  # noqa: B006
     """Run a built-in generator; returns the spec as pretty-printed JSON text."""
 
+def buildworld_totals(options: list[tuple[str, str]] = []) -> dict[str, int]:  # noqa: B006
+    """The closed-form CPU time (µs) of ``generate("buildworld", options)``: ``{"jobs",
+    "nominal_us", "syscall_us", "sys_us", "user_us"}`` (user + sys = nominal). Raises
+    SpecError for a bad option, as ``generate`` does."""
+
 def generators() -> str:
     """JSON text: ``[{"name", "description", "options": [{"name", "default", "help"}]}]``."""
 

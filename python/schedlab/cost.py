@@ -101,7 +101,11 @@ def growth_class(series: Sequence[tuple[int, float]]) -> str | None:
     Rule: from the smallest to the largest N, a cost within 25 % (+0.5 unit) is O(1); else
     the fitted exponent ``e = log(cost ratio) / log(N ratio)`` is ≥ 0.75 for O(N), < 0.35
     for O(log N) (a tree's depth grows ~×1.4–4 over two to four decades: e ≤ 0.3), and
-    anything in between is reported as O(N^e)."""
+    anything in between is reported as O(N^e). A constant part hides linear growth from
+    that ratio (a + bN with a ≫ bN at small N), so the last three points are also read
+    by their increments: when the last increment is at least half what a linear cost's
+    would be, ``(c₃ − c₂) / (c₂ − c₁) ≥ ½ (N₃ − N₂) / (N₂ − N₁)`` (×5 per decade; a
+    logarithm's increments stay equal, √N's grow ×3.2), the cost is O(N)."""
     pts = sorted((n, c) for n, c in series if n >= 10)
     if len(pts) < 2 or pts[-1][0] < 100 * pts[0][0]:
         return None
@@ -111,11 +115,21 @@ def growth_class(series: Sequence[tuple[int, float]]) -> str | None:
     if c0 <= 0:
         return "O(N)"
     e = math.log(c1 / c0) / math.log(n1 / n0)
-    if e >= 0.75:
+    if e >= 0.75 or _linear_increments(pts):
         return "O(N)"
     if e < 0.35:
         return "O(log N)"
     return f"O(N^{e:.2f})"
+
+
+def _linear_increments(pts: Sequence[tuple[int, float]]) -> bool:
+    """Whether the last three points' increments grow at least half as fast as a linear
+    cost's (see :func:`growth_class`)."""
+    if len(pts) < 3:
+        return False
+    (na, ca), (nb, cb), (nc, cc) = pts[-3:]
+    d1, d2 = cb - ca, cc - cb
+    return d1 > 0 and d2 > 0 and d2 / d1 >= 0.5 * (nc - nb) / (nb - na)
 
 
 def work_classes(points: Iterable[Mapping[str, Any]]) -> dict[str, str | None]:

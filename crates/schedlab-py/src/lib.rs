@@ -322,6 +322,25 @@ fn generate(py: Python<'_>, name: &str, options: Vec<(String, String)>) -> PyRes
     json_text(&v, true)
 }
 
+/// The closed-form CPU time (µs) of `schedlab gen buildworld` with textual `options`
+/// (`schedlab_spec::gen::buildworld_totals`): `{"jobs", "nominal_us", "syscall_us",
+/// "sys_us", "user_us"}`. Raises `SpecError` for a bad option, as `generate` does.
+#[pyfunction]
+#[pyo3(signature = (options = Vec::new()))]
+fn buildworld_totals<'py>(
+    py: Python<'py>,
+    options: Vec<(String, String)>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let t = schedlab_spec::gen::buildworld_totals(&options).map_err(|e| spec_error(py, e))?;
+    let d = PyDict::new(py);
+    d.set_item("jobs", t.jobs)?;
+    d.set_item("nominal_us", t.nominal_us)?;
+    d.set_item("syscall_us", t.syscall_us)?;
+    d.set_item("sys_us", t.sys_us)?;
+    d.set_item("user_us", t.user_us)?;
+    Ok(d)
+}
+
 /// The built-in generators as JSON text: `[{"name", "description", "options": [{"name",
 /// "default", "help"}]}]`.
 #[pyfunction]
@@ -849,6 +868,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stats, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(generators, m)?)?;
+    m.add_function(wrap_pyfunction!(buildworld_totals, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(parse_trace, m)?)?;

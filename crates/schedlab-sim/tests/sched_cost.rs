@@ -214,3 +214,28 @@ fn readyq_back_ends_show_in_fp_cost() {
         "tree: {tree:?}"
     );
 }
+
+/// Seed 001's claim, as the sources give it: 4BSD's `schedcpu` walks every thread once a
+/// second (`FOREACH_PROC_IN_SYSTEM`, sched_4bsd.c), one unit per live thread; the rest of
+/// a decision (one global run queue of 64 bitmap-indexed queues) is bounded. So with the
+/// harness's one tick per decision on one CPU, N runnable tasks (and its 8 sleepers) add
+/// exactly (N + 8) units per second crossed: the work at two sizes differs by the
+/// difference in threads times the seconds the measured decisions span, the same count
+/// at every pair of sizes. ULE (both versions) walks no such list: bounded.
+#[test]
+fn freebsd_4bsd_schedcpu_walks_every_thread_and_ule_does_not() {
+    let units = |n: usize| {
+        sched_cost("freebsd-4bsd", &cfg(CostClass::Other), n)
+            .unwrap()
+            .work_units
+    };
+    let (a, b, c) = (units(10), units(1_000), units(10_000));
+    assert_eq!((b - a) % 990, 0, "{a} {b} {c}");
+    let seconds = (b - a) / 990;
+    // 1 000 measured decisions at one tick each span one second, crossed once or twice.
+    assert!((1..=2).contains(&seconds), "{a} {b} {c}");
+    assert_eq!(c - a, 9_990 * seconds, "{a} {b} {c}");
+    for p in ["freebsd-ule5", "freebsd-ule"] {
+        assert_bounded(p, CostClass::Other);
+    }
+}

@@ -13,10 +13,10 @@ append its section here.
 from __future__ import annotations
 
 from schedlab import crosscheck
-from schedlab.seeds import host004, section000, seed002, seed003, seed004
+from schedlab.seeds import host004, section000, seed001, seed002, seed003, seed004
 
 SECTIONS = (section000.section, seed002.section, seed003.section, seed004.section,
-            crosscheck.section)
+            crosscheck.section, seed001.section)
 """The report's sections, in page order."""
 
 HOST_SECTIONS = (host004.section,)

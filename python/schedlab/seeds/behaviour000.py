@@ -179,7 +179,16 @@ def _timeslices(policies: Sequence[str], hz: int
     return tables, problems
 
 
-def _timeslice_table(tables: Mapping[str, list[tuple[int, int | None]]], hz: int) -> Table:
+def timeslice_table(policies: Sequence[str], hz: int, table_id: str
+                    ) -> tuple[Table | None, dict[str, str]]:
+    """The timeslice table of ``policies`` (None if none has one) and why a policy has
+    none, for another section's page."""
+    tables, problems = _timeslices(policies, hz)
+    return (_timeslice_table(tables, hz, table_id) if tables else None), problems
+
+
+def _timeslice_table(tables: Mapping[str, list[tuple[int, int | None]]], hz: int,
+                     table_id: str = "seed000-timeslice") -> Table:
     rows = []
     for nice in NICE_ROWS:
         row: list[Any] = [nice]
@@ -188,7 +197,7 @@ def _timeslice_table(tables: Mapping[str, list[tuple[int, int | None]]], hz: int
             row.append(Cell(ns / 1e6, decimals=1) if ns is not None
                        else Cell("load-dependent", kind="text"))
         rows.append(row)
-    return Table(id="seed000-timeslice",
+    return Table(id=table_id,
                  caption=f"Timeslice of a lone SCHED_OTHER task (ms), HZ {hz}",
                  columns=[Column("nice", "int")] + [Column(p, "num") for p in tables],
                  rows=rows)

@@ -46,7 +46,7 @@ def part(ctx: Context, policies: Sequence[str]) -> Part:
     return Part(html, files=ctx.figure_files(saved))
 
 
-def cost_table(points: Sequence[dict[str, Any]]) -> Table:
+def cost_table(points: Sequence[dict[str, Any]], table_id: str = "seed000-sched-cost") -> Table:
     """Rows: N; per policy two columns, counted work units and ns per decision."""
     groups = cost.by_scheduler(points)
     sizes = sorted({p["nr_runnable"] for p in points})
@@ -65,6 +65,6 @@ def cost_table(points: Sequence[dict[str, Any]]) -> Table:
             row += [Cell(p["work_per_decision"], decimals=1) if p else None,
                     p["ns_per_decision"] if p else None]
         rows.append(row)
-    return Table(columns=columns, rows=rows, groups=header, id="seed000-sched-cost",
+    return Table(columns=columns, rows=rows, groups=header, id=table_id,
                  caption="Scheduler cost per decision: counted work units (exact) and ns "
                          "(this machine) against the number of runnable tasks N")

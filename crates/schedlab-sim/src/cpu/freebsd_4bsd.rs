@@ -256,7 +256,7 @@ impl Freebsd4Bsd {
     }
 
     /// Run every schedcpu (and loadav) whose second has come.
-    fn catch_up(&mut self, ctx: &Ctx) {
+    fn catch_up(&mut self, ctx: &mut Ctx) {
         let due = ctx.now() / NS_PER_S;
         while self.seconds_done < due {
             self.seconds_done += 1;
@@ -268,8 +268,13 @@ impl Freebsd4Bsd {
     }
 
     /// `schedcpu`: once a second, decay the estcpu of every thread awake during the
-    /// second; count seconds asleep for the others (their decay is `updatepri`'s).
-    fn schedcpu(&mut self, ctx: &Ctx) {
+    /// second; count seconds asleep for the others (their decay is `updatepri`'s). The
+    /// kernel walks every process and thread (`FOREACH_PROC_IN_SYSTEM`,
+    /// `FOREACH_THREAD_IN_PROC`): one unit of work per live thread visited, counted on the
+    /// CPU whose scheduler event ran it.
+    fn schedcpu(&mut self, ctx: &mut Ctx) {
+        let live = self.td.iter().filter(|td| td.alive).count() as u64;
+        ctx.count_work(live);
         for i in 0..self.td.len() {
             let t = TaskId(i as u32);
             let td = &mut self.td[i];
