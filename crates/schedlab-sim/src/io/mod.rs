@@ -161,6 +161,12 @@ pub struct IoSchedInfo {
 pub trait IoScheduler {
     fn info(&self) -> IoSchedInfo;
 
+    /// The device's `queue/rotational` flag, told once before any tunable is set (an
+    /// elevator's `init_sched` reads `blk_queue_nonrot`).
+    fn set_rotational(&mut self, rotational: bool) {
+        let _ = rotational;
+    }
+
     /// Set a tunable (sysfs `queue/iosched/<name>`).
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
         let _ = value;
@@ -445,6 +451,7 @@ impl BlockLayer {
             .map(|d| {
                 let mut elevator =
                     construct(&d.scheduler).map_err(|e| format!("device {}: {e}", d.name))?;
+                elevator.set_rotational(d.model.rotational());
                 let mut limits = QueueLimits::default();
                 for (k, v) in &d.params {
                     if limits
