@@ -581,42 +581,40 @@ fn one_tag(readers: &[(&str, u64)]) -> String {
 }
 
 #[test]
-fn a_front_merge_moves_the_request_in_its_queue() {
-    // `b`'s bio ends where `a`'s queued request starts: it joins it at the front (the
-    // one-hit cache), and bfq re-sorts the request by its new start (bfq_request_merged).
-    let (r, trace) = run(&one_tag(&[("blocker", 1 << 30), ("a", 4096), ("b", 0)]));
-    assert_eq!(r["devices"][0]["merges"], 1);
-    assert_eq!(r["devices"][0]["requests"], 2);
-    assert!(
-        trace.contains("block_rq_issue: 251,0 R 8192 () 0 + 16 ["),
-        "{trace}"
-    );
-}
-
-#[test]
-fn a_grown_request_absorbs_its_queued_neighbour_from_another_queue() {
-    // One tag, taken by `blocker`. `a` (sectors 0..8) and `c` (16..24) queue in their
-    // own bfq queues; `b`'s bio (8..16) joins `a`'s request at its end, which now touches
-    // `c`'s: the block layer merges the two requests (attempt_back_merge) and bfq drops
-    // `c`'s from its queue (bfq_requests_merged → bfq_remove_request). One request of 24
-    // sectors wakes all three.
-    let (r, trace) = run(&one_tag(&[
+fn a_bio_joins_a_request_of_its_own_queue_only() {
+    // One tag, taken by `blocker`. `b`'s bio ends where `a`'s queued request starts and
+    // `c`'s starts where it ends, but they are other processes' queues:
+    // bfq_allow_bio_merge refuses `b`'s bio (`bfqq == RQ_BFQQ(rq)`), which becomes a
+    // request of its own. `c`'s bio is refused too, but its new request is then offered
+    // to the queued requests that end where it starts (bfq_insert_request →
+    // blk_mq_sched_try_insert_merge → elv_attempt_insert_merge), which asks no elevator:
+    // it joins `a`'s request (bfq_requests_merged drops it from `c`'s queue).
+    let (r, _) = run(&one_tag(&[
         ("blocker", 1 << 30),
-        ("a", 0),
+        ("a", 4096),
+        ("b", 0),
         ("c", 8192),
-        ("b", 4096),
     ]));
-    let dev = &r["devices"][0];
-    assert_eq!(dev["merges"], 2);
-    assert_eq!(dev["requests"], 2);
-    assert_eq!(dev["bytes_read"], 4 * 4096);
+    assert_eq!(r["devices"][0]["merges"], 1);
+    assert_eq!(r["devices"][0]["requests"], 3);
+    // Under cfq the same (cfq_allow_merge); under deadline, which has no allow_merge,
+    // both bios join `a`'s request (the one-hit cache, then the request hash): one
+    // request of 24 sectors.
+    let (r, _) = run(
+        &one_tag(&[("blocker", 1 << 30), ("a", 4096), ("b", 0), ("c", 8192)])
+            .replace(r#""scheduler": "bfq""#, r#""scheduler": "cfq""#),
+    );
+    assert_eq!(r["devices"][0]["merges"], 1);
+    assert_eq!(r["devices"][0]["requests"], 3);
+    let (r, trace) = run(
+        &one_tag(&[("blocker", 1 << 30), ("a", 4096), ("b", 0), ("c", 8192)])
+            .replace(r#""scheduler": "bfq""#, r#""scheduler": "deadline""#),
+    );
+    assert_eq!(r["devices"][0]["merges"], 2);
     assert!(
         trace.contains("block_rq_issue: 251,0 R 12288 () 0 + 24 ["),
         "{trace}"
     );
-    for t in r["tasks"].as_array().unwrap() {
-        assert_eq!(t["activations"], 1, "{}", t["name"]);
-    }
 }
 
 #[test]

@@ -71,13 +71,11 @@
 //!   detection (`bfq_handle_burst`: queues created in a large burst are never raised);
 //!   a queue's exit is not seen, so a waker is never forgotten (`bfq_put_queue` empties
 //!   its woken list);
-//! - merging: bfq hears of merges the block layer makes (`bfq_request_merged` re-sorts a
-//!   request after a front merge, `bfq_requests_merged` drops the request merged away,
-//!   keeping the older FIFO deadline), but offers no front-merge candidate of its own
-//!   (`bfq_request_merge` searches the submitting task's queue, which the hook does not
-//!   name; a synchronous reader has nothing queued when it submits, so for sync I/O none
-//!   is missed), and the block layer does not ask `bfq_allow_bio_merge`, which in the
-//!   kernel keeps a bio out of another queue's request;
+//! - merging is modelled (`bfq_request_merge` offers the submitter's queue's request
+//!   starting where a bio ends, `bfq_allow_bio_merge` keeps a bio out of another queue's
+//!   request, `bfq_request_merged` re-sorts after a front merge, `bfq_requests_merged`
+//!   drops the request merged away, keeping the older FIFO deadline), but the early
+//!   queue merging `bfq_allow_bio_merge` also starts (`bfq_setup_cooperator`) is not;
 //! - the device's `queue/rotational` flag is read as `blk_queue_nonrot` (seekiness,
 //!   whether idling boosts throughput, the large-request rule of injection, the
 //!   reference rate and raising duration);
@@ -104,12 +102,12 @@
 
 mod wf2q;
 
-use schedlab_spec::model::{IoPrio, IoPrioClass, IOPRIO_LEVELS};
+use schedlab_spec::model::{IoPrio, IoPrioClass, IOPRIO_LEVELS, SECTOR_BYTES};
 
 use super::process_queues::ProcessQueues;
 use super::seek::{self, BackSeek};
 use super::sorted_fifo::{SortedFifo, READ};
-use super::{IoCtx, IoSchedInfo, IoScheduler, MergeKind, Request, RqId};
+use super::{Bio, IoCtx, IoSchedInfo, IoScheduler, MergeKind, Request, RqId};
 use crate::types::{TaskId, Time};
 use wf2q::{Entity, Wf2q, CLASSES, CLASS_IDLE};
 
@@ -1633,6 +1631,26 @@ impl IoScheduler for Bfq {
         self.update_io_seektime(q, &r);
         self.add_request(io, q, rq);
         self.rq_enqueued(io, q, &r);
+    }
+
+    /// `bfq_request_merge` (`bfq_find_rq_fmerge`): a request of the submitter's queue
+    /// (`bfqd->bio_bfqq`) that starts where the bio ends.
+    fn request_merge(&mut self, _io: &IoCtx, bio: &Bio) -> Option<(RqId, MergeKind)> {
+        let q = self.table.get(bio.task, bio.ioprio, bio.sync)?;
+        let end = bio.sector + bio.bytes / SECTOR_BYTES;
+        let rq = self.q(q).rqs.find_at(LIST, end)?;
+        Some((rq, MergeKind::Front))
+    }
+
+    /// `bfq_allow_bio_merge`: no sync bio into an async request, and a bio only into a
+    /// request of the queue it would be queued with (`bfqq == RQ_BFQQ(rq)`).
+    fn allow_merge(&self, io: &IoCtx, rq: RqId, bio: &Bio) -> bool {
+        if bio.sync && !io.request(rq).sync {
+            return false;
+        }
+        self.table
+            .get(bio.task, bio.ioprio, bio.sync)
+            .is_some_and(|q| self.is_queued(rq) && self.queue_of(rq) == q)
     }
 
     /// `bfq_request_merged`: a front merge moved the request's start; re-sort it, and it

@@ -51,14 +51,15 @@
 //!   splitting) and `REQ_PRIO` / `REQ_NOIDLE` requests are not modelled; a process is
 //!   never seen to exit (`ioc->active_ref`), so idling for an exited process lasts its
 //!   `slice_idle`.
-//! - Merging: the block layer merges bios and requests (`io/merge.rs`); CFQ re-sorts a
-//!   request after a front merge (`cfq_merged_request`) and drops a request merged into
-//!   another (`cfq_merged_requests`). It offers no front-merge candidates of its own:
-//!   `cfq_merge` looks only in the submitting process's queue, which the block layer does
-//!   not name; a process waiting for its sync request has nothing else queued there, so
-//!   for sync I/O that search finds nothing either. The block layer has no `allow_merge`
-//!   veto, so a bio may join a request of another process's queue, which
-//!   `cfq_allow_merge` forbids.
+//! - Merging: the block layer merges bios and requests (`io/merge.rs`); CFQ offers the
+//!   request of the submitter's queue that starts where a bio ends (`cfq_merge`), keeps a
+//!   bio out of another process's queue and a sync bio out of an async request
+//!   (`cfq_allow_merge`), re-sorts a request after a front merge (`cfq_merged_request`)
+//!   and drops a request merged into another (`cfq_merged_requests`). The block layer
+//!   offers every new request to the queued one it continues (6.1's
+//!   `elv_attempt_insert_merge`, which asks no elevator); 3.12 does so only for requests
+//!   coming from a plug (`ELEVATOR_INSERT_SORT_MERGE`), so here two processes' requests
+//!   may merge where 3.12 keeps them apart.
 //! - The idle class waits for no grace period: `CFQ_IDLE_DELAY` (200 ms) is only an
 //!   offset of idle-class queues' keys on their tree; an idle-class queue is served as soon
 //!   as no RT or BE queue is busy, and a busy queue includes the active one while the disk
@@ -66,14 +67,14 @@
 //!
 //! Complexity: O(queues on a service tree + requests in one queue) per operation.
 
-use schedlab_spec::model::{IoPrio, IoPrioClass, IOPRIO_LEVELS};
+use schedlab_spec::model::{IoPrio, IoPrioClass, IOPRIO_LEVELS, SECTOR_BYTES};
 
 use super::process_queues::AsyncQueues;
 use super::seek::{self, BackSeek};
 use super::service_tree::ServiceTree;
 use super::sorted_fifo::SortedFifo;
 use super::task_table::TaskTable;
-use super::{IoCtx, IoSchedInfo, IoScheduler, MergeKind, Request, RqId};
+use super::{Bio, IoCtx, IoSchedInfo, IoScheduler, MergeKind, Request, RqId};
 use crate::types::{TaskId, Time};
 
 /// Jiffies per second the model counts in.
@@ -588,6 +589,18 @@ impl Cfq {
         self.busy_queues -= 1;
         if sync {
             self.busy_sync_queues -= 1;
+        }
+    }
+
+    /// The queue a bio of its submitter goes to, if the process has one
+    /// (`cfq_cic_lookup`, then `cic_to_cfqq(cic, cfq_bio_sync(bio))`; the async queue of the
+    /// bio's priority stands for the one the process last used).
+    fn bio_queue(&self, bio: &Bio) -> Option<u32> {
+        let process = self.processes.get(bio.task)?;
+        if bio.sync {
+            process.sync_queue
+        } else {
+            self.async_queues.get(bio.ioprio)
         }
     }
 
@@ -1279,6 +1292,25 @@ impl IoScheduler for Cfq {
         let next = self.queues[q as usize].next_rq;
         self.queues[q as usize].next_rq = self.choose_req(io, next, Some(rq), self.last_position);
         self.rq_enqueued(q, &r);
+    }
+
+    /// `cfq_merge` (`cfq_find_rq_fmerge`): a request of the submitter's queue for the bio's
+    /// direction of sync-ness that starts where the bio ends.
+    fn request_merge(&mut self, _io: &IoCtx, bio: &Bio) -> Option<(RqId, MergeKind)> {
+        let q = self.bio_queue(bio)?;
+        let end = bio.sector + bio.bytes / SECTOR_BYTES;
+        let rq = self.queues[q as usize].reqs.find_at(LIST, end)?;
+        Some((rq, MergeKind::Front))
+    }
+
+    /// `cfq_allow_merge`: no sync bio into an async request, and a bio only into a
+    /// request of the queue it would be queued with.
+    fn allow_merge(&self, io: &IoCtx, rq: RqId, bio: &Bio) -> bool {
+        if bio.sync && !io.request(rq).sync {
+            return false;
+        }
+        self.bio_queue(bio)
+            .is_some_and(|q| self.queue_of(rq) == Some(q))
     }
 
     /// `cfq_merged_request`: a front merge moved `rq`'s start, so it is sorted again and

@@ -85,6 +85,16 @@ impl ProcessQueues {
         self.asyncs.get_or_create(ioprio, create)
     }
 
+    /// The queue a request of `task` at `ioprio` goes to, if it exists (no queue is
+    /// created).
+    pub fn get(&self, task: TaskId, ioprio: IoPrio, sync: bool) -> Option<u32> {
+        if sync {
+            self.sync.get(task).copied()
+        } else {
+            self.asyncs.get(ioprio)
+        }
+    }
+
     /// The shared async queue a task of `ioprio` writes back through (`bic->bfqq[0]`),
     /// if it exists.
     pub fn async_queue(&self, ioprio: IoPrio) -> Option<u32> {
