@@ -17,8 +17,8 @@ fn run(text: &str) -> Value {
     common::run_io(text, None)
 }
 
-/// `tasks` (JSON members) on 4 CPUs with one device `sda` under `elevator` and `params`
-/// (JSON object), `duration_s` seconds if given.
+/// `tasks` (JSON members) on 4 CPUs with one rotational device `sda` (one tag) under
+/// `elevator` and `params` (JSON object), `duration_s` seconds if given.
 fn spec(tasks: &str, elevator: &str, params: &str, duration_s: Option<f64>) -> String {
     let global = duration_s.map_or(String::new(), |d| {
         format!(r#""global": {{"duration": {d}}},"#)
@@ -30,7 +30,7 @@ fn spec(tasks: &str, elevator: &str, params: &str, duration_s: Option<f64>) -> S
         "schedlab": {{
             "machine": {{"cpus": 4, "hz": 1000}},
             "devices": {{"sda": {{"model": "null_blk", "completion_ns": {COMPLETION_NS},
-                                  "queue_depth": 1, "scheduler": "{elevator}",
+                                  "queue_depth": 1, "rotational": true, "scheduler": "{elevator}",
                                   "params": {params}}}}}
         }}
     }}"#
@@ -246,4 +246,26 @@ fn requests_the_block_layer_merges_complete_once_and_leave_cfqs_queues() {
     assert_eq!(sleep("a"), sleep("b") + 20_000);
     assert_ne!(sleep("c"), sleep("b") + 10_000);
     assert_ne!(sleep("d"), sleep("e") + 10_000);
+}
+
+#[test]
+fn on_a_non_rotational_device_cfq_does_not_idle() {
+    // The thinker of the test above on a non-rotational device: until cfq_update_hw_tag
+    // has seen the device not queueing (50 samples with more than 5 requests around, never
+    // reached here) it is taken to queue, and blk_queue_nonrot && hw_tag switches idling
+    // off (cfq_should_idle, cfq_arm_slice_timer): the streamer takes the disk whenever the
+    // thinker's queue empties, as with slice_idle = 0 on the rotational disk.
+    let tasks = format!(
+        r#""thinker": {{"loop": 20, {}, "run": 3500}},
+           "streamer": {{"loop": 100, "run": 500, {}}}"#,
+        read(1),
+        read(2)
+    );
+    let rot = spec(&tasks, "cfq", "{}", None);
+    let nonrot = run(&rot.replace(r#""rotational": true"#, r#""rotational": false"#));
+    let no_idle = run(&spec(&tasks, "cfq", r#"{"slice_idle": 0}"#, None));
+    assert_each_request_completed_once(&nonrot, &[("thinker", 20), ("streamer", 100)]);
+    let sleep = |r: &serde_json::Value| u(&task(r, "thinker")["sleep_ns"]);
+    assert!(sleep(&nonrot) > 20 * COMPLETION_NS, "{}", sleep(&nonrot));
+    assert_eq!(sleep(&nonrot), sleep(&no_idle));
 }
