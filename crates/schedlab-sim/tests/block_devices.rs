@@ -203,6 +203,39 @@ fn hdd_a_flush_waits_until_the_write_cache_is_on_the_media() {
     assert!(through >= media, "{through}");
 }
 
+/// With a write buffer an SSD completes writes once their bytes are in the controller;
+/// a cache flush then waits until every buffered write is programmed, so a run that
+/// ends with an `fsync` lasts at least one page program (tPROG) longer than the same
+/// writes without it.
+#[test]
+fn ssd_a_flush_waits_until_the_buffered_writes_are_programmed() {
+    let task = |fsync: bool| {
+        format!(
+            r#""w": {{"loop": 1,
+                "schedlab:io": {{"file": "f", "op": "write", "bytes": 1048576, "count": 8,
+                                 "direct": true}}{}}}"#,
+            if fsync {
+                r#", "schedlab:fsync": {"file": "f"}"#
+            } else {
+                ""
+            }
+        )
+    };
+    let with_files = |fsync: bool| {
+        spec(
+            &task(fsync),
+            r#"{"model": "ssd", "write_buffer_bytes": 16777216}"#,
+        )
+        .replace(
+            r#""devices": {"d":"#,
+            r#""files": {"f": {"dev": "d", "bytes": 16777216}}, "devices": {"d":"#,
+        )
+    };
+    let (synced, unsynced) = (run(&with_files(true)), run(&with_files(false)));
+    let gap = (makespan_s(&synced) - makespan_s(&unsynced)) * 1e9;
+    assert!(gap >= param(SSD, "program_ns"), "{gap}");
+}
+
 /// A read of bytes the disk has just read is served from its cache segment: the command
 /// overhead and the interface transfer, no positioning.
 #[test]
