@@ -51,7 +51,10 @@
 //! it is kept so (1 ms jiffies), which makes it wait for slice_idle-in-ns milliseconds.
 //! A process's requests (`RQ_BIC(rq)->requests`) are counted as its sync queue's
 //! queued and dispatched ones: its async requests, which the flusher thread submits
-//! here, are not counted.
+//! here, are not counted. The woken-queue branch (`blocked_bfqq`, the head of the queue
+//! in service's `woken_list`) is read from a later bfq-iosched.c than 6.1, on the reading
+//! that it came with the waker-detection rework of 5.14 (`tentative_waker_bfqq`,
+//! `num_waker_detections`), which 6.1 has.
 //!
 //! The peak rate is estimated from dispatches and completions as `bfq_update_peak_rate` /
 //! `bfq_update_rate_reset` do, and sets the raising duration and, with `max_budget` 0
