@@ -172,6 +172,70 @@ fn hdd_write_cache_completes_writes_at_interface_speed() {
     assert!(lat["min"].as_f64().unwrap() >= media, "{lat}");
 }
 
+/// A cache flush (an `fsync` after direct writes: no dirty pages, only the FLUSH) completes
+/// once the disk's write cache is on the media: the 8 MiB the writes left in the cache are
+/// destaged first, which takes at least their media transfer at the outer zone's rate.
+#[test]
+fn hdd_a_flush_waits_until_the_write_cache_is_on_the_media() {
+    let task = r#""w": {"loop": 1,
+        "schedlab:io": {"file": "f", "op": "write", "bytes": 1048576, "count": 8, "direct": true},
+        "schedlab:fsync": {"file": "f"}}"#;
+    let with_files = |device: &str| {
+        spec(task, device).replace(
+            r#""devices": {"d":"#,
+            r#""files": {"f": {"dev": "d", "bytes": 16777216}}, "devices": {"d":"#,
+        )
+    };
+    let r = run(&with_files(r#"{"model": "hdd"}"#));
+    let bytes = 8.0 * 1048576.0;
+    let writes =
+        8.0 * (param(HDD, "overhead_ns") + bytes / 8.0 * 1e9 / param(HDD, "interface_bps"));
+    let media = bytes * 1e9 / param(HDD, "rate_outer_bps");
+    let makespan = makespan_s(&r) * 1e9;
+    // The disk destages while the writes still arrive, so the run lasts at least the
+    // media transfer, far longer than the writes into the cache.
+    assert!(makespan >= media, "{makespan} < {media}");
+    assert!(makespan > 4.0 * writes, "{makespan} vs {writes}");
+    assert_eq!(requests(&r), 9.0, "eight writes and the flush");
+    // Without the write cache the writes go to the media themselves.
+    let r = run(&with_files(r#"{"model": "hdd", "write_cache": false}"#));
+    let through = makespan_s(&r) * 1e9;
+    assert!(through >= media, "{through}");
+}
+
+/// With a write buffer an SSD completes writes once their bytes are in the controller;
+/// a cache flush then waits until every buffered write is programmed, so a run that
+/// ends with an `fsync` lasts at least one page program (tPROG) longer than the same
+/// writes without it.
+#[test]
+fn ssd_a_flush_waits_until_the_buffered_writes_are_programmed() {
+    let task = |fsync: bool| {
+        format!(
+            r#""w": {{"loop": 1,
+                "schedlab:io": {{"file": "f", "op": "write", "bytes": 1048576, "count": 8,
+                                 "direct": true}}{}}}"#,
+            if fsync {
+                r#", "schedlab:fsync": {"file": "f"}"#
+            } else {
+                ""
+            }
+        )
+    };
+    let with_files = |fsync: bool| {
+        spec(
+            &task(fsync),
+            r#"{"model": "ssd", "write_buffer_bytes": 16777216}"#,
+        )
+        .replace(
+            r#""devices": {"d":"#,
+            r#""files": {"f": {"dev": "d", "bytes": 16777216}}, "devices": {"d":"#,
+        )
+    };
+    let (synced, unsynced) = (run(&with_files(true)), run(&with_files(false)));
+    let gap = (makespan_s(&synced) - makespan_s(&unsynced)) * 1e9;
+    assert!(gap >= param(SSD, "program_ns"), "{gap}");
+}
+
 /// A read of bytes the disk has just read is served from its cache segment: the command
 /// overhead and the interface transfer, no positioning.
 #[test]

@@ -98,7 +98,8 @@ fn the_trace_shows_issue_and_completion_as_the_kernel_prints_them() {
         Some(path.clone()),
     );
     let text = std::fs::read_to_string(&path).unwrap();
-    let issue = regex::Regex::new(r"block_rq_issue: 251,0 R 0 \(\) (\d+) \+ 8 \[reader\]").unwrap();
+    let issue =
+        regex::Regex::new(r"block_rq_issue: 251,0 R 4096 \(\) (\d+) \+ 8 \[reader\]").unwrap();
     let done = regex::Regex::new(r"block_rq_complete: 251,0 R \(\) (\d+) \+ 8 \[0\]").unwrap();
     let issued: Vec<&str> = issue
         .captures_iter(&text)

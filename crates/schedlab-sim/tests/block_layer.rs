@@ -250,7 +250,7 @@ fn depth_one_submits_one_request_at_a_time() {
 /// The start sectors of the requests `text` issues, from its ftrace output.
 fn issued_sectors(text: &str) -> Vec<u64> {
     let trace = common::trace_of(text, "blklayer");
-    let issue = regex::Regex::new(r"block_rq_issue: 251,0 [RW] 0 \(\) (\d+) \+").unwrap();
+    let issue = regex::Regex::new(r"block_rq_issue: 251,0 [RW] \d+ \(\) (\d+) \+").unwrap();
     issue
         .captures_iter(&trace)
         .map(|c| c[1].parse().unwrap())
@@ -326,9 +326,10 @@ fn the_trace_shows_requests_entering_the_scheduler_but_not_bios_merged_into_them
     schedlab_sim::simulate_text(&two_adjacent(""), &cfg).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::remove_dir_all(&dir).ok();
-    let insert =
-        regex::Regex::new(r"(\w+)-\d+ .* block_rq_insert: 251,0 R 0 \(\) (\d+) \+ (\d+) \[(\w+)\]")
-            .unwrap();
+    let insert = regex::Regex::new(
+        r"(\w+)-\d+ .* block_rq_insert: 251,0 R \d+ \(\) (\d+) \+ (\d+) \[(\w+)\]",
+    )
+    .unwrap();
     let got: Vec<(String, u64, u64)> = insert
         .captures_iter(&text)
         .map(|c| {
@@ -346,7 +347,7 @@ fn the_trace_shows_requests_entering_the_scheduler_but_not_bios_merged_into_them
     );
     // The merged request is issued whole.
     assert!(
-        text.contains("block_rq_issue: 251,0 R 0 () 0 + 16 [swapper]"),
+        text.contains("block_rq_issue: 251,0 R 8192 () 0 + 16 [swapper]"),
         "{text}"
     );
 }

@@ -17,8 +17,8 @@ fn run(text: &str) -> Value {
     common::run_io(text, None)
 }
 
-/// `tasks` (JSON members) on 4 CPUs with one device `sda` under `elevator` and `params`
-/// (JSON object), `duration_s` seconds if given.
+/// `tasks` (JSON members) on 4 CPUs with one rotational device `sda` (one tag) under
+/// `elevator` and `params` (JSON object), `duration_s` seconds if given.
 fn spec(tasks: &str, elevator: &str, params: &str, duration_s: Option<f64>) -> String {
     let global = duration_s.map_or(String::new(), |d| {
         format!(r#""global": {{"duration": {d}}},"#)
@@ -30,7 +30,7 @@ fn spec(tasks: &str, elevator: &str, params: &str, duration_s: Option<f64>) -> S
         "schedlab": {{
             "machine": {{"cpus": 4, "hz": 1000}},
             "devices": {{"sda": {{"model": "null_blk", "completion_ns": {COMPLETION_NS},
-                                  "queue_depth": 1, "scheduler": "{elevator}",
+                                  "queue_depth": 1, "rotational": true, "scheduler": "{elevator}",
                                   "params": {params}}}}}
         }}
     }}"#
@@ -209,13 +209,13 @@ fn read_at(offset: u64) -> String {
 #[test]
 fn requests_the_block_layer_merges_complete_once_and_leave_cfqs_queues() {
     // While "first" holds the disk, "a" queues a read at 0 and "c" one at 8 KiB; "b"'s
-    // read at 4 KiB joins c's request at its front (the block layer's one-hit cache: c's
-    // was queued last), c's request is sorted again (cfq_merged_request) and now reaches
-    // a's: it is merged into a's and leaves c's queue (cfq_merged_requests). (Linux 3.x
-    // would keep these bios of three processes apart: `cfq_allow_merge` lets a bio join
-    // only a request of its own process's queue; the block layer here has no such veto.)
-    // "e"'s read ends where "d"'s queued one starts, but CFQ offers front merges only from
-    // the submitter's own queue (`cfq_merge`), so it stays a request of its own.
+    // read at 4 KiB touches both, but a bio may join only a request of its own process's
+    // queue (cfq_allow_merge), so it becomes a request of its own. That new request is
+    // then offered to the queued request ending where it starts (elv_attempt_insert_merge,
+    // which asks no elevator): it is merged into a's and leaves b's queue
+    // (cfq_merged_requests). "e"'s read ends where "d"'s queued one starts, but CFQ offers
+    // front merges only from the submitter's own queue (`cfq_merge`), so it stays a
+    // request of its own.
     let tasks = format!(
         r#""first": {{"loop": 1, {}}},
            "a": {{"loop": 1, "run": 10, {}}},
@@ -234,16 +234,38 @@ fn requests_the_block_layer_merges_complete_once_and_leave_cfqs_queues() {
     let text = spec(&tasks, "cfq", "{}", None).replace(r#""cpus": 4"#, r#""cpus": 8"#);
     let r = run(&text);
     let dev = &r["devices"][0];
-    assert_eq!(u(&dev["requests"]), 4, "first's, a+b+c, d's, e's");
-    assert_eq!(u(&dev["merges"]), 2);
+    assert_eq!(u(&dev["requests"]), 5, "first's, a+b, c's, d's, e's");
+    assert_eq!(u(&dev["merges"]), 1);
     assert_eq!(u(&dev["bytes_read"]), 6 * 4096);
     for name in ["first", "a", "b", "c", "d", "e"] {
         assert_eq!(u(&task(&r, name)["switches_voluntary"]), 1, "{name}");
     }
     assert_eq!(r["summary"]["blocked_at_end"], 0);
-    // a, b and c wake together (they submitted at 10, 20 and 30 µs).
+    // a and b wake together (they submitted at 10 and 30 µs); c does not.
     let sleep = |n: &str| u(&task(&r, n)["sleep_ns"]);
     assert_eq!(sleep("a"), sleep("b") + 20_000);
-    assert_eq!(sleep("c"), sleep("b") + 10_000);
+    assert_ne!(sleep("c"), sleep("b") + 10_000);
     assert_ne!(sleep("d"), sleep("e") + 10_000);
+}
+
+#[test]
+fn on_a_non_rotational_device_cfq_does_not_idle() {
+    // The thinker of the test above on a non-rotational device: until cfq_update_hw_tag
+    // has seen the device not queueing (50 samples with more than 5 requests around, never
+    // reached here) it is taken to queue, and blk_queue_nonrot && hw_tag switches idling
+    // off (cfq_should_idle, cfq_arm_slice_timer): the streamer takes the disk whenever the
+    // thinker's queue empties, as with slice_idle = 0 on the rotational disk.
+    let tasks = format!(
+        r#""thinker": {{"loop": 20, {}, "run": 3500}},
+           "streamer": {{"loop": 100, "run": 500, {}}}"#,
+        read(1),
+        read(2)
+    );
+    let rot = spec(&tasks, "cfq", "{}", None);
+    let nonrot = run(&rot.replace(r#""rotational": true"#, r#""rotational": false"#));
+    let no_idle = run(&spec(&tasks, "cfq", r#"{"slice_idle": 0}"#, None));
+    assert_each_request_completed_once(&nonrot, &[("thinker", 20), ("streamer", 100)]);
+    let sleep = |r: &serde_json::Value| u(&task(r, "thinker")["sleep_ns"]);
+    assert!(sleep(&nonrot) > 20 * COMPLETION_NS, "{}", sleep(&nonrot));
+    assert_eq!(sleep(&nonrot), sleep(&no_idle));
 }

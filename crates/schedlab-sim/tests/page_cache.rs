@@ -193,6 +193,39 @@ fn fsync_writes_the_dirty_pages_then_flushes_the_device_cache() {
 }
 
 #[test]
+fn a_page_rewritten_under_writeback_is_written_again_once_that_write_ends() {
+    // `a` writes the file's first page and fsyncs it; `b`, 5 µs later (the delay), writes
+    // the same page while `a`'s write is on the device and fsyncs too: the page is dirty
+    // and under writeback, so `b`'s fsync waits for that write to end and then writes the
+    // page again (write_cache_pages in WB_SYNC_ALL mode, wait_on_page_writeback). Both
+    // fsyncs end with their flush.
+    let text = spec(
+        r#""a": {"loop": 1, "schedlab:io": {"file": "f", "op": "write", "bytes": 2048, "direct": false},
+                 "schedlab:fsync": {"file": "f"}},
+           "b": {"loop": 1, "delay": 5,
+                 "schedlab:io": {"file": "f", "op": "write", "bytes": 2048, "offset": 2048, "direct": false},
+                 "schedlab:fsync": {"file": "f"}}"#,
+        1024,
+        r#""copy_byte_ps": 0"#,
+    );
+    let r = run(&text);
+    let dev = &r["devices"][0];
+    assert_eq!(dev["bytes_written"], 2 * 4096);
+    let got = issues(&text);
+    let writes: Vec<_> = got.iter().filter(|i| i.2 == 8).collect();
+    assert_eq!(writes.len(), 2, "{got:?}");
+    assert!(
+        writes[1].0 >= writes[0].0 + 10_000,
+        "after the first write ended: {got:?}"
+    );
+    assert_eq!(
+        got.iter().filter(|i| i.2 == 0).count(),
+        2,
+        "two flushes: {got:?}"
+    );
+}
+
+#[test]
 fn unlink_commits_the_metadata_to_the_journal_then_checkpoints_it() {
     // A 1 GiB file covers 8 block groups: 8 block bitmaps (blocks 64..72), one group
     // descriptor block (block 1) and the inode's table block (80). The journal commit

@@ -928,6 +928,9 @@ pub enum DeviceModel {
         completion_ns: u64,
         queue_depth: u32,
         size_bytes: u64,
+        /// The queue's `rotational` flag (null_blk's `rotational` parameter of later
+        /// kernels; default false, as null_blk is non-rotational).
+        rotational: bool,
     },
     /// A hard disk (`crate::device::HddParams`).
     Hdd(crate::device::HddParams),
@@ -936,6 +939,16 @@ pub enum DeviceModel {
 }
 
 impl DeviceModel {
+    /// The queue's `rotational` flag (`blk_queue_nonrot` is its negation): a hard disk
+    /// is rotational, an SSD is not, null_blk as configured.
+    pub fn rotational(&self) -> bool {
+        match self {
+            DeviceModel::NullBlk { rotational, .. } => *rotational,
+            DeviceModel::Hdd(_) => true,
+            DeviceModel::Ssd(_) => false,
+        }
+    }
+
     /// Capacity in bytes.
     pub fn size_bytes(&self) -> u64 {
         match self {

@@ -413,26 +413,44 @@ fn oltp_writes_the_transactions_its_options_ask_for() {
         "{:?}",
         s.headline
     );
-    // Read-only transactions write nothing; read-write ones write one redo record each.
-    let writes = |mode: &str| {
+    // Read-only transactions write nothing; read-write ones write one redo record each to
+    // the log file through the page cache, then fsync it; pages are read with O_DIRECT
+    // from the tables' files.
+    let counts = |mode: &str| {
+        use schedlab_spec::model::{IoOp, IoTarget};
         let s = gen("oltp", &[("threads", "1"), ("events", "6"), ("mode", mode)]);
-        s.tasks[0]
-            .phases
+        let log = s
+            .resources
+            .files
             .iter()
-            .flat_map(|ph| &ph.events)
+            .position(|f| f.name == "ib_logfile0")
+            .expect("the redo log file") as u32;
+        let events: Vec<&Event> = s.tasks[0].phases.iter().flat_map(|ph| &ph.events).collect();
+        let writes = events
+            .iter()
             .filter(|e| {
-                matches!(
-                    e,
-                    Event::Io {
-                        op: schedlab_spec::model::IoOp::Write,
-                        ..
-                    }
-                )
+                matches!(e, Event::IoBatch(io) if io.op == IoOp::Write && !io.direct
+                    && io.target == IoTarget::File(log))
             })
-            .count()
+            .count();
+        let fsyncs = events
+            .iter()
+            .filter(|e| matches!(e, Event::Fsync { file } if *file == log))
+            .count();
+        let direct_reads = events
+            .iter()
+            .filter(|e| {
+                matches!(e, Event::IoBatch(io) if io.op == IoOp::Read && io.direct
+                    && matches!(io.target, IoTarget::File(f) if f != log))
+            })
+            .count();
+        (writes, fsyncs, direct_reads)
     };
-    assert_eq!(writes("read_only"), 0);
-    assert_eq!(writes("read_write"), 6);
+    let (w, f, r) = counts("read_only");
+    assert_eq!((w, f), (0, 0));
+    assert!(r > 0);
+    let (w, f, _) = counts("read_write");
+    assert_eq!((w, f), (6, 6));
 }
 
 #[test]

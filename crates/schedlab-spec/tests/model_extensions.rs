@@ -430,7 +430,8 @@ fn null_blk_devices_and_io_events() {
         DeviceModel::NullBlk {
             completion_ns: 10_000,
             queue_depth: 64,
-            size_bytes: 250 << 30
+            size_bytes: 250 << 30,
+            rotational: false
         }
     );
     assert_eq!(d[0].scheduler, "none");

@@ -56,6 +56,9 @@ READ_BYTES = 128 * 1024
 #: Where the maintenance job's and the timeline readers' files start on the device (far
 #: from the database's tables, which start at byte 0).
 FILE_OFFSETS = (100 << 30, 150 << 30)
+#: The maintenance job's file: as large as the timeline's (the seed reads a 5 GB file
+#: there), more than any run here reads.
+MAINTENANCE_FILE = "maintenance.log"
 
 
 @dataclass(frozen=True)
@@ -112,11 +115,24 @@ def oltp_text(ctx: Context, device: str, seconds: int) -> str:
     return ctx.generate("oltp", device=device, time=seconds, mode="read_write")
 
 
+def maintenance_task() -> dict[str, Any]:
+    """The maintenance job as ``ionice -c 3 cat FILE > /dev/null`` runs it: ``read(2)``
+    calls of ``READ_BYTES`` through the page cache, whose read-ahead (Linux's on-demand
+    window, up to ``queue/read_ahead_kb`` = 128 KiB) keeps the next window in flight while
+    the job copies the last one, in the idle I/O class, for ever."""
+    return {"loop": -1, "schedlab:ioprio": {"class": "idle"},
+            "schedlab:io": {"file": MAINTENANCE_FILE, "op": "read", "bytes": READ_BYTES,
+                            "offset": "seq", "direct": False}}
+
+
 def isolation_spec(base: str, scheduler: str, params: Mapping[str, str], job: bool) -> str:
     def edit(s: dict[str, Any]) -> None:
         _elevator(s, "db", scheduler, params)
         if job:
-            s["tasks"]["maintenance"] = reader_task(FILE_OFFSETS[0], None, idle=True)
+            s["schedlab"].setdefault("files", {})[MAINTENANCE_FILE] = {
+                "dev": "db", "offset": FILE_OFFSETS[0],
+                "bytes": int(DATA["timeline"]["file_bytes"]) // 4096 * 4096}
+            s["tasks"]["maintenance"] = maintenance_task()
     return api.edit_spec(base, edit)
 
 
@@ -381,14 +397,14 @@ def alpha_requests(ctx: Context, size: Sizes) -> dict[int, RunRequest]:
 
 
 def job_mbps(run: RunOutcome) -> float | None:
-    """The maintenance job's MB/s: its requests are counted through its activations (one at
-    start-up, then one per completed request, which wakes it)."""
+    """The maintenance job's MB/s: the bytes its bios (its read-ahead) read from the
+    device over the run."""
     if not run.ok or run.result is None:
         return None
     for t in run.result.json["tasks"]:
         if t["name"] == "maintenance":
-            requests = max(int(t["activations"]) - 1, 0)
-            return requests * READ_BYTES / (run.result.run["sim_ns"] / 1e9) / 1e6
+            io = t.get("io") or {}
+            return int(io.get("bytes_read", 0)) / (run.result.run["sim_ns"] / 1e9) / 1e6
     return None
 
 

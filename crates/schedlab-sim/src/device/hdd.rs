@@ -47,8 +47,16 @@
 //!   the link, a media read's data reach the host as they are read); read segments and
 //!   dirty data have separate budgets of `cache_bytes`; a read that overlaps dirty data
 //!   only in part is read from the media, and overwritten dirty data is destaged twice;
-//!   no flushes or FUA, no defects, no thermal recalibration, seek times equal for reads
-//!   and writes.
+//!   no FUA, no defects, no thermal recalibration, seek times equal for reads and writes.
+//! - A cache flush (FLUSH CACHE EXT, the block layer's `REQ_OP_FLUSH`) completes, after
+//!   the command overhead, once every byte the write cache holds is on the media
+//!   (ATA8-ACS: the device writes its cached data before it completes the command). It is
+//!   not a queued (NCQ) command: the commands the disk took before it are served first,
+//!   then the dirty data is destaged, nearest first, and the commands that came after it
+//!   wait until it completes (libata holds a non-queued command until the queue drains,
+//!   and new commands behind it); they are then served from the media, a write among
+//!   them written through (simplified: the drive would take it into its cache then).
+//!   With the write cache off the flush costs the command overhead only.
 
 use schedlab_spec::device::{HddGeometry, HddParams, SeekCurve};
 use schedlab_spec::model::{IoOp, SECTOR_BYTES};
@@ -123,6 +131,8 @@ pub struct Hdd {
     uses: u64,
     dirty: Vec<Extent>,
     dirty_bytes: u64,
+    /// FLUSH CACHE commands not yet completed, with their arrival times.
+    flushes: Vec<(RqId, Time)>,
 }
 
 impl Hdd {
@@ -146,6 +156,7 @@ impl Hdd {
             uses: 0,
             dirty: Vec::new(),
             dirty_bytes: 0,
+            flushes: Vec::new(),
             p,
             geo,
             seek,
@@ -271,16 +282,31 @@ impl Hdd {
         i
     }
 
-    /// The mechanism is free at `now`: start the next operation, if any.
+    /// The mechanism is free at `now`: start the next operation, if any. While a FLUSH
+    /// CACHE is pending only the commands that came before it are served, then the dirty
+    /// data is destaged, and the flush completes once none is left.
     fn next_op(&mut self, dc: &mut DevCtx) {
         let now = dc.now();
-        if self.busy.is_some() || (self.waiting.is_empty() && self.dirty.is_empty()) {
+        if self.busy.is_some() {
+            return;
+        }
+        let barrier = self.flushes.first().map(|f| f.1);
+        let served = |c: &Cmd| barrier.is_none_or(|b| c.arrived <= b);
+        let command = self.waiting.iter().any(served);
+        if barrier.is_some() && !command && self.dirty.is_empty() {
+            let done = now + self.p.overhead_ns;
+            for (id, _) in self.flushes.drain(..) {
+                dc.arm(done, id.0 as u64);
+            }
+            return self.next_op(dc);
+        }
+        if !command && self.dirty.is_empty() {
             return;
         }
         self.stop_read_ahead(now);
         let t = now as f64 + self.p.overhead_ns as f64;
-        if !self.waiting.is_empty() {
-            let i = self.next_command(t);
+        if command {
+            let i = self.next_command(t, barrier);
             let c = self.waiting.remove(i);
             let read = if c.write {
                 None
@@ -317,10 +343,13 @@ impl Hdd {
     /// The index of the waiting command to serve when the mechanism moves at time `t`:
     /// the smallest positioning time less `ncq_age_percent` % of its time waiting (the
     /// first of equals: arrival order breaks ties).
-    fn next_command(&self, t: f64) -> usize {
+    fn next_command(&self, t: f64, barrier: Option<Time>) -> usize {
         let w = self.p.ncq_age_percent as f64 / 100.0;
         let mut best = (0, f64::INFINITY);
         for (i, c) in self.waiting.iter().enumerate() {
+            if barrier.is_some_and(|b| c.arrived > b) {
+                continue;
+            }
             let p = self.positioning_ns(t, c.start) - w * (t - c.arrived as f64);
             if p < best.1 {
                 best = (i, p);
@@ -388,10 +417,17 @@ impl Device for Hdd {
 
     fn queue(&mut self, dc: &mut DevCtx, id: RqId, rq: &Request) {
         let now = dc.now();
+        if rq.flush {
+            self.flushes.push((id, now));
+            self.next_op(dc);
+            return;
+        }
         let start = rq.sector * SECTOR_BYTES;
         let end = start + rq.bytes;
         let host = now + self.p.overhead_ns + self.interface_ns(rq.bytes);
+        let behind_flush = !self.flushes.is_empty();
         match rq.op {
+            _ if behind_flush => {}
             IoOp::Read => {
                 let idle = self.busy.is_none();
                 if let Some(ready) = self.cached(start, end, now) {

@@ -75,6 +75,7 @@ pub fn construct(model: &DeviceModel) -> Box<dyn Device> {
             completion_ns,
             queue_depth,
             size_bytes,
+            ..
         } => Box::new(null_blk::NullBlk {
             completion_ns: *completion_ns,
             queue_depth: *queue_depth,

@@ -28,7 +28,11 @@
 //!   channel carries them to the die, which programs the page (tPROG). With a write
 //!   buffer that has room the write completes when its bytes are in the controller (the
 //!   buffer space is freed when its pages are programmed); otherwise when its last page
-//!   is programmed.
+//!   is programmed. A cache flush (FLUSH CACHE EXT, `REQ_OP_FLUSH`) completes after the
+//!   command overhead, once every buffered write is programmed (ATA8-ACS: the device
+//!   writes its cached data before completing it); the requests after it are not held
+//!   back (the HDD model holds them), and without a write buffer it costs the overhead
+//!   only.
 //! - Not modelled: the FTL (logical pages map to fixed dies; no garbage collection, no
 //!   erase, no write amplification, no wear levelling), read caching, data compression
 //!   (SandForce's), multi-plane and cache-mode operations, read-modify-write of partial
@@ -198,6 +202,11 @@ impl Device for Ssd {
         let start = rq.sector * SECTOR_BYTES;
         let end = start + rq.bytes;
         let done = match rq.op {
+            // A cache flush: done once every buffered write is programmed.
+            IoOp::Write if rq.flush => {
+                self.drain_buffer(now);
+                self.buffered.iter().map(|&(at, _)| at).fold(t, Time::max)
+            }
             IoOp::Read => self.read(now, t, start, end),
             IoOp::Write => {
                 self.drain_buffer(now);

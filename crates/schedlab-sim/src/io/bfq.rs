@@ -33,6 +33,29 @@
 //! (`bfq_bfqq_softrt_next_start`) and raised × 30 × `BFQ_SOFTRT_WEIGHT_FACTOR` (100) for
 //! `bfq_wr_rt_max_time` (300 ms).
 //!
+//! Injection (`bfq_select_queue`, `bfq_choose_bfqq_for_injection`,
+//! `bfq_update_inject_limit`, `bfq_reset_inject_limit`, `bfq_check_waker`): while the
+//! queue in service is empty and idled for, `bfq_select_queue` may dispatch another
+//! queue's request — first the same process's async I/O, then its waker's (a queue
+//! after whose completions this one thrice got I/O within 4 ms, `bfq_check_waker`),
+//! then the queue it wakes (the head of its woken list), and otherwise, unless idling
+//! boosts throughput for it, the most recently queued queue whose budget covers its
+//! next request, while fewer requests than the in-service queue's `inject_limit` are in
+//! flight. The limit adapts: the total service time (arrival to completion) of a first
+//! request of the queue in service is measured with the drive empty (the baseline,
+//! `last_serv_time_ns`; the limit then becomes at least 1) or with injected I/O in
+//! flight, and the limit drops when that time reaches 1.5 × the baseline and grows
+//! otherwise; it is reset every second, and while no baseline exists it is 0 for a
+//! queue with a short think time and 1 otherwise. The kernel's fallback that lets one
+//! request in after idling for `slice_idle` adds that time in ns to a jiffies count;
+//! it is kept so (1 ms jiffies), which makes it wait for slice_idle-in-ns milliseconds.
+//! A process's requests (`RQ_BIC(rq)->requests`) are counted as its sync queue's
+//! queued and dispatched ones: its async requests, which the flusher thread submits
+//! here, are not counted. The woken-queue branch (`blocked_bfqq`, the head of the queue
+//! in service's `woken_list`) is read from a later bfq-iosched.c than 6.1, on the reading
+//! that it came with the waker-detection rework of 5.14 (`tentative_waker_bfqq`,
+//! `num_waker_detections`), which 6.1 has.
+//!
 //! The peak rate is estimated from dispatches and completions as `bfq_update_peak_rate` /
 //! `bfq_update_rate_reset` do, and sets the raising duration and, with `max_budget` 0
 //! (auto, the default), the maximum budget: the sectors transferred in `timeout_sync` at
@@ -47,22 +70,18 @@
 //!
 //! Simplifications (what Linux 6.1 does that this model does not):
 //! - one flat group: no blkio cgroup weights (bfq-cgroup.c), so no hierarchical entities;
-//! - no injection of other queues' I/O while idling (`bfq_choose_bfqq_for_injection`,
-//!   `inject_limit`), no waker/blocked-queue detection (`bfq_check_waker`), no
-//!   cooperating-queue merging (`bfq_setup_cooperator`, stable merges), no burst
+//! - no cooperating-queue merging (`bfq_setup_cooperator`, stable merges), no burst
 //!   detection (`bfq_handle_burst`: queues created in a large burst are never raised);
-//! - merging: bfq hears of merges the block layer makes (`bfq_request_merged` re-sorts a
-//!   request after a front merge, `bfq_requests_merged` drops the request merged away,
-//!   keeping the older FIFO deadline), but offers no front-merge candidate of its own
-//!   (`bfq_request_merge` searches the submitting task's queue, which the hook does not
-//!   name; a synchronous reader has nothing queued when it submits, so for sync I/O none
-//!   is missed), and the block layer does not ask `bfq_allow_bio_merge`, which in the
-//!   kernel keeps a bio out of another queue's request;
-//! - the device is taken as non-rotational (`blk_queue_nonrot`: the elevator is not told
-//!   the device's `queue/rotational`), so idling never pays for throughput alone while
-//!   the device is seen queueing (`hw_tag`), as on an SSD or null_blk — on the hard-disk
-//!   model this differs from the kernel, which idles for sequential queues there, and
-//!   `ref_rate`/`ref_wr_duration` are the non-rotational ones;
+//!   a queue's exit is not seen, so a waker is never forgotten (`bfq_put_queue` empties
+//!   its woken list);
+//! - merging is modelled (`bfq_request_merge` offers the submitter's queue's request
+//!   starting where a bio ends, `bfq_allow_bio_merge` keeps a bio out of another queue's
+//!   request, `bfq_request_merged` re-sorts after a front merge, `bfq_requests_merged`
+//!   drops the request merged away, keeping the older FIFO deadline), but the early
+//!   queue merging `bfq_allow_bio_merge` also starts (`bfq_setup_cooperator`) is not;
+//! - the device's `queue/rotational` flag is read as `blk_queue_nonrot` (seekiness,
+//!   whether idling boosts throughput, the large-request rule of injection, the
+//!   reference rate and raising duration);
 //! - a task's exit is not seen (`bfq_exit_icq`): its queue may idle for it once more;
 //! - times are kept in ns where the kernel uses jiffies (a jiffy is taken as 1 ms where a
 //!   jiffy count is a constant: the 4 jiffies of `bfq_bfqq_softrt_next_start`).
@@ -75,9 +94,9 @@
 //! waiting) makes every scenario asymmetric (`bfq_asymmetric_scenario`:
 //! `multiple_classes_busy`), so each sync best-effort queue is idled for when it empties
 //! and keeps the device until its budget or budget timeout runs out: concurrent sync
-//! readers with short think times are then served one at a time, which costs a load that
-//! relies on the device's parallelism (NCQ, an SSD's channels) most of its throughput.
-//! The kernel recovers part of it by injection, which this model leaves out (above).
+//! readers with short think times would then be served one at a time; injection lets
+//! the other queues' requests into the drive while it is idled for, within the inject
+//! limit.
 //!
 //! Complexity: O(queues with requests) per scheduling decision (the active sets are
 //! scanned), O(backlog of one queue) per insert and removal. Each queue's sort list and
@@ -86,13 +105,13 @@
 
 mod wf2q;
 
-use schedlab_spec::model::{IoPrio, IoPrioClass, IOPRIO_LEVELS};
+use schedlab_spec::model::{IoPrio, IoPrioClass, IOPRIO_LEVELS, SECTOR_BYTES};
 
 use super::process_queues::ProcessQueues;
 use super::seek::{self, BackSeek};
 use super::sorted_fifo::{SortedFifo, READ};
-use super::{IoCtx, IoSchedInfo, IoScheduler, MergeKind, Request, RqId};
-use crate::types::Time;
+use super::{Bio, IoCtx, IoSchedInfo, IoScheduler, MergeKind, Request, RqId};
+use crate::types::{TaskId, Time};
 use wf2q::{Entity, Wf2q, CLASSES, CLASS_IDLE};
 
 /// Signed ns: the kernel's "farthest past instant" (`bfq_smallest_from_now`) is
@@ -125,9 +144,9 @@ const RATE_MIN_SAMPLES: u32 = 32;
 const RATE_MIN_INTERVAL: Stamp = 300 * MS;
 const RATE_REF_INTERVAL: Stamp = 1000 * MS;
 const RATE_SHIFT: u32 = 16;
-/// `ref_rate[1]` and `ref_wr_duration[1]` (non-rotational device).
-const REF_RATE: u64 = 33_000;
-const REF_WR_DURATION_MS: u64 = 2_500;
+/// `ref_rate` and `ref_wr_duration` ([rotational, non-rotational]; `bfq_init`).
+const REF_RATE: [u64; 2] = [14_000, 33_000];
+const REF_WR_DURATION_MS: [u64; 2] = [7_000, 2_500];
 /// `max_service_from_wr` (sectors).
 const MAX_SERVICE_FROM_WR: u64 = 120_000;
 /// `BFQ_SOFTRT_WEIGHT_FACTOR`.
@@ -195,6 +214,24 @@ struct BfqQueue {
     last_request_pos: u64,
     io_start_time: Stamp,
     tot_idle_time: Stamp,
+    /// The task whose synchronous queue this is (`bfqq->bic`); `None` for a shared
+    /// asynchronous queue.
+    task: Option<TaskId>,
+    /// Requests in flight up to which other queues' I/O may be injected while this one
+    /// is in service and empty (`inject_limit`).
+    inject_limit: u32,
+    /// Baseline total service time of a first request with nothing else in flight
+    /// (`last_serv_time_ns`; 0 = not measured yet).
+    last_serv_time_ns: Stamp,
+    /// Last time the inject limit was lowered or reset (`decrease_time_jif`).
+    decrease_time: Stamp,
+    /// The queue whose completions this one's I/O waits for (`waker_bfqq`).
+    waker: Option<u32>,
+    tentative_waker: Option<u32>,
+    num_waker_detections: u32,
+    waker_detection_started: Stamp,
+    /// Position in its waker's `woken_list`: the highest value is the list's head.
+    woken_order: u64,
 }
 
 /// The scheduler (`struct bfq_data`).
@@ -232,6 +269,16 @@ pub struct Bfq {
     last_position: u64,
     last_budget_start: Stamp,
     last_idling_start: Stamp,
+    // Injection (`bfq_update_inject_limit`): the total service time of the in-service
+    // queue's first request is measured from its arrival (`last_empty_occupied_ns`)
+    // once it is dispatched (`wait_dispatch`, then `waited_rq`) to its completion.
+    rqs_injected: bool,
+    wait_dispatch: bool,
+    waited_rq: Option<RqId>,
+    last_empty_occupied: Stamp,
+    last_completed_rq_bfqq: Option<u32>,
+    /// Counter ordering the woken lists (`hlist_add_head`).
+    woken_seq: u64,
     /// Generation of the idle slice timer: a fired timer of an older one was cancelled.
     timer_gen: u64,
     now: Stamp,
@@ -249,6 +296,8 @@ pub struct Bfq {
     wr_min_inter_arr_async: Stamp,
     wr_max_softrt_rate: u64,
     rate_dur_prod: u64,
+    /// `blk_queue_nonrot`: the device is not rotational.
+    nonrot: bool,
 }
 
 impl Default for Bfq {
@@ -271,7 +320,7 @@ impl Default for Bfq {
             budgets_assigned: 0,
             max_budget: DEFAULT_MAX_BUDGET,
             user_max_budget: 0,
-            peak_rate: REF_RATE * 2 / 3,
+            peak_rate: REF_RATE[1] * 2 / 3,
             peak_rate_samples: 0,
             sequential_samples: 0,
             tot_sectors_dispatched: 0,
@@ -283,6 +332,12 @@ impl Default for Bfq {
             last_position: 0,
             last_budget_start: 0,
             last_idling_start: 0,
+            rqs_injected: false,
+            wait_dispatch: false,
+            waited_rq: None,
+            last_empty_occupied: 0,
+            last_completed_rq_bfqq: None,
+            woken_seq: 0,
             timer_gen: 0,
             now: 0,
             fifo_expire: [250 * MS, 125 * MS],
@@ -297,7 +352,8 @@ impl Default for Bfq {
             wr_min_idle_time: 2000 * MS,
             wr_min_inter_arr_async: 500 * MS,
             wr_max_softrt_rate: 7000,
-            rate_dur_prod: REF_RATE * REF_WR_DURATION_MS,
+            rate_dur_prod: REF_RATE[1] * REF_WR_DURATION_MS[1],
+            nonrot: true,
         }
     }
 }
@@ -453,7 +509,7 @@ impl Bfq {
     }
 
     /// `bfq_init_bfqq` with `bfq_set_next_ioprio_data`.
-    fn new_queue(&mut self, ioprio: IoPrio, sync: bool) -> u32 {
+    fn new_queue(&mut self, ioprio: IoPrio, sync: bool, task: TaskId) -> u32 {
         let (class, level) = class_and_level(ioprio);
         let idle = class == CLASS_IDLE;
         let max_budget = 2 * self.max_budget_now() / 3;
@@ -492,6 +548,15 @@ impl Bfq {
             last_request_pos: 0,
             io_start_time: self.now,
             tot_idle_time: 0,
+            task: sync.then_some(task),
+            inject_limit: 0,
+            last_serv_time_ns: 0,
+            decrease_time: self.now,
+            waker: None,
+            tentative_waker: None,
+            num_waker_detections: 0,
+            waker_detection_started: 0,
+            woken_order: 0,
         });
         id
     }
@@ -527,29 +592,202 @@ impl Bfq {
         b.ttime_mean = (b.ttime_total + 128) / b.ttime_samples;
     }
 
-    /// `bfq_update_has_short_ttime`.
+    /// `bfq_update_has_short_ttime`; while no baseline service time has been measured,
+    /// the inject limit follows the think time: a change of state resets it, at most
+    /// every 100 ms for a queue whose think time became short.
     fn update_has_short_ttime(&mut self, q: u32) {
         if !self.q(q).sync || self.class_idle(q) || self.slice_idle == 0 {
             return;
         }
         let half = (self.slice_idle / 2) as u64;
         let b = self.qm(q);
-        b.has_short_ttime = !(b.ttime_samples > 80 && b.ttime_mean > half);
+        let short = !(b.ttime_samples > 80 && b.ttime_mean > half);
+        let changed = short != b.has_short_ttime;
+        b.has_short_ttime = short;
+        if changed
+            && self.q(q).last_serv_time_ns == 0
+            && (self.now >= self.q(q).decrease_time + 100 * MS || !short)
+        {
+            self.reset_inject_limit(q);
+        }
     }
 
-    /// `BFQ_RQ_SEEKY` on a non-rotational device.
-    fn rq_seeky(last_pos: u64, rq: &Request) -> bool {
+    /// `bfq_reset_inject_limit`: forget the baseline; start from no injection for a
+    /// queue with a short think time, from one request otherwise.
+    fn reset_inject_limit(&mut self, q: u32) {
+        self.waited_rq = None;
+        let now = self.now;
+        let b = self.qm(q);
+        b.last_serv_time_ns = 0;
+        b.inject_limit = if b.has_short_ttime { 0 } else { 1 };
+        b.decrease_time = now;
+    }
+
+    /// `bfq_check_waker`: a synchronous queue that gets I/O within 4 ms of another
+    /// queue's completion, three times within 128 × `slice_idle`, and whose think time is
+    /// long, is taken to be woken by that queue.
+    fn check_waker(&mut self, q: u32) {
+        let Some(last) = self.last_completed_rq_bfqq else {
+            return;
+        };
+        let now = self.now;
+        if last == q
+            || self.q(q).has_short_ttime
+            || now - self.last_completion >= 4 * MS
+            || self.q(q).waker == Some(last)
+        {
+            return;
+        }
+        let slice_idle = self.slice_idle;
+        let b = self.qm(q);
+        if b.tentative_waker != Some(last) || now > b.waker_detection_started + 128 * slice_idle {
+            b.tentative_waker = Some(last);
+            b.num_waker_detections = 1;
+            b.waker_detection_started = now;
+        } else {
+            b.num_waker_detections += 1;
+        }
+        if b.num_waker_detections == 3 {
+            b.waker = Some(last);
+            b.tentative_waker = None;
+            self.woken_seq += 1;
+            self.qm(q).woken_order = self.woken_seq;
+        }
+    }
+
+    /// The head of the in-service queue's woken list: of the queues it wakes, the one
+    /// most recently added to the list or made busy (`bfq_add_bfqq_busy` moves a woken
+    /// queue to the head).
+    fn blocked_queue(&self, waker: u32) -> Option<u32> {
+        (0..self.queues.len() as u32)
+            .filter(|&b| self.q(b).waker == Some(waker))
+            .max_by_key(|&b| self.q(b).woken_order)
+    }
+
+    /// Whether `q` is busy with a next request its budget covers: a queue I/O may be
+    /// injected from.
+    fn injectable(&self, io: &IoCtx, q: u32) -> bool {
+        let b = self.q(q);
+        b.busy
+            && b.next_rq
+                .is_some_and(|n| self.serv_to_charge(io, n, q) <= self.budget_left(q))
+    }
+
+    /// `bfq_choose_bfqq_for_injection`: the first queue on the active list (most
+    /// recently queued first) with a request its budget covers, while fewer requests than
+    /// the in-service queue's inject limit are in flight; on a non-rotational device a
+    /// large request (≥ `BFQQ_SECT_THR_NONROT`) is injected only into an empty drive.
+    fn choose_bfqq_for_injection(&mut self, io: &IoCtx) -> Option<u32> {
+        let s = self.in_service?;
+        let mut limit = self.q(s).inject_limit;
+        let always_inject = self.wr_coeff_of(s) == 1 || !self.q(s).has_short_ttime;
+        // The kernel adds `bfq_slice_idle` (ns) to a jiffies count here: with 1 ms
+        // jiffies the limit is raised only after slice_idle-in-ns milliseconds of idling.
+        if limit == 0
+            && self.q(s).last_serv_time_ns == 0
+            && self.q(s).wait_request
+            && self.now >= self.last_idling_start + self.slice_idle * MS
+        {
+            limit = 1;
+        }
+        if self.rq_in_driver >= limit {
+            return None;
+        }
+        let base_limit = self.q(s).inject_limit;
+        let found = self
+            .wf
+            .active_ids()
+            .filter(|&q| {
+                let b = self.q(q);
+                let Some(next) = b.next_rq else {
+                    return false;
+                };
+                if !(always_inject || self.wr_coeff_of(q) > 1)
+                    || self.serv_to_charge(io, next, q) > self.budget_left(q)
+                {
+                    return false;
+                }
+                let l = if self.nonrot && io.request(next).nr_sectors() >= SECT_THR_NONROT {
+                    limit.min(1)
+                } else {
+                    base_limit
+                };
+                self.rq_in_driver < l
+            })
+            .max_by_key(|&q| self.wf.active_order(q));
+        if found.is_some() {
+            self.rqs_injected = true;
+        }
+        found
+    }
+
+    /// `bfq_update_inject_limit`, at the completion of the measured first request: with
+    /// injection, lower the limit if the total service time exceeded 1.5 × the
+    /// baseline, else raise it (up to one more than the drive was seen holding); with
+    /// nothing else in flight, (re)measure the baseline.
+    fn update_inject_limit(&mut self, q: u32) {
+        let tot = self.now - self.last_empty_occupied;
+        let now = self.now;
+        let (rqs_injected, rq_in_driver, max_in_driver) =
+            (self.rqs_injected, self.rq_in_driver, self.max_rq_in_driver);
+        let b = self.qm(q);
+        let old_limit = b.inject_limit;
+        if b.last_serv_time_ns > 0 && rqs_injected {
+            let threshold = (b.last_serv_time_ns * 3) >> 1;
+            if tot >= threshold && old_limit > 0 {
+                b.inject_limit -= 1;
+                b.decrease_time = now;
+            } else if tot < threshold && old_limit <= max_in_driver {
+                b.inject_limit += 1;
+            }
+        }
+        if (b.last_serv_time_ns == 0 && rq_in_driver == 1) || tot < b.last_serv_time_ns {
+            if b.last_serv_time_ns == 0 {
+                b.inject_limit = old_limit.max(1);
+            }
+            b.last_serv_time_ns = tot;
+        } else if !rqs_injected && rq_in_driver == 1 {
+            b.last_serv_time_ns = tot;
+        }
+        self.waited_rq = None;
+        self.rqs_injected = false;
+    }
+
+    /// What `bfq_add_request` does for a synchronous queue whose process has no other
+    /// request (`RQ_BIC(rq)->requests <= 1`): waker detection, the periodic reset of the
+    /// inject limit (every second), and, for the queue in service, the start of a total
+    /// service time measurement when the drive is empty or injection is under way.
+    fn add_request_injection(&mut self, q: u32) {
+        self.check_waker(q);
+        if self.now >= self.q(q).decrease_time + 1000 * MS {
+            self.reset_inject_limit(q);
+        }
+        if self.in_service == Some(q)
+            && (self.rq_in_driver == 0
+                || (self.q(q).last_serv_time_ns > 0 && self.rqs_injected && self.rq_in_driver > 0))
+            && self.now >= self.q(q).decrease_time + 10 * MS
+        {
+            self.last_empty_occupied = self.now;
+            self.wait_dispatch = true;
+            if self.rq_in_driver == 0 {
+                self.rqs_injected = false;
+            }
+        }
+    }
+
+    /// `BFQ_RQ_SEEKY`: a far request, and on a non-rotational device a small one.
+    fn rq_seeky(&self, last_pos: u64, rq: &Request) -> bool {
         let dist = if last_pos != 0 {
             rq.sector.abs_diff(last_pos)
         } else {
             0
         };
-        dist > SEEK_THR && rq.nr_sectors() < SECT_THR_NONROT
+        dist > SEEK_THR && (!self.nonrot || rq.nr_sectors() < SECT_THR_NONROT)
     }
 
     /// `bfq_update_io_seektime`.
     fn update_io_seektime(&mut self, q: u32, rq: &Request) {
-        let seeky = Self::rq_seeky(self.q(q).last_request_pos, rq);
+        let seeky = self.rq_seeky(self.q(q).last_request_pos, rq);
         let b = self.qm(q);
         b.seek_history = (b.seek_history << 1) | seeky as u32;
         if self.wr_coeff_of(q) > 1
@@ -695,6 +933,10 @@ impl Bfq {
         if self.wr_coeff_of(q) > 1 {
             self.wr_busy_queues += 1;
         }
+        if self.q(q).waker.is_some() {
+            self.woken_seq += 1;
+            self.qm(q).woken_order = self.woken_seq;
+        }
     }
 
     /// `bfq_del_bfqq_busy`.
@@ -759,6 +1001,9 @@ impl Bfq {
         let r = *io.request(rq);
         let old_wr_coeff = self.wr_coeff_of(q);
         self.queued += 1;
+        if self.q(q).sync && self.q(q).rqs.is_empty(LIST) && self.q(q).dispatched == 0 {
+            self.add_request_injection(q);
+        }
         if self.q(q).sync {
             self.update_io_intensity(q);
         }
@@ -827,6 +1072,9 @@ impl Bfq {
             self.qm(q).next_rq = None;
             if self.q(q).busy && self.in_service != Some(q) {
                 self.del_busy(q);
+                let e = &mut self.wf.ent[q as usize];
+                e.budget = 0;
+                e.service = 0;
             }
         }
     }
@@ -841,11 +1089,18 @@ impl Bfq {
             && self.budget_timeout(q)
     }
 
-    /// `idling_boosts_thr_without_issues` on a non-rotational device.
+    /// `idling_boosts_thr_without_issues`: on a rotational device that is not seen
+    /// queueing always, else for a sequential, I/O-bound queue with a short think time
+    /// on a rotational or non-queueing device; never while a queue is weight-raised.
+    /// (`hw_tag` is -1 until known, which the kernel's `!bfqd->hw_tag` reads as queueing.)
     fn idling_boosts_thr_without_issues(&self, q: u32) -> bool {
         let b = self.q(q);
         let sequential_and_io_bound = !self.seeky(q) && b.io_bound && b.has_short_ttime;
-        self.hw_tag == 0 && sequential_and_io_bound && self.wr_busy_queues == 0
+        let no_queueing = self.hw_tag == 0;
+        let rot_without_queueing = !self.nonrot && no_queueing;
+        let boosts =
+            rot_without_queueing || ((!self.nonrot || no_queueing) && sequential_and_io_bound);
+        boosts && self.wr_busy_queues == 0
     }
 
     /// `idling_needed_for_service_guarantees`.
@@ -1006,6 +1261,9 @@ impl Bfq {
                 self.qm(q).softrt_update = true;
             }
         }
+        self.rqs_injected = false;
+        self.wait_dispatch = false;
+        self.waited_rq = None;
         self.recalc_budget(io, q, reason);
         if self.q(q).rqs.is_empty(LIST)
             && !(reason == Expiration::Preempted && self.idling_needed_for_service_guarantees(q))
@@ -1068,8 +1326,11 @@ impl Bfq {
         Some(q)
     }
 
-    /// `bfq_select_queue` (without injection): keep the queue in service, or expire it
-    /// and pick the next; `None` while idling for the queue in service.
+    /// `bfq_select_queue`: keep the queue in service, or expire it and pick the next.
+    /// While the queue in service is empty and idled for, another queue's request may
+    /// be injected: its process's own async I/O, its waker's, the I/O of the queue it
+    /// wakes, or (`bfq_choose_bfqq_for_injection`) any queue's within the inject limit;
+    /// `None` while idling with nothing to inject.
     fn select_queue(&mut self, io: &mut IoCtx) -> Option<u32> {
         let mut cur = match self.in_service {
             Some(q) if self.may_expire_for_budg_timeout(q) && !self.must_idle(q) => {
@@ -1092,10 +1353,37 @@ impl Bfq {
                 return Some(q);
             }
             if self.q(q).wait_request || (self.q(q).dispatched != 0 && self.better_to_idle(q)) {
-                return None;
+                return self.injection_source(io, q);
             }
             self.expire(io, q, false, Expiration::NoMoreRequests);
             cur = self.set_in_service();
+        }
+        None
+    }
+
+    /// The queue `bfq_select_queue` injects from while idling for `q`, in the kernel's
+    /// order of preference.
+    fn injection_source(&mut self, io: &IoCtx, q: u32) -> Option<u32> {
+        let b = self.q(q);
+        let own_async = b
+            .task
+            .and_then(|t| self.table.async_queue(b.ioprio).map(|a| (t, a)))
+            .filter(|&(t, a)| {
+                self.injectable(io, a) && self.q(a).next_rq.is_some_and(|n| io.request(n).task == t)
+            });
+        if let Some((_, a)) = own_async {
+            return Some(a);
+        }
+        if let Some(w) = self.q(q).waker.filter(|&w| self.injectable(io, w)) {
+            return Some(w);
+        }
+        if let Some(blocked) = self.blocked_queue(q).filter(|&b| self.injectable(io, b)) {
+            return Some(blocked);
+        }
+        if !self.idling_boosts_thr_without_issues(q)
+            && (self.wr_coeff_of(q) == 1 || self.wr_busy_queues > 1 || !self.q(q).has_short_ttime)
+        {
+            return self.choose_bfqq_for_injection(io);
         }
         None
     }
@@ -1178,7 +1466,7 @@ impl Bfq {
         } else {
             self.peak_rate_samples += 1;
             if (self.rq_in_driver > 0 || now - self.last_completion < MIN_TT)
-                && !Self::rq_seeky(self.last_position, rq)
+                && !self.rq_seeky(self.last_position, rq)
             {
                 self.sequential_samples += 1;
             }
@@ -1202,6 +1490,10 @@ impl Bfq {
         let rq = self.q(q).next_rq.expect("a selected queue has a request");
         let charge = self.serv_to_charge(io, rq, q);
         self.served(q, charge);
+        if self.in_service == Some(q) && self.wait_dispatch {
+            self.wait_dispatch = false;
+            self.waited_rq = Some(rq);
+        }
         self.qm(q).dispatched += 1;
         let r = *io.request(rq);
         self.update_peak_rate(&r);
@@ -1263,9 +1555,19 @@ impl IoScheduler for Bfq {
             source: "torvalds/linux block/bfq-iosched.c, bfq-wf2q.c, bfq-iosched.h (v6.1): \
                      bfq_select_queue, bfq_bfqq_expire, __bfq_bfqq_recalc_budget, \
                      bfq_bfqq_handle_idle_busy_switch, bfq_update_wr_data, \
-                     bfq_update_peak_rate, bfq_lookup_next_entity; Valente & Checconi, \
+                     bfq_update_peak_rate, bfq_lookup_next_entity, \
+                     bfq_choose_bfqq_for_injection, bfq_update_inject_limit, \
+                     bfq_check_waker; Valente & Checconi, \
                      IEEE TC 2010; Valente & Andreolini, SYSTOR 2012",
         }
+    }
+
+    /// `bfq_init_queue`: the reference rate and raising duration of the device's kind.
+    fn set_rotational(&mut self, rotational: bool) {
+        self.nonrot = !rotational;
+        let k = self.nonrot as usize;
+        self.peak_rate = REF_RATE[k] * 2 / 3;
+        self.rate_dur_prod = REF_RATE[k] * REF_WR_DURATION_MS[k];
     }
 
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
@@ -1318,7 +1620,7 @@ impl IoScheduler for Bfq {
         let fresh = self.queues.len() as u32;
         let q = self.table.get_or_create(r.task, r.ioprio, r.sync, || fresh);
         if q == fresh {
-            self.new_queue(r.ioprio, r.sync);
+            self.new_queue(r.ioprio, r.sync, r.task);
         }
         self.check_ioprio_change(q, r.ioprio);
         if self.rq_queue.len() <= rq.0 as usize {
@@ -1332,6 +1634,26 @@ impl IoScheduler for Bfq {
         self.update_io_seektime(q, &r);
         self.add_request(io, q, rq);
         self.rq_enqueued(io, q, &r);
+    }
+
+    /// `bfq_request_merge` (`bfq_find_rq_fmerge`): a request of the submitter's queue
+    /// (`bfqd->bio_bfqq`) that starts where the bio ends.
+    fn request_merge(&mut self, _io: &IoCtx, bio: &Bio) -> Option<(RqId, MergeKind)> {
+        let q = self.table.get(bio.task, bio.ioprio, bio.sync)?;
+        let end = bio.sector + bio.bytes / SECTOR_BYTES;
+        let rq = self.q(q).rqs.find_at(LIST, end)?;
+        Some((rq, MergeKind::Front))
+    }
+
+    /// `bfq_allow_bio_merge`: no sync bio into an async request, and a bio only into a
+    /// request of the queue it would be queued with (`bfqq == RQ_BFQQ(rq)`).
+    fn allow_merge(&self, io: &IoCtx, rq: RqId, bio: &Bio) -> bool {
+        if bio.sync && !io.request(rq).sync {
+            return false;
+        }
+        self.table
+            .get(bio.task, bio.ioprio, bio.sync)
+            .is_some_and(|q| self.is_queued(rq) && self.queue_of(rq) == q)
     }
 
     /// `bfq_request_merged`: a front merge moved the request's start; re-sort it, and it
@@ -1402,6 +1724,9 @@ impl IoScheduler for Bfq {
         self.now = io.now() as Stamp;
         let now = self.now;
         let q = self.queue_of(rq);
+        if self.waited_rq == Some(rq) {
+            self.update_inject_limit(q);
+        }
         self.update_hw_tag();
         self.rq_in_driver -= 1;
         self.qm(q).dispatched -= 1;
@@ -1417,6 +1742,7 @@ impl IoScheduler for Bfq {
             self.update_rate_reset(None);
         }
         self.last_completion = now;
+        self.last_completed_rq_bfqq = Some(q);
         let b = self.q(q);
         if b.softrt_update
             && b.dispatched == 0

@@ -10,8 +10,11 @@
 //! - `fsync` (`ext4_sync_file` → `file_write_and_wait_range`, then the journal's cache
 //!   flush): the task writes the file's dirty pages (synchronous writes at its own I/O
 //!   priority), waits until none of the file's pages is under writeback (its own writes
-//!   and the flusher's), then sends a FLUSH request with no data and waits for it. The
-//!   journal commit of the inode's metadata is not modelled.
+//!   and the flusher's), then sends a FLUSH request with no data and waits for it. A
+//!   dirty page still under writeback (rewritten while its last write is in flight) is
+//!   written once that writeback ends (`WB_SYNC_ALL`: `wait_on_page_writeback`); here the
+//!   task waits for the file's whole writeback, then writes what is dirty then in a
+//!   second pass. The journal commit of the inode's metadata is not modelled.
 //! - `unlink` of a file (ext4 with 4 KiB blocks, 32768-block — 128 MiB — block groups,
 //!   flex_bg of 16 groups and 64-byte group descriptors: Linux kernel documentation,
 //!   "ext4 Data Structures and Algorithms", Block Groups and Block Group Descriptors).
@@ -44,6 +47,10 @@ use crate::types::TaskId;
 pub(crate) enum SyncStage {
     #[default]
     Idle,
+    /// `fsync`: waiting for the writeback of dirty pages it found under writeback, to
+    /// write them then (`write_cache_pages` in `WB_SYNC_ALL` mode:
+    /// `wait_on_page_writeback`).
+    Rewriting,
     /// `fsync`: waiting for the file's writeback to drain.
     Writing,
     /// `unlink`: waiting for the journal writes.
@@ -260,13 +267,22 @@ impl BlockLayer {
         let dev = self.files[f as usize].dev;
         loop {
             match self.task_io(t).sync {
-                SyncStage::Idle => {
+                SyncStage::Idle | SyncStage::Rewriting => {
+                    let again = self.task_io(t).sync == SyncStage::Rewriting;
+                    if again && self.cache().mappings[m as usize].writeback_pending() {
+                        self.cache().mappings[m as usize].fsync_waiters.push(t);
+                        return IoStep::Retry;
+                    }
                     let mut ios = std::mem::take(&mut self.wb_ios);
                     ios.clear();
-                    self.cache().write_mapping(m, &mut ios, |_, _| false);
+                    let skipped = self.cache().write_mapping(m, &mut ios, |_, _| false);
                     self.submit_pages(ctx, t, ioprio, IoOp::Write, true, &ios);
                     self.wb_ios = ios;
-                    self.task_io(t).sync = SyncStage::Writing;
+                    self.task_io(t).sync = if skipped && !again {
+                        SyncStage::Rewriting
+                    } else {
+                        SyncStage::Writing
+                    };
                 }
                 SyncStage::Writing => {
                     if self.cache().mappings[m as usize].writeback_pending() {
@@ -331,7 +347,7 @@ impl BlockLayer {
                 self.submit_flush(ctx, t, ioprio, dev);
                 IoStep::Retry
             }
-            SyncStage::Writing | SyncStage::Flushing => {
+            SyncStage::Rewriting | SyncStage::Writing | SyncStage::Flushing => {
                 // The commit is done: jbd2 checkpoints the blocks to their homes.
                 let homes = self.metadata_blocks(f);
                 let now = ctx.now();

@@ -43,22 +43,25 @@
 //!   cgroups, so the group service tree, `vdisktime` and weights have nothing to order;
 //!   what the root group does for its queues is kept (its busy-queue count for
 //!   `group_idle` and `cfq_should_wait_busy`, its think time, its saved workload).
-//! - The device is taken as rotational (`blk_queue_nonrot` false), whatever model serves
-//!   it: idling is not switched off for queued SSDs, seekiness is by distance
-//!   (`CFQQ_SEEK_THR`), and the NCQ detection (`cfq_update_hw_tag`) that only matters for
-//!   non-rotational devices and group charging is left out.
+//! - The device's `queue/rotational` flag is read as `blk_queue_nonrot`: on a
+//!   non-rotational device that queues (`cfq_update_hw_tag`: 5 requests seen in flight;
+//!   until 50 samples say otherwise it is taken to) a queue's idle window does not make
+//!   CFQ idle and no idle slice is armed (`cfq_should_idle`, `cfq_arm_slice_timer`), and a
+//!   small request, not a far one, counts as a seek (`cfq_update_io_seektime`). What
+//!   `hw_tag` does to group charging is left out (one group).
 //! - Close cooperators (`cfq_close_cooperator`, the prio trees, queue merging and
 //!   splitting) and `REQ_PRIO` / `REQ_NOIDLE` requests are not modelled; a process is
 //!   never seen to exit (`ioc->active_ref`), so idling for an exited process lasts its
 //!   `slice_idle`.
-//! - Merging: the block layer merges bios and requests (`io/merge.rs`); CFQ re-sorts a
-//!   request after a front merge (`cfq_merged_request`) and drops a request merged into
-//!   another (`cfq_merged_requests`). It offers no front-merge candidates of its own:
-//!   `cfq_merge` looks only in the submitting process's queue, which the block layer does
-//!   not name; a process waiting for its sync request has nothing else queued there, so
-//!   for sync I/O that search finds nothing either. The block layer has no `allow_merge`
-//!   veto, so a bio may join a request of another process's queue, which
-//!   `cfq_allow_merge` forbids.
+//! - Merging: the block layer merges bios and requests (`io/merge.rs`); CFQ offers the
+//!   request of the submitter's queue that starts where a bio ends (`cfq_merge`), keeps a
+//!   bio out of another process's queue and a sync bio out of an async request
+//!   (`cfq_allow_merge`), re-sorts a request after a front merge (`cfq_merged_request`)
+//!   and drops a request merged into another (`cfq_merged_requests`). The block layer
+//!   offers every new request to the queued one it continues (6.1's
+//!   `elv_attempt_insert_merge`, which asks no elevator); 3.12 does so only for requests
+//!   coming from a plug (`ELEVATOR_INSERT_SORT_MERGE`), so here two processes' requests
+//!   may merge where 3.12 keeps them apart.
 //! - The idle class waits for no grace period: `CFQ_IDLE_DELAY` (200 ms) is only an
 //!   offset of idle-class queues' keys on their tree; an idle-class queue is served as soon
 //!   as no RT or BE queue is busy, and a busy queue includes the active one while the disk
@@ -66,14 +69,14 @@
 //!
 //! Complexity: O(queues on a service tree + requests in one queue) per operation.
 
-use schedlab_spec::model::{IoPrio, IoPrioClass, IOPRIO_LEVELS};
+use schedlab_spec::model::{IoPrio, IoPrioClass, IOPRIO_LEVELS, SECTOR_BYTES};
 
 use super::process_queues::AsyncQueues;
 use super::seek::{self, BackSeek};
 use super::service_tree::ServiceTree;
 use super::sorted_fifo::SortedFifo;
 use super::task_table::TaskTable;
-use super::{IoCtx, IoSchedInfo, IoScheduler, MergeKind, Request, RqId};
+use super::{Bio, IoCtx, IoSchedInfo, IoScheduler, MergeKind, Request, RqId};
 use crate::types::{TaskId, Time};
 
 /// Jiffies per second the model counts in.
@@ -91,6 +94,11 @@ const SLICE_SCALE: i64 = 5;
 const HIST_DIVISOR: u32 = 4;
 /// `CFQQ_SEEK_THR`: a request farther than this (sectors) from the last is a seek.
 const SEEK_THR: u64 = 8 * 100;
+/// `CFQQ_SECT_THR_NONROT`: on a non-rotational device a request smaller than this
+/// (sectors) is a seek.
+const SECT_THR_NONROT: u64 = 2 * 32;
+/// `CFQ_HW_QUEUE_MIN`.
+const HW_QUEUE_MIN: u32 = 5;
 /// `CFQQ_CLOSE_THR`: a request this close (sectors) to the head is as good as sequential.
 const CLOSE_THR: u64 = 8 * 1024;
 /// `PAGE_CACHE_SIZE`.
@@ -339,6 +347,12 @@ pub struct Cfq {
     rq_queue: Vec<u32>,
     /// Jiffies at the hook being run.
     now: i64,
+    /// `blk_queue_nonrot`: the device is not rotational.
+    nonrot: bool,
+    /// `cfq_update_hw_tag`: -1 until known, then whether the device queues requests.
+    hw_tag: i8,
+    hw_tag_est_depth: u32,
+    hw_tag_samples: u32,
 }
 
 impl Default for Cfq {
@@ -368,6 +382,10 @@ impl Default for Cfq {
             last_delayed_sync: JIFFIES_AT_ZERO - HZ,
             rq_queue: Vec::new(),
             now: JIFFIES_AT_ZERO,
+            nonrot: false,
+            hw_tag: -1,
+            hw_tag_est_depth: 0,
+            hw_tag_samples: 0,
         }
     }
 }
@@ -591,6 +609,18 @@ impl Cfq {
         }
     }
 
+    /// The queue a bio of its submitter goes to, if the process has one
+    /// (`cfq_cic_lookup`, then `cic_to_cfqq(cic, cfq_bio_sync(bio))`; the async queue of the
+    /// bio's priority stands for the one the process last used).
+    fn bio_queue(&self, bio: &Bio) -> Option<u32> {
+        let process = self.processes.get(bio.task)?;
+        if bio.sync {
+            process.sync_queue
+        } else {
+            self.async_queues.get(bio.ioprio)
+        }
+    }
+
     /// `cfq_get_queue` (with `check_ioprio_changed`): the queue a request of `task` goes to.
     fn get_queue(&mut self, task: TaskId, sync: bool, ioprio: IoPrio) -> u32 {
         let now = self.now;
@@ -657,16 +687,56 @@ impl Cfq {
         self.rq_queued -= 1;
     }
 
-    /// `cfq_update_io_seektime`.
+    /// `cfq_update_io_seektime`: on a non-rotational device a small request counts as a
+    /// seek, on a rotational one a far one.
     fn update_seek_history(&mut self, q: u32, rq: &Request) {
+        let nonrot = self.nonrot;
         let queue = &mut self.queues[q as usize];
         let distance = if queue.last_request_pos != 0 {
             queue.last_request_pos.abs_diff(rq.sector)
         } else {
             0
         };
+        let seek = if nonrot {
+            rq.nr_sectors() < SECT_THR_NONROT
+        } else {
+            distance > SEEK_THR
+        };
         queue.seek_history <<= 1;
-        queue.seek_history |= (distance > SEEK_THR) as u32;
+        queue.seek_history |= seek as u32;
+    }
+
+    /// `cfq_update_hw_tag`: whether the device is seen holding `CFQ_HW_QUEUE_MIN`
+    /// requests, decided after 50 samples taken while enough requests were around.
+    fn update_hw_tag(&mut self) {
+        let in_driver = self.rq_in_flight[0] + self.rq_in_flight[1];
+        self.hw_tag_est_depth = self.hw_tag_est_depth.max(in_driver);
+        if self.hw_tag == 1 {
+            return;
+        }
+        if self.rq_queued <= HW_QUEUE_MIN && in_driver <= HW_QUEUE_MIN {
+            return;
+        }
+        if let Some(q) = self.active {
+            let queue = &self.queues[q as usize];
+            if queue.idle_window
+                && queue.dispatched + (queue.reqs.len(LIST) as u32) < HW_QUEUE_MIN
+                && in_driver < HW_QUEUE_MIN
+            {
+                return;
+            }
+        }
+        self.hw_tag_samples += 1;
+        if self.hw_tag_samples <= 50 {
+            return;
+        }
+        self.hw_tag = (self.hw_tag_est_depth >= HW_QUEUE_MIN) as i8;
+    }
+
+    /// SSD-like: a non-rotational device that queues (or is not yet known not to), for
+    /// which idling is off (`blk_queue_nonrot(q) && cfqd->hw_tag`).
+    fn nonrot_queueing(&self) -> bool {
+        self.nonrot && self.hw_tag != 0
     }
 
     /// `cfq_update_io_thinktime`.
@@ -720,7 +790,7 @@ impl Cfq {
         if self.t.slice_idle == 0 || queue.class == IoPrioClass::Idle {
             return false;
         }
-        if queue.idle_window {
+        if queue.idle_window && !self.nonrot_queueing() {
             return true;
         }
         let Some((c, t)) = queue.tree else {
@@ -1143,6 +1213,9 @@ impl Cfq {
         let Some(q) = self.active else {
             return;
         };
+        if self.nonrot_queueing() {
+            return;
+        }
         let mut group_idle = 0;
         if !self.should_idle(q) {
             if self.t.group_idle > 0 {
@@ -1232,6 +1305,10 @@ impl IoScheduler for Cfq {
         }
     }
 
+    fn set_rotational(&mut self, rotational: bool) {
+        self.nonrot = !rotational;
+    }
+
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
         const MAX: u64 = u32::MAX as u64;
         let t = &mut self.t;
@@ -1279,6 +1356,25 @@ impl IoScheduler for Cfq {
         let next = self.queues[q as usize].next_rq;
         self.queues[q as usize].next_rq = self.choose_req(io, next, Some(rq), self.last_position);
         self.rq_enqueued(q, &r);
+    }
+
+    /// `cfq_merge` (`cfq_find_rq_fmerge`): a request of the submitter's queue for the bio's
+    /// direction of sync-ness that starts where the bio ends.
+    fn request_merge(&mut self, _io: &IoCtx, bio: &Bio) -> Option<(RqId, MergeKind)> {
+        let q = self.bio_queue(bio)?;
+        let end = bio.sector + bio.bytes / SECTOR_BYTES;
+        let rq = self.queues[q as usize].reqs.find_at(LIST, end)?;
+        Some((rq, MergeKind::Front))
+    }
+
+    /// `cfq_allow_merge`: no sync bio into an async request, and a bio only into a
+    /// request of the queue it would be queued with.
+    fn allow_merge(&self, io: &IoCtx, rq: RqId, bio: &Bio) -> bool {
+        if bio.sync && !io.request(rq).sync {
+            return false;
+        }
+        self.bio_queue(bio)
+            .is_some_and(|q| self.queue_of(rq) == Some(q))
     }
 
     /// `cfq_merged_request`: a front merge moved `rq`'s start, so it is sorted again and
@@ -1353,6 +1449,7 @@ impl IoScheduler for Cfq {
     /// `cfq_completed_request`.
     fn completed(&mut self, io: &mut IoCtx, rq: RqId) {
         self.now = jiffies(io.now());
+        self.update_hw_tag();
         let now = self.now;
         let r = *io.request(rq);
         let q = self.rq_queue[rq.0 as usize];

@@ -36,7 +36,7 @@
 use schedlab_spec::model::{IoOp, SECTOR_BYTES};
 
 use super::sorted_fifo::{dir_of, SortedFifo, READ, WRITE};
-use super::{IoCtx, IoSchedInfo, IoScheduler, MergeKind, RqId};
+use super::{Bio, IoCtx, IoSchedInfo, IoScheduler, MergeKind, RqId};
 use crate::types::Time;
 
 const MS: Time = 1_000_000;
@@ -231,14 +231,8 @@ impl IoScheduler for Deadline {
         }
     }
 
-    fn request_merge(
-        &mut self,
-        _io: &IoCtx,
-        sector: u64,
-        bytes: u64,
-        op: IoOp,
-    ) -> Option<(RqId, MergeKind)> {
-        front_merge_candidate(&self.lists, &self.tunables, sector, bytes, op)
+    fn request_merge(&mut self, _io: &IoCtx, bio: &Bio) -> Option<(RqId, MergeKind)> {
+        front_merge_candidate(&self.lists, &self.tunables, bio.sector, bio.bytes, bio.op)
     }
 
     /// `deadline_merged_request`: a front merge moved the request's start.

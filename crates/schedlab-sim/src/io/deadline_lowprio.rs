@@ -40,11 +40,11 @@
 //! Tunables: `alpha_ms`, `beta_ms` (the slides' α and β, in ms) and Deadline's own
 //! (`read_expire`, `write_expire`, `writes_starved`, `fifo_batch`, `front_merges`).
 
-use schedlab_spec::model::{IoOp, IoPrioClass};
+use schedlab_spec::model::IoPrioClass;
 
 use super::deadline::{store_ms, Deadline};
 use super::sorted_fifo::RqList;
-use super::{IoCtx, IoSchedInfo, IoScheduler, MergeKind, RqId};
+use super::{Bio, IoCtx, IoSchedInfo, IoScheduler, MergeKind, RqId};
 use crate::types::Time;
 
 const MS: Time = 1_000_000;
@@ -164,14 +164,8 @@ impl IoScheduler for DeadlineLowprio {
         Ok(())
     }
 
-    fn request_merge(
-        &mut self,
-        io: &IoCtx,
-        sector: u64,
-        bytes: u64,
-        op: IoOp,
-    ) -> Option<(RqId, MergeKind)> {
-        self.deadline.request_merge(io, sector, bytes, op)
+    fn request_merge(&mut self, io: &IoCtx, bio: &Bio) -> Option<(RqId, MergeKind)> {
+        self.deadline.request_merge(io, bio)
     }
 
     fn request_merged(&mut self, io: &mut IoCtx, rq: RqId, kind: MergeKind) {

@@ -35,9 +35,11 @@
 //!
 //! With `none`, queued requests stand for the software queue (`ctx->rq_lists`), where
 //! 6.1 back-merges bios through `blk_bio_list_merge`; that function also front-merges and
-//! looks at the last 8 requests only, which is not modelled. Not modelled either:
-//! discard merges, segment limits (`max_segments`), `allow_merge` vetoes and the
-//! splitting of a bio larger than `max_sectors_kb`.
+//! looks at the last 8 requests only, which is not modelled. Every candidate is also
+//! offered to the elevator's `allow_merge` (`elv_bio_merge_ok`), which CFQ and BFQ use to
+//! keep a bio out of another process's queue; merges on a task's plug are not
+//! (`blk_attempt_plug_merge` asks no elevator). Not modelled: discard merges, segment
+//! limits (`max_segments`) and the splitting of a bio larger than `max_sectors_kb`.
 
 use std::collections::HashMap;
 
@@ -270,11 +272,6 @@ impl BlockQueue {
             .filter(|r| r.issued.is_none() && !r.plugged)
     }
 
-    /// `blk_rq_merge_ok` and `blk_try_merge` against queued request `id`.
-    fn bio_fits(&self, id: RqId, bio: &Bio) -> Option<MergeKind> {
-        bio_joins(self.queued(id)?, bio)
-    }
-
     /// Put bio `b` into request `id` at its end or its front (`bio_attempt_back_merge`,
     /// `bio_attempt_front_merge`), if the request stays within `max_sectors_kb`
     /// (`ll_back_merge_fn`, `ll_front_merge_fn`).
@@ -311,29 +308,39 @@ impl BlockQueue {
         if self.limits.nomerges == NoMerges::Never {
             return None;
         }
-        if let Some(last) = self.last_merge {
-            if let Some(kind) = self.bio_fits(last, bio) {
-                return Some((last, kind));
-            }
-        }
-        if self.limits.nomerges == NoMerges::OneHitOnly {
-            return None;
-        }
-        if let Some(id) = self.find_queued(Index::End, bio.sector) {
-            if self.bio_fits(id, bio) == Some(MergeKind::Back) {
-                return Some((id, MergeKind::Back));
-            }
-        }
+        let last = self.last_merge;
+        let hashed = if self.limits.nomerges == NoMerges::OneHitOnly {
+            None
+        } else {
+            self.find_queued(Index::End, bio.sector)
+        };
         let io = IoCtx {
             reqs: &self.reqs,
             now: ctx.now(),
             dev,
             events: ctx,
         };
-        let (id, kind) = self
-            .elevator
-            .request_merge(&io, bio.sector, bio.bytes, bio.op)?;
-        (self.bio_fits(id, bio) == Some(kind)).then_some((id, kind))
+        // elv_bio_merge_ok: blk_rq_merge_ok, then the elevator's allow_merge.
+        let fits = |elevator: &dyn super::IoScheduler, id: RqId| {
+            let r = io.reqs.get(id.0 as usize)?.as_ref();
+            let kind = bio_joins(r.filter(|r| r.issued.is_none() && !r.plugged)?, bio)?;
+            elevator.allow_merge(&io, id, bio).then_some(kind)
+        };
+        if let Some(last) = last {
+            if let Some(kind) = fits(self.elevator.as_ref(), last) {
+                return Some((last, kind));
+            }
+        }
+        if self.limits.nomerges == NoMerges::OneHitOnly {
+            return None;
+        }
+        if let Some(id) = hashed {
+            if fits(self.elevator.as_ref(), id) == Some(MergeKind::Back) {
+                return Some((id, MergeKind::Back));
+            }
+        }
+        let (id, kind) = self.elevator.request_merge(&io, bio)?;
+        (fits(self.elevator.as_ref(), id) == Some(kind)).then_some((id, kind))
     }
 
     /// `blk_mq_sched_try_merge`: merge bio `b` into a queued request if one takes it;

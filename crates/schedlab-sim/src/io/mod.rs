@@ -161,26 +161,35 @@ pub struct IoSchedInfo {
 pub trait IoScheduler {
     fn info(&self) -> IoSchedInfo;
 
+    /// The device's `queue/rotational` flag, told once before any tunable is set (an
+    /// elevator's `init_sched` reads `blk_queue_nonrot`).
+    fn set_rotational(&mut self, rotational: bool) {
+        let _ = rotational;
+    }
+
     /// Set a tunable (sysfs `queue/iosched/<name>`).
     fn set_param(&mut self, name: &str, value: &str) -> Result<(), String> {
         let _ = value;
         Err(format!("unknown parameter '{name}'"))
     }
 
-    /// A queued request a new bio of `bytes` bytes at `sector` could join, and how
-    /// (`request_merge`: mq-deadline and BFQ offer front merges from their sector-sorted
-    /// trees). Asked only after the block layer's own one-hit cache and back-merge hash
-    /// found nothing; the block layer checks the candidate (still queued, same direction
-    /// and priority, adjacent, within `max_sectors_kb`) and does the merge.
-    fn request_merge(
-        &mut self,
-        io: &IoCtx,
-        sector: u64,
-        bytes: u64,
-        op: IoOp,
-    ) -> Option<(RqId, MergeKind)> {
-        let _ = (io, sector, bytes, op);
+    /// A queued request the new `bio` could join, and how (`request_merge`: deadline and
+    /// mq-deadline offer front merges from their sector-sorted trees, CFQ and BFQ from the
+    /// submitting process's queue). Asked only after the block layer's own one-hit cache
+    /// and back-merge hash found nothing; the block layer checks the candidate (still
+    /// queued, same direction and priority, adjacent, within `max_sectors_kb`, allowed
+    /// by [`IoScheduler::allow_merge`]) and does the merge.
+    fn request_merge(&mut self, io: &IoCtx, bio: &Bio) -> Option<(RqId, MergeKind)> {
+        let _ = (io, bio);
         None
+    }
+
+    /// Whether `bio` may join queued request `rq` (`allow_merge`, asked by
+    /// `elv_bio_merge_ok` for every candidate `elv_merge` finds): CFQ and BFQ keep a
+    /// bio out of another process's queue and a sync bio out of an async request.
+    fn allow_merge(&self, io: &IoCtx, rq: RqId, bio: &Bio) -> bool {
+        let _ = (io, rq, bio);
+        true
     }
 
     /// A bio was merged into queued request `rq` (`request_merged`); after a front merge
@@ -445,6 +454,7 @@ impl BlockLayer {
             .map(|d| {
                 let mut elevator =
                     construct(&d.scheduler).map_err(|e| format!("device {}: {e}", d.name))?;
+                elevator.set_rotational(d.model.rotational());
                 let mut limits = QueueLimits::default();
                 for (k, v) in &d.params {
                     if limits

@@ -51,11 +51,11 @@
 //! request, which counts as completed in its class (`dd_finish_request` when it is
 //! freed).
 
-use schedlab_spec::model::{IoOp, IoPrioClass};
+use schedlab_spec::model::IoPrioClass;
 
 use super::deadline::{expired, front_merge_candidate, store_int, store_ms, DeadlineTunables};
 use super::sorted_fifo::{dir_of, SortedFifo, READ, WRITE};
-use super::{IoCtx, IoSchedInfo, IoScheduler, MergeKind, RqId};
+use super::{Bio, IoCtx, IoSchedInfo, IoScheduler, MergeKind, RqId};
 use crate::types::Time;
 
 const MS: Time = 1_000_000;
@@ -207,16 +207,10 @@ impl IoScheduler for MqDeadline {
     }
 
     /// `dd_request_merge`.
-    fn request_merge(
-        &mut self,
-        _io: &IoCtx,
-        sector: u64,
-        bytes: u64,
-        op: IoOp,
-    ) -> Option<(RqId, MergeKind)> {
-        self.per_prio
-            .iter()
-            .find_map(|pp| front_merge_candidate(&pp.lists, &self.tunables, sector, bytes, op))
+    fn request_merge(&mut self, _io: &IoCtx, bio: &Bio) -> Option<(RqId, MergeKind)> {
+        self.per_prio.iter().find_map(|pp| {
+            front_merge_candidate(&pp.lists, &self.tunables, bio.sector, bio.bytes, bio.op)
+        })
     }
 
     /// `dd_request_merged`: a front merge moved the request's start.

@@ -365,6 +365,8 @@ impl PageCache {
                 continue;
             }
             let background_only = !expired;
+            // The flusher writes in `WB_SYNC_NONE` mode: pages still under writeback wait
+            // for a later pass.
             self.write_mapping(m as u32, out, |pc, written| {
                 background_only && written % MIN_WRITEBACK_PAGES == 0 && !pc.over_background()
             });
@@ -373,13 +375,17 @@ impl PageCache {
 
     /// Write mapping `m`'s dirty pages from its writeback index on, wrapping once, until
     /// `stop` (given the pages written so far) says enough. Pages are taken one at a time
-    /// so that a stop falls on a chunk boundary; a bio ends there too.
+    /// so that a stop falls on a chunk boundary; a bio ends there too. A dirty page still
+    /// under writeback (rewritten while its last write is in flight) is left dirty, as
+    /// `write_cache_pages` skips it in `WB_SYNC_NONE` mode (the caller in `WB_SYNC_ALL`
+    /// mode waits for its writeback and writes it then): the result says whether one was.
     pub(crate) fn write_mapping(
         &mut self,
         m: u32,
         out: &mut Vec<PageIo>,
         stop: impl Fn(&PageCache, u64) -> bool,
-    ) {
+    ) -> bool {
+        let mut skipped = false;
         let start = self.mappings[m as usize].writeback_index;
         let mut at = start;
         let mut wrapped = false;
@@ -398,11 +404,17 @@ impl PageCache {
                 }
                 _ => break,
             };
+            if self.slot(m, next).is_some_and(|s| s.writeback) {
+                skipped = true;
+                at = next + 1;
+                continue;
+            }
             let mut end = next + 1;
             let chunk_left = MIN_WRITEBACK_PAGES - written % MIN_WRITEBACK_PAGES;
             while end - next < BIO_MAX_PAGES.min(chunk_left)
                 && end < map.pages
                 && map.dirty_bit(end)
+                && !self.slot(m, end).is_some_and(|s| s.writeback)
             {
                 end += 1;
             }
@@ -430,6 +442,7 @@ impl PageCache {
             });
             at = end;
         }
+        skipped
     }
 
     /// A write of pages `[first, first + pages)` of `m` completed: they are clean (or

@@ -35,6 +35,17 @@ impl Default for AsyncQueues {
 }
 
 impl AsyncQueues {
+    /// The async queue of `ioprio`, if it was created.
+    pub fn get(&self, ioprio: IoPrio) -> Option<u32> {
+        let level = ioprio.level.min(IOPRIO_LEVELS - 1) as usize;
+        let slot = match ioprio.class {
+            IoPrioClass::Rt => self.by_prio[0][level],
+            IoPrioClass::Be => self.by_prio[1][level],
+            IoPrioClass::Idle => self.idle,
+        };
+        (slot != NONE).then_some(slot)
+    }
+
     /// The async queue of `ioprio` (`cfq_async_queue_prio` / `bfq_async_queue_prio`),
     /// created with `create` (given the index the new queue will have) the first time.
     pub fn get_or_create(&mut self, ioprio: IoPrio, create: impl FnOnce() -> u32) -> u32 {
@@ -72,5 +83,21 @@ impl ProcessQueues {
             return *self.sync.get_or_insert_with(task, create);
         }
         self.asyncs.get_or_create(ioprio, create)
+    }
+
+    /// The queue a request of `task` at `ioprio` goes to, if it exists (no queue is
+    /// created).
+    pub fn get(&self, task: TaskId, ioprio: IoPrio, sync: bool) -> Option<u32> {
+        if sync {
+            self.sync.get(task).copied()
+        } else {
+            self.asyncs.get(ioprio)
+        }
+    }
+
+    /// The shared async queue a task of `ioprio` writes back through (`bic->bfqq[0]`),
+    /// if it exists.
+    pub fn async_queue(&self, ioprio: IoPrio) -> Option<u32> {
+        self.asyncs.get(ioprio)
     }
 }

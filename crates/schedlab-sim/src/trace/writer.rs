@@ -58,6 +58,8 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 
+use schedlab_spec::model::SECTOR_BYTES;
+
 use crate::types::{CpuId, TaskId, Time};
 
 /// Bytes assembled before they are handed to the sink.
@@ -636,7 +638,11 @@ impl Tracer {
             self.lit(&[c]);
         }
         if issue {
-            self.lit(b" 0 () ");
+            // `block_rq` (Linux 6.1 include/trace/events/block.h): insert and issue print
+            // the request's bytes (`blk_rq_bytes`) before its command.
+            self.lit(b" ");
+            self.uint(nr_sectors * SECTOR_BYTES);
+            self.lit(b" () ");
         } else {
             self.lit(b" () ");
         }

@@ -8,14 +8,20 @@
 //!   `distinct_ranges`); read-write adds an index update, a non-index update and a
 //!   delete + insert, each on one row. Rows are drawn uniformly from `tables` tables of
 //!   `table_size` rows (sysbench's `--rand-type=uniform`).
+//! - Each table is a file of its own, `sbtest<i>` (sysbench's table names, InnoDB's
+//!   `innodb_file_per_table`), and the redo log is the file `ib_logfile0`.
 //! - Each statement costs `cpu_us` of CPU and touches the InnoDB leaf pages (16 KiB, InnoDB's
 //!   default `innodb_page_size`) holding its rows. A page access misses the buffer pool with
-//!   probability `miss_pct`% (drawn here, from `seed`), and a miss is a direct, synchronous
-//!   16 KiB read of that page (`O_DIRECT`, as `innodb_flush_method=O_DIRECT` reads). A page
-//!   already touched in the same transaction is a hit.
-//! - A read-write transaction ends with its commit's redo-log write: `log_bytes`
-//!   (a multiple of InnoDB's 512-byte log block), synchronous, at the log's next position
-//!   (`innodb_flush_log_at_trx_commit=1`). A read-only transaction writes no redo.
+//!   probability `miss_pct`% (drawn here, from `seed`), and a miss is a synchronous 16 KiB
+//!   read of that page from its table's file with `O_DIRECT`, as InnoDB reads data files
+//!   under `innodb_flush_method=O_DIRECT`. A page already touched in the same transaction
+//!   is a hit.
+//! - A read-write transaction ends with its commit (`innodb_flush_log_at_trx_commit=1`):
+//!   its redo record, `log_bytes` (a multiple of InnoDB's 512-byte log block), is written to
+//!   `ib_logfile0` at the log's next position through the page cache (`O_DIRECT` applies to
+//!   the data files only; the log is written with plain `write(2)`), then the log file is
+//!   `fsync`ed: its dirty pages are written and the device's write cache flushed. A
+//!   read-only transaction writes no redo.
 //! - Every transaction is marked `begin` … `commit`; the headline `tps` is the rate of
 //!   `commit` marks, its statistics the transactions' latencies.
 //!
@@ -23,11 +29,14 @@
 //! - The B-tree's root and internal pages always hit (they are a tiny, hot part of the
 //!   tree); only leaf pages miss. The miss probability is a parameter, not the result of a
 //!   buffer-pool model.
-//! - Pages are laid out in row order, table after table from byte 0 of the device; the
-//!   redo log follows the tables as one circular file, commits writing it in turn.
-//! - Dirty pages are never flushed (the page cleaner's background writes are not
-//!   modelled); the redo write stands for the write and its `fsync` (the device's write
-//!   cache is not flushed).
+//! - Pages are laid out in row order; the table files follow each other from byte 0 of the
+//!   device and the redo log follows them (on the next MiB) as one circular file of 4096
+//!   records, commits writing it in turn. Each commit `fsync`s on its own: InnoDB's group
+//!   commit (one thread's fsync covering the others' records) happens only as far as the
+//!   page cache makes it (a record already written by another commit's fsync is clean).
+//! - Dirty data pages are never flushed (the page cleaner's background writes are not
+//!   modelled), and the redo log's file system metadata never changes (its size is fixed),
+//!   so an `fsync` writes no journal.
 //! - Each thread runs a pool of `pool` transactions drawn once and repeated (when `events`
 //!   is 0); with `events` > 0 every transaction is drawn and none repeats.
 
@@ -47,13 +56,23 @@ const RANGES: u64 = 4;
 const RANGE_ROWS: u64 = 100;
 /// Read-write's row changes: index update, non-index update, delete + insert.
 const WRITES: u64 = 3;
+/// The redo log's file (InnoDB's first log file).
+pub const LOG_FILE: &str = "ib_logfile0";
+/// The file system's block: file offsets and sizes are multiples of it.
+const FILE_BLOCK: u64 = 4096;
+
+/// The file of table `t` (0-based): sysbench's `sbtest1`, `sbtest2`, …
+pub fn table_file(t: u64) -> String {
+    format!("sbtest{}", t + 1)
+}
+
 /// Largest number of transactions written into one spec.
 const MAX_TRANSACTIONS: u64 = 200_000;
 
 pub(super) fn info() -> GeneratorInfo {
     GeneratorInfo {
         name: "oltp",
-        description: "sysbench-like OLTP (oltp_read_only / oltp_read_write on InnoDB): client threads run transactions of point selects and range queries whose 16 KiB leaf pages miss the buffer pool with a given probability (direct random reads in the tables' region), read-write ones a synchronous redo-log write at commit; headline tps (rate of the `commit` mark)",
+        description: "sysbench-like OLTP (oltp_read_only / oltp_read_write on InnoDB): client threads run transactions of point selects and range queries whose 16 KiB leaf pages miss the buffer pool with a given probability (O_DIRECT random reads of the table files sbtest<i>), read-write ones a buffered redo-log write to ib_logfile0 and its fsync at commit; headline tps (rate of the `commit` mark)",
         options: vec![
             opt("threads", 8, "client threads (sysbench --threads)"),
             opt("time", 10, "run time in seconds (sysbench --time)"),
@@ -86,16 +105,39 @@ struct Db {
     cpu_us: u64,
     think_us: u64,
     log_bytes: u64,
-    /// Byte offset of the redo log (right after the tables).
+    /// Byte offset of the redo log on the device (after the tables).
     log_offset: u64,
     /// Redo records the circular log holds before it wraps.
     log_slots: u64,
 }
 
 impl Db {
-    /// The leaf page of `row` (0-based) of `table`, as a byte offset.
-    fn page_offset(&self, table: u64, row: u64) -> u64 {
-        (table * self.pages_per_table + row / self.rows_per_page) * PAGE_BYTES
+    /// The leaf page of `row` (0-based) of `table`: the table's file and the page's byte
+    /// offset in it.
+    fn page_offset(&self, table: u64, row: u64) -> (String, u64) {
+        (table_file(table), row / self.rows_per_page * PAGE_BYTES)
+    }
+
+    /// A table file's size.
+    fn table_bytes(&self) -> u64 {
+        self.pages_per_table * PAGE_BYTES
+    }
+
+    /// The files: the tables one after the other from byte 0 of `db`, then the redo log.
+    fn files(&self) -> Map<String, Value> {
+        let mut files = Map::new();
+        for t in 0..self.tables {
+            files.insert(
+                table_file(t),
+                json!({"dev": "db", "offset": t * self.table_bytes(), "bytes": self.table_bytes()}),
+            );
+        }
+        let log_bytes = (self.log_slots * self.log_bytes).next_multiple_of(FILE_BLOCK);
+        files.insert(
+            LOG_FILE.into(),
+            json!({"dev": "db", "offset": self.log_offset, "bytes": log_bytes}),
+        );
+        files
     }
 
     /// One transaction's events: the begin mark, per statement its CPU time then the reads of
@@ -118,26 +160,30 @@ impl Db {
             ev.push("run", json!(self.cpu_us));
             let pages = first / self.rows_per_page..=(first + rows - 1) / self.rows_per_page;
             for page in pages {
-                let offset = self.page_offset(table, page * self.rows_per_page);
-                if touched.contains(&offset) {
+                let key = table * self.pages_per_table + page;
+                if touched.contains(&key) {
                     continue;
                 }
-                touched.push(offset);
+                touched.push(key);
                 if rng.next_u64() % 100 < self.miss_pct {
+                    let (file, offset) = self.page_offset(table, page * self.rows_per_page);
                     ev.push(
                         "schedlab:io",
-                        json!({"dev": "db", "op": "read", "bytes": PAGE_BYTES, "offset": offset}),
+                        json!({"file": file, "op": "read", "bytes": PAGE_BYTES,
+                               "offset": offset, "direct": true}),
                     );
                 }
             }
         }
         if self.read_write {
-            let offset = self.log_offset + (log_slot % self.log_slots) * self.log_bytes;
+            let offset = (log_slot % self.log_slots) * self.log_bytes;
             ev.push("run", json!(self.cpu_us));
             ev.push(
                 "schedlab:io",
-                json!({"dev": "db", "op": "write", "bytes": self.log_bytes, "offset": offset}),
+                json!({"file": LOG_FILE, "op": "write", "bytes": self.log_bytes,
+                       "offset": offset, "direct": false}),
             );
+            ev.push("schedlab:fsync", json!({"file": LOG_FILE}));
         }
         ev.push("schedlab:mark", json!("commit"));
         if self.think_us > 0 {
@@ -223,6 +269,7 @@ pub(super) fn generate(options: &[(String, String)]) -> Result<Value, SpecError>
         "schedlab": {
             "machine": {"cpus": cpus, "hz": 1000},
             "devices": {"db": {"model": device, "scheduler": scheduler}},
+            "files": Value::Object(db.files()),
             "headline": {"type": "rate", "mark": "commit", "name": "tps"},
         },
     }))
@@ -247,8 +294,8 @@ mod tests {
             log_offset: 0,
             log_slots: 1,
         };
-        assert_eq!(db.page_offset(1, 0), 15 * PAGE_BYTES);
-        assert_eq!(db.page_offset(0, 139), PAGE_BYTES);
+        assert_eq!(db.page_offset(1, 0), ("sbtest2".to_string(), 0));
+        assert_eq!(db.page_offset(0, 139), ("sbtest1".to_string(), PAGE_BYTES));
         let t = db.transaction(&mut Rng::new(3), 0);
         let reads = t.keys().filter(|k| k.starts_with("schedlab:io")).count() as u64;
         // All accesses miss: at least one page per statement minus repeats, at most two per range.

@@ -21,7 +21,7 @@ const DEVICE_KEYS: &[&str] = &["model", "scheduler", "params", "irq_ns"];
 
 const MODELS: &str = "\"null_blk\", \"hdd\" or \"ssd\"";
 
-const NULL_BLK_KEYS: &[&str] = &["completion_ns", "queue_depth", "size_bytes"];
+const NULL_BLK_KEYS: &[&str] = &["completion_ns", "queue_depth", "size_bytes", "rotational"];
 
 pub(crate) const HDD_KEYS: &[&str] = &[
     "profile",
@@ -118,12 +118,14 @@ fn null_blk(o: &Obj, name: &str) -> Result<DeviceModel, SpecError> {
     let mut completion_ns = NULL_BLK_COMPLETION_NS;
     let mut queue_depth = NULL_BLK_QUEUE_DEPTH;
     let mut size_bytes = NULL_BLK_SIZE_BYTES;
+    let mut rotational = false;
     for (k, kv, kp) in own_keys(o, name, NULL_BLK_KEYS)? {
         match k {
             "completion_ns" => completion_ns = cost(kv, &kp, "a completion time in ns")?,
             "queue_depth" => {
                 queue_depth = get::int_in(kv, &kp, "a hardware queue depth", 1, 1 << 16)? as u32
             }
+            "rotational" => rotational = get::boolean(kv, &kp, "the rotational flag")?,
             _ => size_bytes = size(kv, &kp)?,
         }
     }
@@ -131,6 +133,7 @@ fn null_blk(o: &Obj, name: &str) -> Result<DeviceModel, SpecError> {
         completion_ns,
         queue_depth,
         size_bytes,
+        rotational,
     })
 }
 

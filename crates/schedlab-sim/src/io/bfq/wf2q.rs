@@ -402,6 +402,18 @@ impl Wf2q {
         Some(next)
     }
 
+    /// The entities in the active sets of every class (`bfqd->active_list`, in no
+    /// order: [`Wf2q::active_order`] gives the list's).
+    pub fn active_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.st.iter().flat_map(|st| st.active.iter().copied())
+    }
+
+    /// An active entity's place on `active_list`: `bfq_active_insert` adds at the head,
+    /// so the highest value (the latest insertion) comes first.
+    pub fn active_order(&self, id: u32) -> u64 {
+        self.ent[id as usize].seq
+    }
+
     /// `__bfq_bfqd_reset_in_service`.
     pub fn reset_in_service(&mut self) {
         self.in_service = None;
