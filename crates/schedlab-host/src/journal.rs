@@ -84,6 +84,8 @@ pub enum Change {
     /// A directory (a cgroup) was created; undo moves any task left in it to its parent
     /// and removes it.
     Mkdir { path: PathBuf },
+    /// A filesystem (tracefs) was mounted at `path`; undo unmounts it.
+    Mount { path: PathBuf },
 }
 
 impl Change {
@@ -93,6 +95,7 @@ impl Change {
                 "op": "write", "path": path, "old": old, "format": format.name()
             }),
             Change::Mkdir { path } => json!({"op": "mkdir", "path": path}),
+            Change::Mount { path } => json!({"op": "mount", "path": path}),
         }
     }
 
@@ -105,6 +108,7 @@ impl Change {
                 format: Format::parse(v.get("format")?.as_str()?)?,
             }),
             "mkdir" => Some(Change::Mkdir { path }),
+            "mount" => Some(Change::Mount { path }),
             _ => None,
         }
     }
@@ -126,8 +130,32 @@ impl Change {
                 evacuate(path)?;
                 fs::remove_dir(path)
             }
+            Change::Mount { path } => {
+                if mount_point(path).is_none() {
+                    return Ok(());
+                }
+                let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+                // SAFETY: a NUL-terminated path on this frame.
+                if unsafe { libc::umount2(c.as_ptr(), 0) } != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            }
         }
     }
+}
+
+/// The filesystem type mounted at `path`, if it is a mount point
+/// (`/proc/self/mountinfo`: the fifth field is the mount point, the type follows ` - `).
+pub fn mount_point(path: &Path) -> Option<String> {
+    let info = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let target = path.to_string_lossy();
+    info.lines().rev().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        (left.split_whitespace().nth(4)? == target)
+            .then(|| right.split_whitespace().next().unwrap_or("").to_string())
+    })
 }
 
 /// Move the tasks a cgroup still holds to its parent (a cgroup with tasks cannot be
@@ -273,6 +301,39 @@ impl Journal {
             path: path.to_path_buf(),
         })?;
         fs::create_dir(path)?;
+        self.step(Step::Applied(n));
+        Ok(())
+    }
+
+    /// Mount a filesystem of type `fstype` (no device: tracefs) at the existing directory
+    /// `path`, journalled. A path that is a mount point already is refused.
+    pub fn mount(&mut self, fstype: &str, path: &Path) -> io::Result<()> {
+        if let Some(there) = mount_point(path) {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("{} is a mount point already ({there})", path.display()),
+            ));
+        }
+        let invalid = |e| io::Error::new(io::ErrorKind::InvalidInput, e);
+        let target =
+            std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).map_err(invalid)?;
+        let kind = std::ffi::CString::new(fstype).map_err(invalid)?;
+        let n = self.record(&Change::Mount {
+            path: path.to_path_buf(),
+        })?;
+        // SAFETY: NUL-terminated strings on this frame; no mount data.
+        let rc = unsafe {
+            libc::mount(
+                kind.as_ptr(),
+                target.as_ptr(),
+                kind.as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
         self.step(Step::Applied(n));
         Ok(())
     }

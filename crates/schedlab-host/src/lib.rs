@@ -10,6 +10,7 @@
 //! - `policy`: a real thread's scheduling attributes, set and read back.
 //! - `journal`: the restore journal every system change goes through first.
 //! - `runner`: a spec on the real kernel, reported in the simulator's result schema.
+//! - `trace`: ftrace capture of a host run, in the simulator's trace text.
 
 pub mod clock;
 pub mod doctor;
@@ -19,6 +20,7 @@ pub mod kernel_costs;
 pub mod policy;
 pub mod probe;
 pub mod runner;
+pub mod trace;
 
 pub use kernel_costs::{syscall_costs, timer_latency, SyscallCosts, TimerLatency, TimerPolicy};
 pub use probe::{channel_costs, ChannelCosts, ChannelKind};

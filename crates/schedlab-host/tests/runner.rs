@@ -14,6 +14,7 @@ fn host_for(spec: &str, duration_ns: Option<u64>) -> Value {
     let opts = RunOptions {
         duration_ns,
         cancel: None,
+        trace: None,
     };
     let out = run(spec, &opts).unwrap_or_else(|e| panic!("{e}"));
     out.result.to_json()
@@ -183,6 +184,7 @@ fn a_cancelled_run_returns_no_result() {
     let opts = RunOptions {
         duration_ns: Some(600_000_000_000),
         cancel: Some(cancel),
+        trace: None,
     };
     let spec = r#"{"tasks": {"hog": {"loop": -1, "run": -1}}}"#;
     assert!(matches!(run(spec, &opts), Err(HostError::Cancelled)));

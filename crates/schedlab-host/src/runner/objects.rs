@@ -269,16 +269,19 @@ pub struct Chan {
 
 impl Chan {
     /// A pipe (sized to `capacity` as far as the kernel allows) or an AF_UNIX stream
-    /// socket pair of which one direction is used.
+    /// socket pair of which one direction is used; non-blocking, so that a call that
+    /// would block returns EAGAIN and the task waits with `poll`.
     pub fn new(kind: ChannelKind, capacity: u64) -> io::Result<Self> {
         let mut fds = [0 as libc::c_int; 2];
         // SAFETY: the kernel fills the two descriptors.
         let rc = unsafe {
             match kind {
-                ChannelKind::Pipe => libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC),
+                ChannelKind::Pipe => {
+                    libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK)
+                }
                 ChannelKind::Socket => libc::socketpair(
                     libc::AF_UNIX,
-                    libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+                    libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
                     0,
                     fds.as_mut_ptr(),
                 ),
