@@ -929,7 +929,13 @@ def _print_analysis(out: Console, a: Mapping[str, Any]) -> None:
 @click.option("--quick", is_flag=True, help="Smaller runs, for a fast check.")
 @click.option("--out", "out_dir", type=OUTPUT_DIR, default="report",
               show_default=True, help="Directory for the HTML report, plots and specs.")
-def reproduce(quick: bool, out_dir: str) -> None:
+@click.option("--host", "on_host", is_flag=True,
+              help="Also run the host sections on this machine's kernel (root): seed 000's "
+                   "wake-up test and seed 003's cgroup settings for real, beside their "
+                   "simulations, and the runner against cyclictest, hackbench and rt-app. "
+                   "What they change is journalled and put back; without --host nothing on "
+                   "the machine is changed.")
+def reproduce(quick: bool, out_dir: str, on_host: bool) -> None:
     """Regenerate every seed experiment into an HTML report."""
     try:
         from schedlab import reproduce as rep
@@ -938,7 +944,7 @@ def reproduce(quick: bool, out_dir: str) -> None:
             raise CliError(f"reproduce: not available in this build ({e})", EXIT_FAILED) from e
         raise
     try:
-        index = rep.main(quick=quick, out=Path(out_dir))
+        index = rep.main(quick=quick, out=Path(out_dir), host=on_host)
     except rep.DestinationError as e:
         raise CliError(f"--out {e}") from None
     click.echo(f"report written to {index}")

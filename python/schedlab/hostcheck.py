@@ -58,14 +58,15 @@ from schedlab.report import Column, Table, fmt
 #: (cyclictest's 1 µs bins and the runner's floor to whole µs, twice) or 25 % for p50, 40 %
 #: for p99 (repeats of cyclictest alone here give p50 17–29 µs and p99 35–114 µs at idle);
 #: hackbench times: 25 % (repeats of hackbench alone vary by 20–30 %); rt-app run times and
-#: periods: 5 % (they follow from the file; the spread is the tools' own overheads);
+#: periods: 20 µs or 1 % (they follow from the file: what is left is each tool's own
+#: overhead, a few µs here);
 #: rt-app wake-up latencies: as a timer p50.
 FLOORS: dict[str, tuple[float, float]] = {
     "timer-p50": (3.0, 0.25),
     "timer-p99": (3.0, 0.40),
     "hackbench": (0.0, 0.25),
-    "rtapp-run": (20.0, 0.05),
-    "rtapp-period": (20.0, 0.05),
+    "rtapp-run": (20.0, 0.01),
+    "rtapp-period": (20.0, 0.01),
     "rtapp-wu_lat": (3.0, 0.25),
 }
 

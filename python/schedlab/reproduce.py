@@ -185,11 +185,14 @@ def main(
     progress: bool = True,
     jobs: int | None = None,
     host_costs: HostCostsFn | None = None,
+    host: bool = False,
 ) -> Path:
     """Run every seed experiment and write ``out/index.html``; return its path.
 
     ``quick`` shrinks every experiment (each section says how) so the whole report takes
-    well under a minute. The keyword arguments exist for tests and scripts: substitute
+    well under a minute. ``host`` adds :data:`schedlab.seeds.HOST_SECTIONS`, which run on
+    this machine's kernel (each says "host" and the kernel's facts, or why it was skipped).
+    The keyword arguments exist for tests and scripts: substitute
     the simulator, the generators, the policy registry or the sections.
 
     The report is built beside ``out`` and replaces it only when complete. Raises
@@ -197,14 +200,16 @@ def main(
     :class:`ReportWriteError` (an OSError naming the file) if a file cannot be written;
     either way, and on an interrupt, ``out`` is left as it was.
     """
-    from schedlab.seeds import SECTIONS
+    from schedlab.seeds import HOST_SECTIONS, SECTIONS
 
     out = Path(out)
+    if section_fns is None:
+        section_fns = (*SECTIONS, *HOST_SECTIONS) if host else SECTIONS
     check_destination(out)
     staging = _staging_dir(out)
     try:
         _build(quick, staging, out, simulate=simulate, generate=generate, registry=registry,
-               section_fns=SECTIONS if section_fns is None else section_fns,
+               section_fns=section_fns,
                progress=progress, jobs=jobs, host_costs=host_costs)
         check_destination(out)  # nothing else moved in while the report was built
         _publish(staging, out)

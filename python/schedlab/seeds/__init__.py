@@ -12,9 +12,12 @@ append its section here.
 
 from __future__ import annotations
 
-from schedlab import crosscheck
-from schedlab.seeds import section000, seed002, seed003, seed004
+from schedlab import crosscheck, hostcheck
+from schedlab.seeds import host000, host003, section000, seed002, seed003, seed004
 
 SECTIONS = (section000.section, seed002.section, seed003.section, seed004.section,
             crosscheck.section)
 """The report's sections, in page order."""
+
+HOST_SECTIONS = (host000.section, host003.section, hostcheck.section)
+"""The sections ``schedlab reproduce --host`` adds: run on this machine's kernel."""
