@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import time
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 import schedlab
-from conftest import CliRunner
+from conftest import CliRunner, cli_command
 
 TRACEFS_KNOWN = Path("/proc/filesystems").read_text().find("tracefs") >= 0
 
@@ -77,3 +79,33 @@ def test_a_host_trace_to_a_missing_directory_is_refused(cli: CliRunner, tmp_path
     p = cli("host", "run", str(spec), "--trace", str(tmp_path / "nowhere" / "t.trace"))
     assert p.returncode == 2 and "does not exist" in p.stderr
     assert _tracing_state() == before
+
+
+def test_after_a_sigkill_restore_removes_the_capture_and_any_mount(tmp_path: Path) -> None:
+    spec = tmp_path / "long.json"
+    spec.write_text(json.dumps({"global": {"duration": 600},
+                                "tasks": {"a": {"loop": -1, "run": 100, "sleep": 1000}}}))
+    journal = tmp_path / "journal.jsonl"
+    env = {k: v for k, v in os.environ.items() if k != "SCHEDLAB_DEBUG"}
+    env["SCHEDLAB_JOURNAL"] = str(journal)
+    before = _tracing_state()
+    p = subprocess.Popen([*cli_command(), "host", "run", str(spec), "--trace",
+                          str(tmp_path / "t.trace")], env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        # the capture is on once the journal records the instance
+        while "instances/schedlab-" not in (journal.read_text() if journal.exists() else ""):
+            assert p.poll() is None, p.communicate()
+            assert time.monotonic() < deadline, "the run never made its tracing instance"
+            time.sleep(0.02)
+        time.sleep(0.2)
+    finally:
+        p.kill()
+        p.wait()
+    r = subprocess.run([*cli_command(), "host", "restore", "--journal", str(journal)],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert f"instances/schedlab-{p.pid}" in r.stdout
+    assert _tracing_state() == before
+    assert journal.read_text() == ""

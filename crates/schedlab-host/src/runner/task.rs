@@ -20,6 +20,10 @@ use crate::policy::{self as host_policy, SchedAttr as KernelAttr};
 
 /// How long an object wait lasts before the run's end and deadlocks are looked at.
 const SLICE_NS: u64 = 50_000_000;
+/// How long every live thread must have waited on an object with none woken before the
+/// run is taken as deadlocked: many slices, so that a loaded machine that leaves woken
+/// threads unscheduled for a while is not mistaken for a deadlock.
+const DEADLOCK_NS: u64 = 1_000_000_000;
 
 /// What a thread records, in its own order.
 #[derive(Clone, Copy, Debug)]
@@ -419,7 +423,7 @@ impl<'scope, 'env> Runner<'scope, 'env> {
 
     /// Wait on an object through `attempt(until)` in slices of [`SLICE_NS`], until it is
     /// done, the run ends, or the run is deadlocked: every live thread waiting on an
-    /// object and none woken for a whole slice (the simulator's end with every task
+    /// object and none woken for [`DEADLOCK_NS`] (the simulator's end with every task
     /// blocked; a real kernel would wait for ever).
     fn wait_object(
         &mut self,
@@ -428,6 +432,7 @@ impl<'scope, 'env> Runner<'scope, 'env> {
         let w = self.world;
         w.waiting.fetch_add(1, Ordering::AcqRel);
         let mut seen = w.progress.load(Ordering::Acquire);
+        let mut since = self.now();
         let outcome = loop {
             let now = self.now();
             if self.past_end(now) {
@@ -439,7 +444,10 @@ impl<'scope, 'env> Runner<'scope, 'env> {
                     let progress = w.progress.load(Ordering::Acquire);
                     let all_waiting =
                         w.waiting.load(Ordering::Acquire) == w.live.load(Ordering::Acquire);
-                    if all_waiting && progress == seen {
+                    let now = self.now();
+                    if !all_waiting || progress != seen {
+                        since = now;
+                    } else if now - since >= DEADLOCK_NS {
                         w.deadlocked.store(true, Ordering::Release);
                         w.stop.store(true, Ordering::Release);
                         break Ok(Waited::Stopped);
@@ -456,20 +464,37 @@ impl<'scope, 'env> Runner<'scope, 'env> {
         outcome
     }
 
-    /// Write `bytes` into the channel, blocking while it is full. The descriptors are
-    /// non-blocking: a call that would block says so (EAGAIN) and only then is the wait
-    /// made, so a call that does not block costs one system call, as hackbench's does.
+    /// Write `bytes` into the channel, blocking while it is full. A call first tries
+    /// without blocking (a non-blocking pipe, MSG_DONTWAIT on a socket), so a call that
+    /// does not block costs one system call, as hackbench's does; one that would block
+    /// ends the activation and waits (`poll` on a pipe, a blocking `send` on a socket).
     fn write(&mut self, c: usize, bytes: u64) -> Flow {
         let chan = &self.world.objects.chans[c];
         let fd = chan.write.as_raw_fd();
+        let socket = chan.socket;
         let mut left = bytes;
         let zeros = [0u8; 4096];
         while left > 0 {
             let n = left.min(zeros.len() as u64) as usize;
-            chan.last_write.store(self.now(), Ordering::Release);
             // SAFETY: `n` bytes of a buffer on this frame to a descriptor the run owns.
-            match retry(|| unsafe { libc::write(fd, zeros.as_ptr().cast(), n) }) {
+            let put = |flags: i32| {
+                retry(|| unsafe {
+                    if socket {
+                        libc::send(fd, zeros.as_ptr().cast(), n, flags | libc::MSG_NOSIGNAL)
+                    } else {
+                        libc::write(fd, zeros.as_ptr().cast(), n)
+                    }
+                })
+            };
+            chan.last_write.store(self.now(), Ordering::Release);
+            match put(libc::MSG_DONTWAIT) {
                 Ok(k) => left -= k,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && socket => {
+                    match self.blocking(|| put(0), &chan.last_read) {
+                        Some(k) => left -= k,
+                        None => return Flow::Stop,
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     match self.ready(fd, libc::POLLOUT, &chan.last_read) {
                         Ok(true) => {}
@@ -487,14 +512,31 @@ impl<'scope, 'env> Runner<'scope, 'env> {
     fn read(&mut self, c: usize, bytes: u64) -> Flow {
         let chan = &self.world.objects.chans[c];
         let fd = chan.read.as_raw_fd();
+        let socket = chan.socket;
         let mut left = bytes;
         let mut buf = [0u8; 4096];
         while left > 0 {
             let n = left.min(buf.len() as u64) as usize;
+            let ptr = buf.as_mut_ptr();
             // SAFETY: at most `n` bytes into a buffer on this frame.
-            match retry(|| unsafe { libc::read(fd, buf.as_mut_ptr().cast(), n) }) {
+            let get = |flags: i32| {
+                retry(|| unsafe {
+                    if socket {
+                        libc::recv(fd, ptr.cast(), n, flags)
+                    } else {
+                        libc::read(fd, ptr.cast(), n)
+                    }
+                })
+            };
+            match get(libc::MSG_DONTWAIT) {
                 Ok(0) => return Flow::Stop,
                 Ok(k) => left -= k,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && socket => {
+                    match self.blocking(|| get(0), &chan.last_write) {
+                        Some(0) | None => return Flow::Stop,
+                        Some(k) => left -= k,
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     match self.ready(fd, libc::POLLIN, &chan.last_write) {
                         Ok(true) => continue,
@@ -507,6 +549,31 @@ impl<'scope, 'env> Runner<'scope, 'env> {
             chan.last_read.store(self.now(), Ordering::Release);
         }
         Flow::Next
+    }
+
+    /// A blocking socket call (`call`, whose timeout is [`super::objects::SOCKET_WAIT`])
+    /// after a non-blocking one said it would block: the wait ends the activation and is
+    /// released at the other side's last action (`last`); the bytes it moved, or `None`
+    /// when the run ended or failed.
+    fn blocking(
+        &mut self,
+        mut call: impl FnMut() -> io::Result<u64>,
+        last: &AtomicU64,
+    ) -> Option<u64> {
+        self.block();
+        let mut moved = None;
+        let waited = self.wait_object(|_| match call() {
+            Ok(k) => {
+                moved = Some(k);
+                Ok(Waited::Done)
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(Waited::Stopped),
+            Err(e) => Err(e),
+        });
+        match self.after_wait(waited, last) {
+            Flow::Stop => None,
+            _ => moved,
+        }
     }
 
     /// Wait until `fd` is ready for `events`, after a call on it said it would block: the
