@@ -20,6 +20,8 @@ use crate::policy::{self as host_policy, SchedAttr as KernelAttr};
 
 /// How long an object wait lasts before the run's end and deadlocks are looked at.
 const SLICE_NS: u64 = 50_000_000;
+/// What channel writes send (their bytes carry nothing), and the size of a read buffer.
+static ZEROS: [u8; 4096] = [0; 4096];
 /// How long every live thread must have waited on an object with none woken before the
 /// run is taken as deadlocked: many slices, so that a loaded machine that leaves woken
 /// threads unscheduled for a while is not mistaken for a deadlock.
@@ -78,6 +80,8 @@ pub struct Runner<'scope, 'env> {
     attrs: &'env SchedAttr,
     unique_timers: Vec<(usize, Option<u64>)>,
     last_block: u64,
+    /// The thread's channel read buffer (allocated at its first read).
+    scratch: Vec<u8>,
 }
 
 impl<'scope, 'env> Runner<'scope, 'env> {
@@ -112,6 +116,7 @@ impl<'scope, 'env> Runner<'scope, 'env> {
             attrs,
             unique_timers: Vec::new(),
             last_block: 0,
+            scratch: Vec::new(),
         }
     }
 
@@ -125,6 +130,11 @@ impl<'scope, 'env> Runner<'scope, 'env> {
 
     fn past_end(&self, at: u64) -> bool {
         self.world.stop.load(Ordering::Relaxed) || self.world.end.is_some_and(|e| at >= e)
+    }
+
+    /// Whether the run has ended now (the clock is read only when the run has an end).
+    fn ended(&self) -> bool {
+        self.world.stop.load(Ordering::Relaxed) || self.world.end.is_some_and(|e| self.now() >= e)
     }
 
     /// Take the task's name as the thread's, and the template's group, attributes and
@@ -187,7 +197,7 @@ impl<'scope, 'env> Runner<'scope, 'env> {
 
     fn walk(&mut self, walk: &mut Walk<'env>) -> Flow {
         loop {
-            if self.past_end(self.now()) {
+            if self.ended() {
                 return Flow::Stop;
             }
             let Some(op) = walk.op() else {
@@ -473,16 +483,15 @@ impl<'scope, 'env> Runner<'scope, 'env> {
         let fd = chan.write.as_raw_fd();
         let socket = chan.socket;
         let mut left = bytes;
-        let zeros = [0u8; 4096];
         while left > 0 {
-            let n = left.min(zeros.len() as u64) as usize;
+            let n = left.min(ZEROS.len() as u64) as usize;
             // SAFETY: `n` bytes of a buffer on this frame to a descriptor the run owns.
             let put = |flags: i32| {
                 retry(|| unsafe {
                     if socket {
-                        libc::send(fd, zeros.as_ptr().cast(), n, flags | libc::MSG_NOSIGNAL)
+                        libc::send(fd, ZEROS.as_ptr().cast(), n, flags | libc::MSG_NOSIGNAL)
                     } else {
-                        libc::write(fd, zeros.as_ptr().cast(), n)
+                        libc::write(fd, ZEROS.as_ptr().cast(), n)
                     }
                 })
             };
@@ -510,15 +519,24 @@ impl<'scope, 'env> Runner<'scope, 'env> {
 
     /// Read exactly `bytes` from the channel, blocking until they have arrived.
     fn read(&mut self, c: usize, bytes: u64) -> Flow {
+        let mut buf = std::mem::take(&mut self.scratch);
+        if buf.is_empty() {
+            buf = vec![0; ZEROS.len()];
+        }
+        let flow = self.read_into(c, bytes, &mut buf);
+        self.scratch = buf;
+        flow
+    }
+
+    fn read_into(&mut self, c: usize, bytes: u64, buf: &mut [u8]) -> Flow {
         let chan = &self.world.objects.chans[c];
         let fd = chan.read.as_raw_fd();
         let socket = chan.socket;
         let mut left = bytes;
-        let mut buf = [0u8; 4096];
         while left > 0 {
             let n = left.min(buf.len() as u64) as usize;
             let ptr = buf.as_mut_ptr();
-            // SAFETY: at most `n` bytes into a buffer on this frame.
+            // SAFETY: at most `n` bytes into the thread's read buffer.
             let get = |flags: i32| {
                 retry(|| unsafe {
                     if socket {
