@@ -29,8 +29,9 @@ compared. They agree when they differ by no more than the tolerance: the larger 
 reference tool's own spread over its repeats (max − min: the tool disagrees with itself by
 that much on this machine at this time, so a smaller difference cannot be told from noise)
 and a floor per kind of statistic (:data:`FLOORS`), set from what this kind of 2-vCPU
-virtual machine gives between repeats of the same tool. A check whose values do not
-depend on the runner (a configured period) is shown but not counted as agreement.
+virtual machine gives between repeats of the same tool. Rows where the two sides do not
+run the same thing (hackbench's processes against the runner's threads) are shown and not
+counted.
 """
 
 from __future__ import annotations
