@@ -26,6 +26,11 @@ develop: $(STAMP)
 	@# the report's host cross-check runs the real cyclictest (Debian package rt-tests 2.4)
 	@command -v cyclictest >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rt-tests; } \
 		|| echo "warning: rt-tests could not be installed; the report's host cross-check will say cyclictest did not run" >&2
+	@# the host cross-checks also run Debian's rt-app 1.0 and fio (`schedlab reproduce --host`)
+	@command -v rt-app >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rt-app; } \
+		|| echo "warning: rt-app could not be installed; the host cross-checks will say rt-app did not run" >&2
+	@command -v fio >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fio; } \
+		|| echo "warning: fio could not be installed; the host cross-checks will say fio did not run" >&2
 
 demo: develop
 	$(VENV)/bin/schedlab reproduce --quick --out report

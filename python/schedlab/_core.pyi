@@ -194,14 +194,17 @@ def host_timer_latency(
     other), ``fifo_refused`` (why not fifo, else ""). Raises ValueError for bad arguments,
     OSError if the kernel refuses."""
 
-def host_run(spec_json: str, duration_ns: int | None = None) -> tuple[str, dict[str, bytes]]:
+def host_run(spec_json: str, duration_ns: int | None = None,
+             trace_path: str | None = None) -> tuple[str, dict[str, bytes]]:
     """Run a spec on this machine's kernel (one thread per task instance): the result JSON
     text (``run.engine == "host"``, the kernel facts in ``run.host``) and the samples'
     columns, as :func:`simulate` returns them. Raises SpecError for an invalid spec,
     SimError with ``bad_input`` for what the host runner does not do (``schedlab:unlink``,
     a workload without end and no duration), SimError for what the kernel refuses. The
     spec's cgroups and block devices (loop devices over files, with the spec's I/O
-    scheduler) are made through the restore journal and put back before it returns."""
+    scheduler) are made through the restore journal and put back before it returns.
+    ``trace_path``: capture the run's scheduler events through tracefs (a tracing instance
+    of its own, journalled) into that file, in the simulator's ftrace text."""
 
 def host_doctor() -> dict[str, Any]:
     """What this kernel and these privileges allow the host runner, changing nothing:

@@ -943,7 +943,8 @@ def _print_analysis(out: Console, a: Mapping[str, Any]) -> None:
 @click.option("--host", "on_host", is_flag=True,
               help="Also run the host sections on this machine's kernel (root): seed 000's "
                    "wake-up test and seed 003's cgroup settings for real, beside their "
-                   "simulations, and the runner against cyclictest, hackbench and rt-app. "
+                   "simulations, seed 004's question with real block I/O on loop devices, "
+                   "and the runner against cyclictest, hackbench, rt-app and fio. "
                    "What they change is journalled and put back; without --host nothing on "
                    "the machine is changed.")
 def reproduce(quick: bool, out_dir: str, from_results: str | None, address: str | None,
@@ -1326,16 +1327,26 @@ def host_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the result object.")
 @click.option("--rows", type=click.IntRange(min=0), default=40, show_default=True, metavar="N",
               help="Tasks shown in the table (0 = all).")
-def host_run(spec: str, duration: int | None, as_json: bool, rows: int) -> None:
+@click.option("--trace", type=OUTPUT_FILE, metavar="FILE",
+              help="Capture the run's scheduler events through tracefs (root; a tracing "
+                   "instance of its own, removed afterwards) into FILE, in the simulator's "
+                   "ftrace text with times from the run's start.")
+def host_run(spec: str, duration: int | None, as_json: bool, rows: int,
+             trace: str | None) -> None:
     """Run SPEC on this machine's kernel with real threads (policies through
     sched_setattr, read back; absolute CLOCK_MONOTONIC timers; pthread mutexes and
     conditions; pipes and socket pairs; the spec's cgroups as v1 groups, journalled and put
     back) and report it in the simulator's result schema, with the kernel facts of the
     run. Block I/O runs on loop devices over files (direct I/O, the spec's I/O scheduler,
     journalled and put back)."""
+    _check_outputs([spec], {"--trace": trace})
     src = _load(spec)
-    with _busy("running on this machine…"), _stopped_by_signals(f"{spec} on this machine"):
-        r = runner.execute_on_host(src, duration_ns=duration)
+    with _outputs() as outs:
+        trace_tmp = outs.stage(trace) if trace else None
+        with _busy("running on this machine…"), _stopped_by_signals(f"{spec} on this machine"):
+            r = runner.execute_on_host(src, duration_ns=duration, trace=trace_tmp)
+        if trace:
+            r.run["notes"] = [n.replace(str(trace_tmp), trace) for n in r.run.get("notes", [])]
     if as_json:
         click.echo(r.to_json())
     else:
@@ -1413,6 +1424,8 @@ def _journal_entry_text(e: Mapping[str, Any]) -> str:
         return f"{e['path']} = {e['old']!r}"
     if e["op"] == "loop":
         return f"released {e['path']} (bound to {e['backing']})"
+    if e["op"] == "mount":
+        return f"unmounted {e['path']}"
     return f"removed {e['path']}"
 
 

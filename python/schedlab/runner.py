@@ -125,11 +125,14 @@ def execute(job: Job) -> Result:
     return result
 
 
-def execute_on_host(spec: SpecSource, duration_ns: int | None = None) -> Result:
+def execute_on_host(spec: SpecSource, duration_ns: int | None = None,
+                    trace: str | os.PathLike[str] | None = None) -> Result:
     """Run ``spec`` on this machine's kernel (the host runner): the same result schema,
-    with ``run.engine == "host"`` and the kernel facts in ``run.host``."""
+    with ``run.engine == "host"`` and the kernel facts in ``run.host``; ``trace``: capture
+    its scheduler events into that file (the simulator's ftrace text)."""
     t0 = time.perf_counter()
-    text, cols = _core.host_run(spec.text, duration_ns=duration_ns)
+    text, cols = _core.host_run(spec.text, duration_ns=duration_ns,
+                                trace_path=None if trace is None else os.fspath(trace))
     result = Result(json.loads(text), cols)
     result.run["wall_s"] = time.perf_counter() - t0
     return result

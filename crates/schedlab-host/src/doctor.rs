@@ -242,13 +242,13 @@ fn unused_loop(dev: &Path) -> bool {
 }
 
 fn tracefs(mounts: &str) -> Check {
-    let mounted = mounts.lines().find_map(|l| {
-        let (left, right) = l.split_once(" - ")?;
-        (right.split_whitespace().next() == Some("tracefs"))
-            .then(|| left.split_whitespace().nth(4).unwrap_or("").to_string())
-    });
-    match mounted {
-        Some(p) => Check::new("trace", "tracefs", true, format!("mounted at {p}")),
+    match crate::trace::tracefs_mount(mounts) {
+        Some(p) => Check::new(
+            "trace",
+            "tracefs",
+            true,
+            format!("mounted at {}", p.display()),
+        ),
         None => {
             let known = fs::read_to_string("/proc/filesystems")
                 .is_ok_and(|f| f.lines().any(|l| l.ends_with("tracefs")));

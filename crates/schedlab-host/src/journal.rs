@@ -95,6 +95,8 @@ pub enum Change {
     /// Loop device `device` (`/dev/loopN`) was bound to `backing`; undo releases it if it
     /// is still bound to that file (a device another process bound is left alone).
     Loop { device: PathBuf, backing: PathBuf },
+    /// A filesystem (tracefs) was mounted at `path`; undo unmounts it.
+    Mount { path: PathBuf },
 }
 
 impl Change {
@@ -108,6 +110,7 @@ impl Change {
             Change::Loop { device, backing } => {
                 json!({"op": "loop", "path": device, "backing": backing})
             }
+            Change::Mount { path } => json!({"op": "mount", "path": path}),
         }
     }
 
@@ -125,6 +128,7 @@ impl Change {
                 device: path,
                 backing: PathBuf::from(v.get("backing")?.as_str()?),
             }),
+            "mount" => Some(Change::Mount { path }),
             _ => None,
         }
     }
@@ -157,8 +161,32 @@ impl Change {
                     format!("{} is not a loop device", device.display()),
                 )),
             },
+            Change::Mount { path } => {
+                if mount_point(path).is_none() {
+                    return Ok(());
+                }
+                let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+                // SAFETY: a NUL-terminated path on this frame.
+                if unsafe { libc::umount2(c.as_ptr(), 0) } != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            }
         }
     }
+}
+
+/// The filesystem type mounted at `path`, if it is a mount point
+/// (`/proc/self/mountinfo`: the fifth field is the mount point, the type follows ` - `).
+pub fn mount_point(path: &Path) -> Option<String> {
+    let info = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let target = path.to_string_lossy();
+    info.lines().rev().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        (left.split_whitespace().nth(4)? == target)
+            .then(|| right.split_whitespace().next().unwrap_or("").to_string())
+    })
 }
 
 /// Move the tasks a cgroup still holds to its parent (a cgroup with tasks cannot be
@@ -350,6 +378,39 @@ impl Journal {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Mount a filesystem of type `fstype` (no device: tracefs) at the existing directory
+    /// `path`, journalled. A path that is a mount point already is refused.
+    pub fn mount(&mut self, fstype: &str, path: &Path) -> io::Result<()> {
+        if let Some(there) = mount_point(path) {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("{} is a mount point already ({there})", path.display()),
+            ));
+        }
+        let invalid = |e| io::Error::new(io::ErrorKind::InvalidInput, e);
+        let target =
+            std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).map_err(invalid)?;
+        let kind = std::ffi::CString::new(fstype).map_err(invalid)?;
+        let n = self.record(&Change::Mount {
+            path: path.to_path_buf(),
+        })?;
+        // SAFETY: NUL-terminated strings on this frame; no mount data.
+        let rc = unsafe {
+            libc::mount(
+                kind.as_ptr(),
+                target.as_ptr(),
+                kind.as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        self.step(Step::Applied(n));
+        Ok(())
     }
 
     /// Undo every journalled change, newest first, and empty the journal. Changes that

@@ -12,6 +12,7 @@
 //! - `loopdev`: loop block devices bound to backing files with direct I/O.
 //! - `runner`: a spec on the real kernel, reported in the simulator's result schema.
 //! - `fio_check`: the runner's block I/O against fio's on one loop device.
+//! - `trace`: ftrace capture of a host run, in the simulator's trace text.
 
 pub mod clock;
 pub mod doctor;
@@ -23,6 +24,7 @@ pub mod loopdev;
 pub mod policy;
 pub mod probe;
 pub mod runner;
+pub mod trace;
 
 pub use kernel_costs::{syscall_costs, timer_latency, SyscallCosts, TimerLatency, TimerPolicy};
 pub use probe::{channel_costs, ChannelCosts, ChannelKind};

@@ -14,7 +14,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use schedlab_host::journal::{restore_at, Format, Journal, Step};
+use schedlab_host::journal::{mount_point, restore_at, Format, Journal, Step};
 use schedlab_host::loopdev;
 
 const CHILD_ENV: &str = "SCHEDLAB_JOURNAL_TEST_CHILD";
@@ -330,6 +330,35 @@ fn a_torn_last_line_is_ignored_and_a_foreign_line_is_an_error() {
             .contains("line 1 is not a schedlab journal entry"),
         "{err}"
     );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_journalled_mount_is_unmounted_by_the_restore() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: mounting needs root");
+        return;
+    }
+    let dir = tempdir(40_000);
+    let point = dir.join("mnt");
+    fs::create_dir(&point).unwrap();
+    let path = dir.join("journal.jsonl");
+    let (mut j, _) = Journal::open(&path).unwrap();
+    j.mount("tmpfs", &point).unwrap();
+    assert_eq!(mount_point(&point).as_deref(), Some("tmpfs"));
+    let again = j
+        .mount("tmpfs", &point)
+        .expect_err("a mount point is refused");
+    assert!(
+        again.to_string().contains("a mount point already"),
+        "{again}"
+    );
+    let restored = j.restore().unwrap();
+    assert_eq!(restored.undone.len(), 1, "{restored:?}");
+    assert_eq!(mount_point(&point), None);
+    assert_eq!(fs::read_to_string(&path).unwrap(), "");
+    drop(j);
     fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -685,11 +685,12 @@ fn host_channel_costs<'py>(
 /// spec, SimError (bad_input) for what the host runner does not do, SimError for what the
 /// kernel refuses.
 #[pyfunction]
-#[pyo3(signature = (spec_json, duration_ns=None))]
+#[pyo3(signature = (spec_json, duration_ns=None, trace_path=None))]
 fn host_run<'py>(
     py: Python<'py>,
     spec_json: &str,
     duration_ns: Option<u64>,
+    trace_path: Option<PathBuf>,
 ) -> PyResult<(String, Bound<'py, PyDict>)> {
     if let Err(e) = schedlab_spec::parse_spec(spec_json) {
         return Err(spec_error(py, e));
@@ -698,6 +699,7 @@ fn host_run<'py>(
     let opts = schedlab_host::runner::RunOptions {
         duration_ns,
         cancel: Some(cancel),
+        trace: trace_path,
         ..Default::default()
     };
     let out = py

@@ -57,6 +57,7 @@ use schedlab_spec::model::{Event, Spec, RUN_FOREVER};
 use crate::clock;
 use crate::facts::KernelFacts;
 use crate::journal::{self, Journal};
+use crate::trace::Capture;
 use cgroups::Groups;
 use devices::Devices;
 use objects::Objects;
@@ -75,6 +76,9 @@ pub struct RunOptions {
     /// Loop devices the caller bound, by spec device name, used instead of making one
     /// (`devices.rs`).
     pub devices: Vec<(String, std::path::PathBuf)>,
+    /// Capture the run's scheduler events through tracefs into this file, in the
+    /// simulator's trace text (`crate::trace`).
+    pub trace: Option<std::path::PathBuf>,
 }
 
 /// How often the main thread asks [`RunOptions::cancel`].
@@ -184,6 +188,16 @@ pub fn run(text: &str, opts: &RunOptions) -> Result<HostOutput, HostError> {
     } else {
         Devices::none(&spec)
     };
+    let capture = match &opts.trace {
+        Some(_) => {
+            let j = match journal.as_mut() {
+                Some(j) => j,
+                None => journal.insert(open_journal_for("--trace: tracing")?),
+            };
+            Some(Capture::prepare(j).map_err(HostError::Refused)?)
+        }
+        None => None,
+    };
     let programs = Programs::compile(&spec);
     let world = World {
         spec: &spec,
@@ -207,10 +221,21 @@ pub fn run(text: &str, opts: &RunOptions) -> Result<HostOutput, HostError> {
     let gate = Barrier::new(initial + 1);
     let cpu_before = cpu_times();
     let mut cancelled = false;
+    if let Some(c) = &capture {
+        c.on().map_err(HostError::Refused)?;
+    }
     std::thread::scope(|s| {
         start(s, &world, &gate);
         cancelled = watch(&world, opts.cancel.as_ref());
     });
+    let traced = match (&capture, &opts.trace) {
+        (Some(c), Some(out)) => Some(
+            c.finish(world.t0.load(Ordering::Acquire), out)
+                .map_err(HostError::Refused)?,
+        ),
+        _ => None,
+    };
+    drop(capture);
     let cpu_after = cpu_times();
     if cancelled {
         return Err(HostError::Cancelled);
@@ -222,6 +247,16 @@ pub fn run(text: &str, opts: &RunOptions) -> Result<HostOutput, HostError> {
     let logs = std::mem::take(&mut *world.logs.lock().unwrap());
     let (mut result, samples) = build(&spec, logs, &facts, end, cpu_before, cpu_after);
     result.run.notes.extend(world.objects.applied_notes(&spec));
+    if let (Some(w), Some(out)) = (traced, &opts.trace) {
+        result.run.notes.push(format!(
+            "host trace: {} scheduler events of every CPU written to {} ({} before the \
+             run's start left out, {} lost to ring-buffer overruns)",
+            w.events,
+            out.display(),
+            w.before_start,
+            w.lost
+        ));
+    }
     result.groups = world.groups.results(&spec);
     result.run.notes.extend(world.devices.notes(&spec));
     result.devices = world.devices.results(&spec);

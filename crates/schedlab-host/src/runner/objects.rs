@@ -265,17 +265,29 @@ pub struct Chan {
     /// The buffer the kernel gave (pipes: F_GETPIPE_SZ after asking for the spec's
     /// capacity; sockets: the kernel's default).
     pub capacity: u64,
+    /// A socket pair (blocking, with send and receive timeouts of [`SOCKET_WAIT`]), not a
+    /// pipe (non-blocking).
+    pub socket: bool,
 }
 
+/// How long a blocking socket call waits before it returns EAGAIN and the task looks at
+/// the run's end and at deadlocks.
+pub const SOCKET_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
+
 impl Chan {
-    /// A pipe (sized to `capacity` as far as the kernel allows) or an AF_UNIX stream
-    /// socket pair of which one direction is used.
+    /// A pipe (sized to `capacity` as far as the kernel allows; non-blocking, so that a
+    /// call that would block returns EAGAIN and the task waits with `poll`) or an
+    /// AF_UNIX stream socket pair of which one direction is used (blocking with timeouts:
+    /// a call tries with MSG_DONTWAIT first, then blocks as hackbench's do, so that a
+    /// writer is woken as soon as there is room, not when `poll` would say writable).
     pub fn new(kind: ChannelKind, capacity: u64) -> io::Result<Self> {
         let mut fds = [0 as libc::c_int; 2];
         // SAFETY: the kernel fills the two descriptors.
         let rc = unsafe {
             match kind {
-                ChannelKind::Pipe => libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC),
+                ChannelKind::Pipe => {
+                    libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK)
+                }
                 ChannelKind::Socket => libc::socketpair(
                     libc::AF_UNIX,
                     libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
@@ -303,7 +315,30 @@ impl Chan {
                 let got = unsafe { libc::fcntl(write.as_raw_fd(), libc::F_GETPIPE_SZ) };
                 got.max(0) as u64
             }
-            ChannelKind::Socket => capacity,
+            ChannelKind::Socket => {
+                let tv = libc::timeval {
+                    tv_sec: 0,
+                    tv_usec: SOCKET_WAIT.as_micros() as libc::suseconds_t,
+                };
+                for fd in [read.as_raw_fd(), write.as_raw_fd()] {
+                    for opt in [libc::SO_SNDTIMEO, libc::SO_RCVTIMEO] {
+                        // SAFETY: a timeval on this frame, passed with its size.
+                        let rc = unsafe {
+                            libc::setsockopt(
+                                fd,
+                                libc::SOL_SOCKET,
+                                opt,
+                                (&tv as *const libc::timeval).cast(),
+                                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+                            )
+                        };
+                        if rc != 0 {
+                            return Err(io::Error::last_os_error());
+                        }
+                    }
+                }
+                capacity
+            }
         };
         Ok(Self {
             read,
@@ -311,6 +346,7 @@ impl Chan {
             last_write: AtomicU64::new(0),
             last_read: AtomicU64::new(0),
             capacity,
+            socket: kind == ChannelKind::Socket,
         })
     }
 }

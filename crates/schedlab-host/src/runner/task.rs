@@ -20,6 +20,12 @@ use crate::policy::{self as host_policy, SchedAttr as KernelAttr};
 
 /// How long an object wait lasts before the run's end and deadlocks are looked at.
 const SLICE_NS: u64 = 50_000_000;
+/// What channel writes send (their bytes carry nothing), and the size of a read buffer.
+static ZEROS: [u8; 4096] = [0; 4096];
+/// How long every live thread must have waited on an object with none woken before the
+/// run is taken as deadlocked: many slices, so that a loaded machine that leaves woken
+/// threads unscheduled for a while is not mistaken for a deadlock.
+const DEADLOCK_NS: u64 = 1_000_000_000;
 
 /// What a thread records, in its own order.
 #[derive(Clone, Copy, Debug)]
@@ -77,6 +83,8 @@ pub struct Runner<'scope, 'env> {
     unique_timers: Vec<(usize, Option<u64>)>,
     last_block: u64,
     io: super::io::TaskIo,
+    /// The thread's channel read buffer (allocated at its first read).
+    scratch: Vec<u8>,
 }
 
 impl<'scope, 'env> Runner<'scope, 'env> {
@@ -113,6 +121,7 @@ impl<'scope, 'env> Runner<'scope, 'env> {
             unique_timers: Vec::new(),
             last_block: 0,
             io: super::io::TaskIo::new(world.spec, id),
+            scratch: Vec::new(),
         }
     }
 
@@ -128,8 +137,14 @@ impl<'scope, 'env> Runner<'scope, 'env> {
         self.world.past_end(at)
     }
 
-    /// Take the template's group, attributes and CPUs, overridden by its first phase's
-    /// (set before the task first runs, as the simulator does). An error names the task.
+    /// Whether the run has ended now (the clock is read only when the run has an end).
+    fn ended(&self) -> bool {
+        self.world.stop.load(Ordering::Relaxed) || self.world.end.is_some_and(|e| self.now() >= e)
+    }
+
+    /// Take the task's name as the thread's, and the template's group, attributes and
+    /// CPUs, overridden by its first phase's (set before the task first runs, as the
+    /// simulator does). An error names the task.
     pub fn set_up(&mut self) -> Result<(), String> {
         let task = self.world.programs.task(self.tmpl);
         let first = self.world.programs.phases(self.tmpl).first();
@@ -138,6 +153,7 @@ impl<'scope, 'env> Runner<'scope, 'env> {
         let cpus = first
             .and_then(|p| p.cpus.as_deref())
             .or(task.cpus.as_deref());
+        set_comm(&self.log.name);
         self.join(group as usize)?;
         self.apply(attrs, cpus)?;
         match task.ioprio {
@@ -190,7 +206,7 @@ impl<'scope, 'env> Runner<'scope, 'env> {
 
     fn walk(&mut self, walk: &mut Walk<'env>) -> Flow {
         loop {
-            if self.past_end(self.now()) {
+            if self.ended() {
                 return Flow::Stop;
             }
             let Some(op) = walk.op() else {
@@ -449,7 +465,7 @@ impl<'scope, 'env> Runner<'scope, 'env> {
 
     /// Wait on an object through `attempt(until)` in slices of [`SLICE_NS`], until it is
     /// done, the run ends, or the run is deadlocked: every live thread waiting on an
-    /// object and none woken for a whole slice (the simulator's end with every task
+    /// object and none woken for [`DEADLOCK_NS`] (the simulator's end with every task
     /// blocked; a real kernel would wait for ever).
     fn wait_object(
         &mut self,
@@ -458,6 +474,7 @@ impl<'scope, 'env> Runner<'scope, 'env> {
         let w = self.world;
         w.waiting.fetch_add(1, Ordering::AcqRel);
         let mut seen = w.progress.load(Ordering::Acquire);
+        let mut since = self.now();
         let outcome = loop {
             let now = self.now();
             if self.past_end(now) {
@@ -469,7 +486,10 @@ impl<'scope, 'env> Runner<'scope, 'env> {
                     let progress = w.progress.load(Ordering::Acquire);
                     let all_waiting =
                         w.waiting.load(Ordering::Acquire) == w.live.load(Ordering::Acquire);
-                    if all_waiting && progress == seen {
+                    let now = self.now();
+                    if !all_waiting || progress != seen {
+                        since = now;
+                    } else if now - since >= DEADLOCK_NS {
                         w.deadlocked.store(true, Ordering::Release);
                         w.stop.store(true, Ordering::Release);
                         break Ok(Waited::Stopped);
@@ -486,23 +506,43 @@ impl<'scope, 'env> Runner<'scope, 'env> {
         outcome
     }
 
-    /// Write `bytes` into the channel, blocking while it is full.
+    /// Write `bytes` into the channel, blocking while it is full. A call first tries
+    /// without blocking (a non-blocking pipe, MSG_DONTWAIT on a socket), so a call that
+    /// does not block costs one system call, as hackbench's does; one that would block
+    /// ends the activation and waits (`poll` on a pipe, a blocking `send` on a socket).
     fn write(&mut self, c: usize, bytes: u64) -> Flow {
         let chan = &self.world.objects.chans[c];
         let fd = chan.write.as_raw_fd();
+        let socket = chan.socket;
         let mut left = bytes;
-        let zeros = [0u8; 4096];
         while left > 0 {
-            match self.ready(fd, libc::POLLOUT, &chan.last_read) {
-                Ok(true) => {}
-                Ok(false) => return Flow::Stop,
-                Err(e) => return self.io_flow(Err(e)),
-            }
-            let n = left.min(zeros.len() as u64) as usize;
-            chan.last_write.store(self.now(), Ordering::Release);
+            let n = left.min(ZEROS.len() as u64) as usize;
             // SAFETY: `n` bytes of a buffer on this frame to a descriptor the run owns.
-            match retry(|| unsafe { libc::write(fd, zeros.as_ptr().cast(), n) }) {
+            let put = |flags: i32| {
+                retry(|| unsafe {
+                    if socket {
+                        libc::send(fd, ZEROS.as_ptr().cast(), n, flags | libc::MSG_NOSIGNAL)
+                    } else {
+                        libc::write(fd, ZEROS.as_ptr().cast(), n)
+                    }
+                })
+            };
+            chan.last_write.store(self.now(), Ordering::Release);
+            match put(libc::MSG_DONTWAIT) {
                 Ok(k) => left -= k,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && socket => {
+                    match self.blocking(|| put(0), &chan.last_read) {
+                        Some(k) => left -= k,
+                        None => return Flow::Stop,
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    match self.ready(fd, libc::POLLOUT, &chan.last_read) {
+                        Ok(true) => {}
+                        Ok(false) => return Flow::Stop,
+                        Err(e) => return self.io_flow(Err(e)),
+                    }
+                }
                 Err(e) => return self.io_flow(Err(e)),
             }
         }
@@ -511,21 +551,49 @@ impl<'scope, 'env> Runner<'scope, 'env> {
 
     /// Read exactly `bytes` from the channel, blocking until they have arrived.
     fn read(&mut self, c: usize, bytes: u64) -> Flow {
+        let mut buf = std::mem::take(&mut self.scratch);
+        if buf.is_empty() {
+            buf = vec![0; ZEROS.len()];
+        }
+        let flow = self.read_into(c, bytes, &mut buf);
+        self.scratch = buf;
+        flow
+    }
+
+    fn read_into(&mut self, c: usize, bytes: u64, buf: &mut [u8]) -> Flow {
         let chan = &self.world.objects.chans[c];
         let fd = chan.read.as_raw_fd();
+        let socket = chan.socket;
         let mut left = bytes;
-        let mut buf = [0u8; 4096];
         while left > 0 {
-            match self.ready(fd, libc::POLLIN, &chan.last_write) {
-                Ok(true) => {}
-                Ok(false) => return Flow::Stop,
-                Err(e) => return self.io_flow(Err(e)),
-            }
             let n = left.min(buf.len() as u64) as usize;
-            // SAFETY: at most `n` bytes into a buffer on this frame.
-            match retry(|| unsafe { libc::read(fd, buf.as_mut_ptr().cast(), n) }) {
+            let ptr = buf.as_mut_ptr();
+            // SAFETY: at most `n` bytes into the thread's read buffer.
+            let get = |flags: i32| {
+                retry(|| unsafe {
+                    if socket {
+                        libc::recv(fd, ptr.cast(), n, flags)
+                    } else {
+                        libc::read(fd, ptr.cast(), n)
+                    }
+                })
+            };
+            match get(libc::MSG_DONTWAIT) {
                 Ok(0) => return Flow::Stop,
                 Ok(k) => left -= k,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && socket => {
+                    match self.blocking(|| get(0), &chan.last_write) {
+                        Some(0) | None => return Flow::Stop,
+                        Some(k) => left -= k,
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    match self.ready(fd, libc::POLLIN, &chan.last_write) {
+                        Ok(true) => continue,
+                        Ok(false) => return Flow::Stop,
+                        Err(e) => return self.io_flow(Err(e)),
+                    }
+                }
                 Err(e) => return self.io_flow(Err(e)),
             }
             chan.last_read.store(self.now(), Ordering::Release);
@@ -533,12 +601,35 @@ impl<'scope, 'env> Runner<'scope, 'env> {
         Flow::Next
     }
 
-    /// Wait until `fd` is ready for `events`; a wait that blocks ends the activation and
-    /// is released at the other side's last action (`last`). `Ok(false)`: the run ended.
-    fn ready(&mut self, fd: i32, events: i16, last: &AtomicU64) -> io::Result<bool> {
-        if poll(fd, events, 0)? {
-            return Ok(true);
+    /// A blocking socket call (`call`, whose timeout is [`super::objects::SOCKET_WAIT`])
+    /// after a non-blocking one said it would block: the wait ends the activation and is
+    /// released at the other side's last action (`last`); the bytes it moved, or `None`
+    /// when the run ended or failed.
+    fn blocking(
+        &mut self,
+        mut call: impl FnMut() -> io::Result<u64>,
+        last: &AtomicU64,
+    ) -> Option<u64> {
+        self.block();
+        let mut moved = None;
+        let waited = self.wait_object(|_| match call() {
+            Ok(k) => {
+                moved = Some(k);
+                Ok(Waited::Done)
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(Waited::Stopped),
+            Err(e) => Err(e),
+        });
+        match self.after_wait(waited, last) {
+            Flow::Stop => None,
+            _ => moved,
         }
+    }
+
+    /// Wait until `fd` is ready for `events`, after a call on it said it would block: the
+    /// wait ends the activation and is released at the other side's last action (`last`).
+    /// `Ok(false)`: the run ended.
+    fn ready(&mut self, fd: i32, events: i16, last: &AtomicU64) -> io::Result<bool> {
         self.block();
         let t0 = self.t0();
         let waited = self.wait_object(|until| {
@@ -611,6 +702,16 @@ fn kernel_attr(a: &SchedAttr) -> KernelAttr {
         _ => k.nice = a.priority,
     }
     k
+}
+
+/// Name the calling thread after its task (the kernel keeps 15 bytes), so that `ps`, `top`
+/// and a trace show the spec's names.
+fn set_comm(name: &str) {
+    let bytes: Vec<u8> = name.bytes().filter(|&b| b != 0).take(15).collect();
+    if let Ok(c) = std::ffi::CString::new(bytes) {
+        // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes.
+        unsafe { libc::prctl(libc::PR_SET_NAME, c.as_ptr(), 0, 0, 0) };
+    }
 }
 
 fn set_affinity(cpus: &[u32]) -> io::Result<()> {
