@@ -43,6 +43,7 @@ from schedlab.seeds.seed000 import (
     USLEEP_SLIDE,
     Settings,
     on_board,
+    policy_sweep,
     seed_name_of,
 )
 from schedlab.seeds.wakeup000 import stats_us, waiter_prefix
@@ -76,6 +77,8 @@ HRTIMER = "hrtimer"
 PERIOD_US = 10_000
 PERIODIC_WORK_US = 1000
 PERIODS = {True: 100, False: 1000}
+#: The preemption-model table's sweep (a spec per model × the seed's counterparts).
+PREEMPT_SWEEP = "seed000-preempt"
 #: After how many periods the drift table looks.
 DRIFT_AT = (1, 10, 100, 1000)
 
@@ -645,7 +648,7 @@ def preempt_part(ctx: Context, st: Settings, policies: Sequence[str]) -> Preempt
     """The broadcast wake-up test (RT waiters) under every preemption model and every
     seed scheduler's counterpart, on the board's profile."""
     chosen = preempt_policies(policies)
-    reqs: list[RunRequest] = []
+    specs: dict[str, str] = {}
     gen_errors: dict[str, str] = {}
     prefix = "waiter"
     for m in PREEMPT_MODELS if chosen else ():
@@ -655,9 +658,15 @@ def preempt_part(ctx: Context, st: Settings, policies: Sequence[str]) -> Preempt
             gen_errors[m] = f"{type(exc).__name__}: {exc}"
             continue
         prefix = waiter_prefix(api.spec_view(text))
-        reqs += [RunRequest(f"seed000-preempt-{m}", text, p, seed=st.seed,
-                            label=f"preempt {m} / {p}") for p in chosen]
-    runs = ctx.run(reqs, "seed 000: wake-up by preemption model") if reqs else []
+        specs[f"seed000-preempt-{m}"] = text
+    runs: list[RunOutcome] = []
+    try:
+        if specs:
+            runs = ctx.sweep(policy_sweep(PREEMPT_SWEEP, specs, chosen, st.seed, samples=True),
+                             "seed 000: wake-up by preemption model")
+    except ValueError as exc:  # a spec or policy the sweep refuses: shown on the page
+        gen_errors.update({n.removeprefix("seed000-preempt-"): f"{type(exc).__name__}: {exc}"
+                           for n in specs})
     stats: dict[str, dict[str, dict[str, Stats | None]]] = {
         k: {p: {m: None for m in PREEMPT_MODELS} for p in chosen} for k in MEASURES}
     errors: dict[tuple[str, str], str] = {
