@@ -295,8 +295,8 @@ def on_machine(spec: dict[str, Any], s: Settings) -> None:
 #: report's manifest read (with ``samples``, the per-activation samples too).
 SWEEP_METRICS: tuple[str, ...] = (
     "summary.headline", "summary.makespan_ns", "summary.totals", "summary.wakeup_latency_ns",
-    "run.events", "run.sim_ns", "run.decisions", "run.work_units", "run.stopped", "run.hz",
-    "tasks.tid", "tasks.wait_ns", "tasks.cpu_ns")
+    "summary.marks", "run.events", "run.sim_ns", "run.decisions", "run.work_units",
+    "run.stopped", "run.hz", "run.kernel", "tasks.tid", "tasks.wait_ns", "tasks.cpu_ns")
 
 
 def policy_sweep(name: str, specs: Mapping[str, str], policies: Sequence[str], seed: int, *,
