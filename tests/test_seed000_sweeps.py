@@ -1,7 +1,7 @@
 """Seed 000's parts declared as sweeps (hackbench, the broadcast wake-up test, the usleep
-and periodic loops, the preemption-model table): their datasets are kept in the report, a
-report rebuilt from them runs nothing and is byte-identical, and a Dask cluster gives the
-same tables as threads. Quick sizes, the real simulator."""
+and periodic loops, the preemption-model table, the full-size runs): their datasets are
+kept in the report, a report rebuilt from them runs nothing and is byte-identical, and a
+Dask cluster gives the same tables as threads. Quick sizes, the real simulator."""
 
 from __future__ import annotations
 
@@ -16,10 +16,11 @@ from schedlab import sweep as sw
 from schedlab.hostcosts import ChannelCost, HostCosts
 from schedlab.report import Markup, parse_tables
 from schedlab.report.context import Context, SectionOutput
-from schedlab.seeds import hackbench000, kernel000, seed000, wakeup000
+from schedlab.seeds import fullsize000, hackbench000, kernel000, seed000, wakeup000
 
 SECTION_ID = "seed000-sweeps"
-SWEEPS = (hackbench000.SWEEP, wakeup000.SWEEP, kernel000.USLEEP_SWEEP, kernel000.PREEMPT_SWEEP)
+SWEEPS = (hackbench000.SWEEP, wakeup000.SWEEP, kernel000.USLEEP_SWEEP, kernel000.PREEMPT_SWEEP,
+          fullsize000.HACKBENCH_SWEEP, fullsize000.WAKEUP_SWEEP)
 
 
 def fixed_costs(quick: bool) -> HostCosts:
@@ -38,8 +39,10 @@ def converted(ctx: Context) -> SectionOutput:
     """The parts of seed 000's section that are declared as sweeps, as a section."""
     st = seed000.settings(ctx.quick)
     policies = seed000.linux_policies(ctx.registry)
-    parts = [hackbench000.part(ctx, st, policies), wakeup000.part(ctx, st, policies),
-             *kernel000.parts(ctx, st, policies)]
+    hb, wk = hackbench000.part(ctx, st, policies), wakeup000.part(ctx, st, policies)
+    usleep, preempt = kernel000.parts(ctx, st, policies)
+    full = fullsize000.part(ctx, policies, hb.board_seconds, wk.stats, preempt.stats)
+    parts = [hb, wk, usleep, preempt, full]
     html = Markup("".join(str(p.html) for p in parts))
     return SectionOutput(SECTION_ID, "seed 000's sweeps", html,
                          [f for p in parts for f in p.files])
@@ -73,7 +76,8 @@ def test_the_parts_are_sweeps_whose_datasets_the_report_keeps(first: Path) -> No
     assert json.loads((out / "sweeps" / "host-costs.json").read_text()) == \
         fixed_costs(True).as_dict()
     tables = parse_tables(_section_html(first))
-    assert {"seed000-hackbench", "seed000-usleep", "seed000-preempt-waiters"} <= tables.keys()
+    assert {"seed000-hackbench", "seed000-usleep", "seed000-preempt-waiters",
+            "seed000-quick-vs-full"} <= tables.keys()
 
 
 def test_the_parts_rebuilt_from_stored_results_are_byte_identical(first: Path,
