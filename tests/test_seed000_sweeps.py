@@ -1,7 +1,8 @@
 """Seed 000's parts declared as sweeps (hackbench, the broadcast wake-up test, the usleep
-and periodic loops, the preemption-model table, the full-size runs): their datasets are
-kept in the report, a report rebuilt from them runs nothing and is byte-identical, and a
-Dask cluster gives the same tables as threads. Quick sizes, the real simulator."""
+and periodic loops, the preemption-model table, the full-size runs, the traced probes):
+their datasets are kept in the report, a report rebuilt from them runs nothing and is
+byte-identical, and a Dask cluster gives the same tables as threads. Quick sizes, the real
+simulator."""
 
 from __future__ import annotations
 
@@ -16,11 +17,12 @@ from schedlab import sweep as sw
 from schedlab.hostcosts import ChannelCost, HostCosts
 from schedlab.report import Markup, parse_tables
 from schedlab.report.context import Context, SectionOutput
-from schedlab.seeds import fullsize000, hackbench000, kernel000, seed000, wakeup000
+from schedlab.seeds import behaviour000, fullsize000, hackbench000, kernel000, seed000, wakeup000
 
 SECTION_ID = "seed000-sweeps"
 SWEEPS = (hackbench000.SWEEP, wakeup000.SWEEP, kernel000.USLEEP_SWEEP, kernel000.PREEMPT_SWEEP,
-          fullsize000.HACKBENCH_SWEEP, fullsize000.WAKEUP_SWEEP)
+          fullsize000.HACKBENCH_SWEEP, fullsize000.WAKEUP_SWEEP, "seed000-fork", "seed000-yield",
+          "seed000-dprio")
 
 
 def fixed_costs(quick: bool) -> HostCosts:
@@ -42,7 +44,8 @@ def converted(ctx: Context) -> SectionOutput:
     hb, wk = hackbench000.part(ctx, st, policies), wakeup000.part(ctx, st, policies)
     usleep, preempt = kernel000.parts(ctx, st, policies)
     full = fullsize000.part(ctx, policies, hb.board_seconds, wk.stats, preempt.stats)
-    parts = [hb, wk, usleep, preempt, full]
+    probes = [behaviour000.fork_yield_part(ctx, policies), behaviour000.dprio_part(ctx, policies)]
+    parts = [hb, wk, usleep, preempt, full, *probes]
     html = Markup("".join(str(p.html) for p in parts))
     return SectionOutput(SECTION_ID, "seed 000's sweeps", html,
                          [f for p in parts for f in p.files])
@@ -77,7 +80,7 @@ def test_the_parts_are_sweeps_whose_datasets_the_report_keeps(first: Path) -> No
         fixed_costs(True).as_dict()
     tables = parse_tables(_section_html(first))
     assert {"seed000-hackbench", "seed000-usleep", "seed000-preempt-waiters",
-            "seed000-quick-vs-full"} <= tables.keys()
+            "seed000-quick-vs-full", "seed000-fork", "seed000-yield"} <= tables.keys()
 
 
 def test_the_parts_rebuilt_from_stored_results_are_byte_identical(first: Path,
@@ -93,7 +96,7 @@ def test_the_parts_rebuilt_from_stored_results_are_byte_identical(first: Path,
     out, prev = again.parent, first.parent
     for rel in ("specs/manifest.json", "sweeps/host-costs.json",
                 "specs/seed000-hackbench-host-cost.json", "plots/seed000-hackbench.svg",
-                "plots/seed000-wakeup-cdf.svg"):
+                "plots/seed000-wakeup-cdf.svg", "plots/seed000-dprio-linux-o1.svg"):
         assert (out / rel).read_bytes() == (prev / rel).read_bytes(), rel
 
 
