@@ -17,12 +17,20 @@ from schedlab import sweep as sw
 from schedlab.hostcosts import ChannelCost, HostCosts
 from schedlab.report import Markup, parse_tables
 from schedlab.report.context import Context, SectionOutput
-from schedlab.seeds import behaviour000, fullsize000, hackbench000, kernel000, seed000, wakeup000
+from schedlab.seeds import (
+    behaviour000,
+    fullsize000,
+    hackbench000,
+    interbench000,
+    kernel000,
+    seed000,
+    wakeup000,
+)
 
 SECTION_ID = "seed000-sweeps"
 SWEEPS = (hackbench000.SWEEP, wakeup000.SWEEP, kernel000.USLEEP_SWEEP, kernel000.PREEMPT_SWEEP,
           fullsize000.HACKBENCH_SWEEP, fullsize000.WAKEUP_SWEEP, "seed000-fork", "seed000-yield",
-          "seed000-dprio")
+          "seed000-dprio", interbench000.SWEEP)
 
 
 def fixed_costs(quick: bool) -> HostCosts:
@@ -38,14 +46,16 @@ def not_measured(quick: bool) -> HostCosts:
 
 
 def converted(ctx: Context) -> SectionOutput:
-    """The parts of seed 000's section that are declared as sweeps, as a section."""
+    """The parts of seed 000's section that run simulations (all declared as sweeps), as a
+    section: the others are the cost instrument, which times this host, and the timeslice
+    tables, which are computed without a run."""
     st = seed000.settings(ctx.quick)
     policies = seed000.linux_policies(ctx.registry)
     hb, wk = hackbench000.part(ctx, st, policies), wakeup000.part(ctx, st, policies)
     usleep, preempt = kernel000.parts(ctx, st, policies)
     full = fullsize000.part(ctx, policies, hb.board_seconds, wk.stats, preempt.stats)
     probes = [behaviour000.fork_yield_part(ctx, policies), behaviour000.dprio_part(ctx, policies)]
-    parts = [hb, wk, usleep, preempt, full, *probes]
+    parts = [hb, wk, usleep, preempt, full, *probes, interbench000.part(ctx, policies)]
     html = Markup("".join(str(p.html) for p in parts))
     return SectionOutput(SECTION_ID, "seed 000's sweeps", html,
                          [f for p in parts for f in p.files])

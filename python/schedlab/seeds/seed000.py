@@ -301,14 +301,15 @@ SWEEP_METRICS: tuple[str, ...] = (
 
 def policy_sweep(name: str, specs: Mapping[str, str], policies: Sequence[str], seed: int, *,
                  samples: bool, policies_of: Mapping[str, Sequence[str]] | None = None,
-                 trace: bool = False) -> Sweep:
+                 trace: bool = False, overrides: Mapping[str, int] | None = None) -> Sweep:
     """Every spec of ``specs`` (saved name → text) under every policy — or under
     ``policies_of[spec]`` where that names the spec's own —, spec by spec; ``trace``
-    keeps each run's ftrace text."""
+    keeps each run's ftrace text; ``overrides`` are every run's (``cpus``, ``hz``)."""
     groups: dict[tuple[str, ...], list[str]] = {}
     for spec in specs:
         groups.setdefault(tuple((policies_of or {}).get(spec, policies)), []).append(spec)
-    return Sweep(name=name, base={"specs": dict(specs), "seed": seed}, metrics=SWEEP_METRICS,
+    return Sweep(name=name, base={"specs": dict(specs), "seed": seed, **(overrides or {})},
+                 metrics=SWEEP_METRICS,
                  samples=samples, trace=trace, grids=[{"spec": names, "scheduler": list(ps)}
                                          for ps, names in groups.items() if ps])
 
