@@ -125,3 +125,13 @@ def test_the_parts_on_a_dask_cluster_give_the_same_tables(first: Path, tmp_path:
     assert len(named) >= 6 and on_cluster.keys() == local.keys()
     for name in named:
         assert on_cluster[name] == local[name], name
+
+
+def test_stored_host_costs_that_cannot_be_read_are_named(tmp_path: Path) -> None:
+    stored = tmp_path / "earlier" / "sweeps" / "host-costs.json"
+    stored.parent.mkdir(parents=True)
+    stored.write_text('{"pipe": 3}', encoding="utf-8")
+    ctx = Context(True, tmp_path / "r", from_results=tmp_path / "earlier",
+                  host_costs=not_measured)
+    with pytest.raises(ValueError, match=r"host-costs\.json: not the host costs a report keeps"):
+        ctx.host_costs()

@@ -260,7 +260,12 @@ class Context:
             stored = (self.from_results / "sweeps" / HOST_COSTS_FILE
                       if self.from_results is not None else None)
             if stored is not None and stored.is_file():
-                self._host_costs = hostcosts.from_dict(json.loads(stored.read_text("utf-8")))
+                try:
+                    self._host_costs = hostcosts.from_dict(
+                        json.loads(stored.read_text("utf-8")))
+                except (ValueError, TypeError, KeyError, AttributeError) as e:
+                    raise ValueError(f"{stored}: not the host costs a report keeps "
+                                     f"({type(e).__name__}: {e})") from None
             else:
                 self._host_costs = self._measure_costs(self.quick)
             text = json.dumps(self._host_costs.as_dict(), indent=2) + "\n"

@@ -308,10 +308,10 @@ def policy_sweep(name: str, specs: Mapping[str, str], policies: Sequence[str], s
     groups: dict[tuple[str, ...], list[str]] = {}
     for spec in specs:
         groups.setdefault(tuple((policies_of or {}).get(spec, policies)), []).append(spec)
+    grids: list[dict[str, list[Any]]] = [{"spec": names, "scheduler": list(ps)}
+                                          for ps, names in groups.items() if ps]
     return Sweep(name=name, base={"specs": dict(specs), "seed": seed, **(overrides or {})},
-                 metrics=SWEEP_METRICS,
-                 samples=samples, trace=trace, grids=[{"spec": names, "scheduler": list(ps)}
-                                         for ps, names in groups.items() if ps])
+                 grids=grids, metrics=SWEEP_METRICS, samples=samples, trace=trace)
 
 
 # --------------------------------------------------------------------------------------
