@@ -109,6 +109,14 @@ class HostCosts:
 HostCostsFn = Callable[[bool], HostCosts]
 
 
+def from_dict(data: dict[str, Any]) -> HostCosts:
+    """:class:`HostCosts` from :meth:`HostCosts.as_dict`'s mapping."""
+    syscalls, timer = data.get("syscalls"), data.get("timer")
+    return HostCosts(pipe=ChannelCost(**data["pipe"]), socket=ChannelCost(**data["socket"]),
+                     syscalls=SyscallCost(**syscalls) if syscalls is not None else None,
+                     timer=TimerLatency(**timer) if timer is not None else None)
+
+
 #: The timer probe's interval: cyclictest's default ``-i 1000`` (µs).
 TIMER_INTERVAL_NS = 1_000_000
 #: The timer probe's SCHED_FIFO priority (cyclictest ``-p 80``, as the cross-check runs it).

@@ -40,6 +40,9 @@ __all__ = [
 
 MANIFEST_SCHEMA = "schedlab.reproduce-manifest/2"
 
+#: Where a report keeps the host costs its specs were made from (under ``sweeps/``).
+HOST_COSTS_FILE = "host-costs.json"
+
 #: ``generate(name, **options) -> spec text``
 GenerateFn = Callable[..., str]
 
@@ -249,9 +252,24 @@ class Context:
             raise self.write_error
 
     def host_costs(self) -> HostCosts:
-        """This host's measured pipe, socket and switch costs (measured once per report)."""
+        """This host's measured pipe, socket and switch costs (measured once per report),
+        kept as ``sweeps/host-costs.json``: a report rebuilt :attr:`from_results` reads
+        them from there, so the specs made from them (and their runs' keys) are the same."""
         if self._host_costs is None:
-            self._host_costs = self._measure_costs(self.quick)
+            kept = self.sweeps_dir / HOST_COSTS_FILE
+            stored = (self.from_results / "sweeps" / HOST_COSTS_FILE
+                      if self.from_results is not None else None)
+            if stored is not None and stored.is_file():
+                try:
+                    self._host_costs = hostcosts.from_dict(
+                        json.loads(stored.read_text("utf-8")))
+                except (ValueError, TypeError, KeyError, AttributeError) as e:
+                    raise ValueError(f"{stored}: not the host costs a report keeps "
+                                     f"({type(e).__name__}: {e})") from None
+            else:
+                self._host_costs = self._measure_costs(self.quick)
+            text = json.dumps(self._host_costs.as_dict(), indent=2) + "\n"
+            self.write_bytes(kept, text.encode("utf-8"))
         return self._host_costs
 
     # -- specs and runs -----------------------------------------------------------------
@@ -315,6 +333,9 @@ class Context:
         from schedlab.sweep import execute as sweeps
         from schedlab.sweep.store import read as read_dataset
 
+        for name, text in (sweep.base.get("specs") or {}).items():
+            if isinstance(text, str):  # kept even if the sweep refuses it
+                self.save_spec(name, text)
         dataset = self.sweeps_dir / sweep.name
         if self.from_results is not None and not dataset.exists():
             stored = self.from_results / "sweeps" / sweep.name
@@ -349,6 +370,9 @@ class Context:
                              hz=job.hz, duration_ns=job.duration_ns, trace=trace,
                              samples=sweep.samples, label=job.label)
             result = sweeps.row_result(row)
+            if result is not None and row.get("samples_file"):
+                result.json["run"]["samples"] = {"mode": "file"}
+                result.read_samples_from(dataset / row["samples_file"])
             failure = None if result is not None else runner.RecordedFailure(
                 row.get("error") or "no result")
             outcome = runner.Outcome(

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from schedlab import _core, api, dprio, plots
 from schedlab.report import Cell, Column, Table, render
-from schedlab.report.context import Part, RunOutcome, RunRequest
+from schedlab.report.context import Part, RunOutcome
 from schedlab.result import Result
+from schedlab.seeds.seed000 import policy_sweep
 
 if TYPE_CHECKING:
     from schedlab.report.context import Context, Figure
@@ -230,11 +231,11 @@ def timeslice_part(ctx: Context, policies: Sequence[str], hz: int) -> Part:
 
 def _probe_runs(ctx: Context, name: str, spec: dict[str, Any], policies: Sequence[str],
                 what: str) -> dict[str, tuple[RunOutcome, Path]]:
-    text = api.spec_text(spec)
-    reqs = [RunRequest(name, text, p, trace=ctx.trace_path(f"{name}-{p}"),
-                       label=f"{what} / {p}") for p in policies]
+    """Every policy's run of the probe ``spec``, traced (the sweep ``name``)."""
+    sweep = policy_sweep(name, {name: api.spec_text(spec)}, policies, 1, samples=False,
+                         trace=True)
     return {o.request.scheduler: (o, o.request.trace)  # type: ignore[misc]
-            for o in ctx.run(reqs, f"seed 000: {what}")}
+            for o in ctx.sweep(sweep, f"seed 000: {what}")}
 
 
 def _probe_cells(ctx: Context, o: RunOutcome, trace: Path,

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from schedlab import _core, api
 from schedlab.preemption import PREEMPT_MODELS
 from schedlab.report import Cell, Column, Table, render
-from schedlab.report.context import Part, RunOutcome, RunRequest
+from schedlab.report.context import Part, RunOutcome
 from schedlab.seeds import hackbench000, kernel000, wakeup000
 from schedlab.seeds.seed000 import (
     FILTER_LABEL,
@@ -30,8 +30,10 @@ from schedlab.seeds.seed000 import (
     WAITERS,
     agreement_items,
     pair_changes,
+    policy_sweep,
     settings,
 )
+from schedlab.sweep import Sweep
 
 if TYPE_CHECKING:
     from schedlab.report.context import Context
@@ -98,26 +100,30 @@ class FullSize:
     preempt: dict[str, dict[str, dict[str, Stats | None]]] = field(default_factory=dict)
 
 
-def _requests(ctx: Context, policies: Sequence[str]
-              ) -> tuple[list[RunRequest], dict[str, str]]:
-    """The full-size board runs, and the waiter prefix of each wake-up spec."""
+#: The full-size runs' sweeps: hackbench (no samples), and the wake-up tests (samples).
+HACKBENCH_SWEEP = "seed000-full-hackbench"
+WAKEUP_SWEEP = "seed000-full-wakeup"
+
+
+def sweeps(ctx: Context, policies: Sequence[str]) -> tuple[list[Sweep], dict[str, str]]:
+    """The full-size board runs as sweeps, and the waiter prefix of each wake-up spec."""
     full = settings(False)
-    reqs = [RunRequest("seed000-full-hackbench-board", hackbench000.board_spec(ctx, full), p,
-                       seed=full.seed, samples=False, label=f"full-size hackbench / {p}")
-            for p in policies]
+    hackbench = policy_sweep(
+        HACKBENCH_SWEEP, {"seed000-full-hackbench-board": hackbench000.board_spec(ctx, full)},
+        policies, full.seed, samples=False)
+    specs: dict[str, str] = {}
     prefixes: dict[str, str] = {}
     for w in WAITERS:
-        text = wakeup000.board_spec(ctx, full, w)
+        specs[f"seed000-full-wakeup-{w}"] = text = wakeup000.board_spec(ctx, full, w)
         prefixes[f"wakeup-{w}"] = wakeup000.waiter_prefix(api.spec_view(text))
-        reqs += [RunRequest(f"seed000-full-wakeup-{w}", text, p, seed=full.seed,
-                            label=f"full-size wake-up {w} / {p}") for p in policies]
+    chosen = kernel000.preempt_policies(policies)
     for m in PREEMPT_MODELS:
-        text = kernel000.preempt_spec(ctx, full, m)
+        specs[f"seed000-full-preempt-{m}"] = text = kernel000.preempt_spec(ctx, full, m)
         prefixes[f"preempt-{m}"] = wakeup000.waiter_prefix(api.spec_view(text))
-        reqs += [RunRequest(f"seed000-full-preempt-{m}", text, p, seed=full.seed,
-                            label=f"full-size preempt {m} / {p}")
-                 for p in kernel000.preempt_policies(policies)]
-    return reqs, prefixes
+    wakeup = policy_sweep(WAKEUP_SWEEP, specs, policies, full.seed, samples=True,
+                          policies_of={f"seed000-full-preempt-{m}": chosen
+                                       for m in PREEMPT_MODELS})
+    return [hackbench, wakeup], prefixes
 
 
 def _collect(runs: Sequence[RunOutcome], prefixes: Mapping[str, str]) -> FullSize:
@@ -227,12 +233,14 @@ def part(ctx: Context, policies: Sequence[str], quick_hb: Values,
     #: The agreement lines with the seed: (quick, full size).
     agree: tuple[list[str], list[str]] = ([], [])
     try:
-        reqs, prefixes = _requests(ctx, policies)
+        planned, prefixes = sweeps(ctx, policies)
+        for sweep in planned:
+            runs += ctx.sweep(sweep, "seed 000: full-size orderings")
     except Exception as exc:  # shown on the page
+        runs = []
         rows = [Check("seed 000's orderings",
                       unchecked=f"unchecked: the full-size specs could not be made: {exc}")]
     else:
-        runs = ctx.run(reqs, "seed 000: full-size orderings")
         full = _collect(runs, prefixes)
         rows = checks(quick_hb, quick_wk, quick_pre, full)
         agree = (agreement_items(quick_hb, _means(quick_wk)),

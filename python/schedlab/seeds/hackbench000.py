@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from schedlab import api, hostcosts, plots
 from schedlab.report import Cell, Column, Table, fmt, render
-from schedlab.report.context import Part, RunOutcome, RunRequest
+from schedlab.report.context import Part, RunOutcome
 from schedlab.result import Result
 from schedlab.seeds.seed000 import (
     PLATFORM,
@@ -29,6 +29,7 @@ from schedlab.seeds.seed000 import (
     on_board,
     on_machine,
     pair_agreement,
+    policy_sweep,
     ranking,
     row_order,
     seed_name_of,
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
 MODELS = ("zero-cost", "host-cost", "board")
 #: The model the seed's ordering is compared on.
 COMPARED = "board"
+#: The sweep (a spec per machine model × every policy) and its dataset's name.
+SWEEP = "seed000-hackbench"
 
 
 @dataclass
@@ -79,10 +82,10 @@ def _specs(ctx: Context, st: Settings) -> dict[str, str]:
 
 def _run(ctx: Context, st: Settings, policies: Sequence[str],
          specs: Mapping[str, str]) -> dict[str, dict[str, RunOutcome]]:
-    reqs = [RunRequest(f"seed000-hackbench-{m}", specs[m], p, seed=st.seed, samples=False,
-                       label=f"hackbench {m} / {p}") for m in MODELS for p in policies]
+    sweep = policy_sweep(SWEEP, {f"seed000-hackbench-{m}": specs[m] for m in MODELS},
+                         policies, st.seed, samples=False)
     runs: dict[str, dict[str, RunOutcome]] = {m: {} for m in MODELS}
-    for o in ctx.run(reqs, "seed 000: hackbench"):
+    for o in ctx.sweep(sweep, "seed 000: hackbench"):
         runs[o.request.spec_name.removeprefix("seed000-hackbench-")][o.request.scheduler] = o
     return runs
 

@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from schedlab.interbench import LABELS, LOADS, TASKS, interbench_metrics, sizes
 from schedlab.report import Cell, Column, Table, render
-from schedlab.report.context import Part, RunOutcome, RunRequest
+from schedlab.report.context import Part, RunOutcome
+from schedlab.seeds.seed000 import policy_sweep
+from schedlab.sweep import Sweep
 
 if TYPE_CHECKING:
     from schedlab.report.context import Context
@@ -32,6 +34,8 @@ __all__ = ["pairs", "part"]
 CPUS = 1
 HZ = 1000
 SEED = 1
+#: The sweep's (and its dataset's) name.
+SWEEP = "seed000-interbench"
 
 #: The four figures per policy (Gaming has no deadlines: interbench omits the column).
 FIGURES: tuple[tuple[str, str], ...] = (
@@ -56,18 +60,18 @@ def _jobs() -> list[tuple[str, str, bool]]:
     return [(t, ld, False) for t, ld in pairs()] + [("video", "x", True)]
 
 
-def _requests(ctx: Context, policies: Sequence[str]) -> list[RunRequest]:
-    reqs = []
+def sweep(ctx: Context, policies: Sequence[str]) -> Sweep:
+    """Every spec of :func:`_jobs` under every policy, as the sweep ``seed000-interbench``
+    (samples kept: the figures are read from the benchmarked task's activations)."""
+    specs = {}
     for task, load, rt in _jobs():
         opts = sizes(load, ctx.quick)
         if rt:
             opts["rt"] = True
-        text = ctx.generate("interbench", task=task, load=load, cpus=CPUS, **opts)
-        name = _spec_name(task, load, rt)
-        reqs += [RunRequest(name, text, p, seed=SEED, cpus=CPUS, hz=HZ,
-                            label=f"interbench {task}/{load}{' rt' if rt else ''} / {p}")
-                 for p in policies]
-    return reqs
+        specs[_spec_name(task, load, rt)] = ctx.generate("interbench", task=task, load=load,
+                                                         cpus=CPUS, **opts)
+    return policy_sweep(SWEEP, specs, policies, SEED, samples=True,
+                        overrides={"cpus": CPUS, "hz": HZ})
 
 
 def _figures(o: RunOutcome, task: str) -> dict[str, Any] | str:
@@ -169,13 +173,12 @@ def part(ctx: Context, policies: Sequence[str]) -> Part:
         return Part(render("seed000_interbench.html.j2", problem="No policy to run "
                            "Interbench under.", warn=False))
     try:
-        reqs = _requests(ctx, policies)
-    except Exception as exc:  # shown on the page
+        runs = ctx.sweep(sweep(ctx, policies), "seed 000: interbench")
+    except Exception as exc:  # a spec not made or refused: shown on the page
         return Part(render("seed000_interbench.html.j2",
                            problem=f"Interbench could not be generated: {exc}", warn=True))
     got: dict[tuple[str, str, str], dict[str, Any] | str] = {}
     which = {_spec_name(t, ld, rt): (t, ld, rt) for t, ld, rt in _jobs()}
-    runs = ctx.run(reqs, "seed 000: interbench")
     for o in runs:
         task, load, rt = which[o.request.spec_name]
         got[(task, load, o.request.scheduler + ("#rt" if rt else ""))] = _figures(o, task)

@@ -36,13 +36,14 @@ from typing import TYPE_CHECKING, Any
 from schedlab import _core, api
 from schedlab.preemption import PREEMPT_LABEL, PREEMPT_MODELS, order_text
 from schedlab.report import Cell, Column, Table, fmt, render
-from schedlab.report.context import Part, RunOutcome, RunRequest
+from schedlab.report.context import Part, RunOutcome
 from schedlab.result import Result
 from schedlab.seeds.seed000 import (
     BOARD_PROFILE,
     USLEEP_SLIDE,
     Settings,
     on_board,
+    policy_sweep,
     seed_name_of,
 )
 from schedlab.seeds.wakeup000 import stats_us, waiter_prefix
@@ -76,6 +77,10 @@ HRTIMER = "hrtimer"
 PERIOD_US = 10_000
 PERIODIC_WORK_US = 1000
 PERIODS = {True: 100, False: 1000}
+#: The preemption-model table's sweep (a spec per model × the seed's counterparts).
+PREEMPT_SWEEP = "seed000-preempt"
+#: The usleep and periodic loops' sweep (a spec per sleep or loop × one policy).
+USLEEP_SWEEP = "seed000-usleep"
 #: After how many periods the drift table looks.
 DRIFT_AT = (1, 10, 100, 1000)
 
@@ -407,31 +412,20 @@ def usleep_policy(policies: Sequence[str]) -> str | None:
     return mainline or (policies[0] if policies else None)
 
 
-def _sleep_requests(ctx: Context, st: Settings, policy: str
-                    ) -> tuple[list[RunRequest], list[tuple[int, str | None]]]:
+def _sleep_specs(ctx: Context) -> dict[tuple[int, str | None], tuple[str, str]]:
+    """Per (requested µs, timers): the usleep loop's spec name and text."""
     loops = SLEEP_LOOPS[ctx.quick]
-    reqs, keys = [], []
-    for x in SLEEP_REQUESTS_US:
-        for timers in (None, HRTIMER):
-            name = f"seed000-usleep-{x}us" + (f"-{timers}" if timers else "")
-            reqs.append(RunRequest(name, sleep_spec(x, loops, timers), policy, seed=st.seed,
-                                   label=f"usleep({x}) / {timers or 'profile timers'}"))
-            keys.append((x, timers))
-    return reqs, keys
+    return {(x, timers): (f"seed000-usleep-{x}us" + (f"-{timers}" if timers else ""),
+                          sleep_spec(x, loops, timers))
+            for x in SLEEP_REQUESTS_US for timers in (None, HRTIMER)}
 
 
-def _periodic_requests(ctx: Context, st: Settings, policy: str
-                       ) -> tuple[list[RunRequest], list[tuple[str, str | None]]]:
+def _periodic_specs(ctx: Context) -> dict[tuple[str, str | None], tuple[str, str]]:
+    """Per (loop kind, timers): the periodic loop's spec name and text."""
     periods = PERIODS[ctx.quick]
-    reqs, keys = [], []
-    for kind in LOOP_KINDS:
-        for timers in (None, HRTIMER):
-            name = f"seed000-periodic-{kind}" + (f"-{timers}" if timers else "")
-            reqs.append(RunRequest(name, periodic_spec(kind, periods, timers), policy,
-                                   seed=st.seed,
-                                   label=f"periodic {kind} / {timers or 'profile timers'}"))
-            keys.append((kind, timers))
-    return reqs, keys
+    return {(kind, timers): (f"seed000-periodic-{kind}" + (f"-{timers}" if timers else ""),
+                             periodic_spec(kind, periods, timers))
+            for kind in LOOP_KINDS for timers in (None, HRTIMER)}
 
 
 def usleep_part(ctx: Context, st: Settings, policies: Sequence[str]) -> UsleepPart:
@@ -444,10 +438,13 @@ def usleep_part(ctx: Context, st: Settings, policies: Sequence[str]) -> UsleepPa
     runs: list[RunOutcome] = []
     tick_ns: int | None = None
     if policy is not None:
-        sreqs, skeys = _sleep_requests(ctx, st, policy)
-        preqs, pkeys = _periodic_requests(ctx, st, policy)
-        runs = ctx.run([*sreqs, *preqs], "seed 000: usleep and periodic loops")
-        for (x, timers), o in zip(skeys, runs[:len(sreqs)], strict=True):
+        sleeps, loops = _sleep_specs(ctx), _periodic_specs(ctx)
+        specs = dict([*sleeps.values(), *loops.values()])
+        runs = ctx.sweep(policy_sweep(USLEEP_SWEEP, specs, [policy], st.seed, samples=True),
+                         "seed 000: usleep and periodic loops")
+        by_spec = {r.request.spec_name: r for r in runs}
+        for (x, timers), (name, _) in sleeps.items():
+            o = by_spec[name]
             kernel = kernel_settings(override={"timers": timers} if timers else None)
             if o.ok and o.result is not None:
                 sleep_rows.append(sleep_row(o.result, SLEEPER, x, kernel))
@@ -455,7 +452,8 @@ def usleep_part(ctx: Context, st: Settings, policies: Sequence[str]) -> UsleepPa
             else:
                 sleep_rows.append(SleepRow(x, timers or str(kernel.get("timers")),
                                            error=o.error or "no result"))
-        for (kind, timers), o in zip(pkeys, runs[len(sreqs):], strict=True):
+        for (kind, timers), (name, _) in loops.items():
+            o = by_spec[name]
             if o.ok and o.result is not None:
                 drift_rows.append(drift_row(o.result, kind))
             else:
@@ -645,7 +643,7 @@ def preempt_part(ctx: Context, st: Settings, policies: Sequence[str]) -> Preempt
     """The broadcast wake-up test (RT waiters) under every preemption model and every
     seed scheduler's counterpart, on the board's profile."""
     chosen = preempt_policies(policies)
-    reqs: list[RunRequest] = []
+    specs: dict[str, str] = {}
     gen_errors: dict[str, str] = {}
     prefix = "waiter"
     for m in PREEMPT_MODELS if chosen else ():
@@ -655,9 +653,15 @@ def preempt_part(ctx: Context, st: Settings, policies: Sequence[str]) -> Preempt
             gen_errors[m] = f"{type(exc).__name__}: {exc}"
             continue
         prefix = waiter_prefix(api.spec_view(text))
-        reqs += [RunRequest(f"seed000-preempt-{m}", text, p, seed=st.seed,
-                            label=f"preempt {m} / {p}") for p in chosen]
-    runs = ctx.run(reqs, "seed 000: wake-up by preemption model") if reqs else []
+        specs[f"seed000-preempt-{m}"] = text
+    runs: list[RunOutcome] = []
+    try:
+        if specs:
+            runs = ctx.sweep(policy_sweep(PREEMPT_SWEEP, specs, chosen, st.seed, samples=True),
+                             "seed 000: wake-up by preemption model")
+    except ValueError as exc:  # a spec or policy the sweep refuses: shown on the page
+        gen_errors.update({n.removeprefix("seed000-preempt-"): f"{type(exc).__name__}: {exc}"
+                           for n in specs})
     stats: dict[str, dict[str, dict[str, Stats | None]]] = {
         k: {p: {m: None for m in PREEMPT_MODELS} for p in chosen} for k in MEASURES}
     errors: dict[tuple[str, str], str] = {

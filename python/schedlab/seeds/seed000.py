@@ -45,6 +45,7 @@ from itertools import combinations
 from typing import Any
 
 from schedlab.seeds import published
+from schedlab.sweep import Sweep
 
 DATA: dict[str, Any] = published.load("seed000")
 CITATION: str = DATA["document"]["citation"]
@@ -284,6 +285,33 @@ def on_machine(spec: dict[str, Any], s: Settings) -> None:
     machine = spec.setdefault("schedlab", {}).setdefault("machine", {})
     machine["cpus"] = s.cpus
     machine["hz"] = s.hz
+
+
+# --------------------------------------------------------------------------------------
+# The parts' runs, declared as sweeps
+# --------------------------------------------------------------------------------------
+
+#: What each run of the section's sweeps keeps: the result objects the parts and the
+#: report's manifest read (with ``samples``, the per-activation samples too).
+SWEEP_METRICS: tuple[str, ...] = (
+    "summary.headline", "summary.makespan_ns", "summary.totals", "summary.wakeup_latency_ns",
+    "summary.marks", "run.events", "run.sim_ns", "run.decisions", "run.work_units",
+    "run.stopped", "run.hz", "run.kernel", "tasks.tid", "tasks.wait_ns", "tasks.cpu_ns")
+
+
+def policy_sweep(name: str, specs: Mapping[str, str], policies: Sequence[str], seed: int, *,
+                 samples: bool, policies_of: Mapping[str, Sequence[str]] | None = None,
+                 trace: bool = False, overrides: Mapping[str, int] | None = None) -> Sweep:
+    """Every spec of ``specs`` (saved name → text) under every policy — or under
+    ``policies_of[spec]`` where that names the spec's own —, spec by spec; ``trace``
+    keeps each run's ftrace text; ``overrides`` are every run's (``cpus``, ``hz``)."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for spec in specs:
+        groups.setdefault(tuple((policies_of or {}).get(spec, policies)), []).append(spec)
+    grids: list[dict[str, list[Any]]] = [{"spec": names, "scheduler": list(ps)}
+                                          for ps, names in groups.items() if ps]
+    return Sweep(name=name, base={"specs": dict(specs), "seed": seed, **(overrides or {})},
+                 grids=grids, metrics=SWEEP_METRICS, samples=samples, trace=trace)
 
 
 # --------------------------------------------------------------------------------------

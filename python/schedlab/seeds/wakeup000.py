@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from schedlab import _core, api, plots
 from schedlab.report import Cell, Column, Table, fmt, render
-from schedlab.report.context import Part, RunOutcome, RunRequest
+from schedlab.report.context import Part, RunOutcome
 from schedlab.result import Result
 from schedlab.seeds.hackbench000 import policy_cell
 from schedlab.seeds.seed000 import (
@@ -29,6 +29,7 @@ from schedlab.seeds.seed000 import (
     WakeupFigures,
     agreement_phrase,
     on_board,
+    policy_sweep,
     ranking,
     reconstruction_evidence,
     row_order,
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
     from schedlab.report.context import Context, Figure
 
 Stats = dict[str, Any]
+
+#: The sweep (a spec per waiter class × every policy) and its dataset's name.
+SWEEP = "seed000-wakeup"
 
 
 @dataclass
@@ -292,7 +296,7 @@ def board_spec(ctx: Context, st: Settings, waiters: str) -> str:
 def _run(ctx: Context, st: Settings, policies: Sequence[str]
          ) -> tuple[dict[str, dict[str, WakeupRun]], dict[str, str], list[RunOutcome]]:
     """Every policy under RT and non-RT waiters: the latencies, generation errors, runs."""
-    reqs: list[RunRequest] = []
+    specs: dict[str, str] = {}
     prefixes: dict[str, str] = {}
     errors: dict[str, str] = {}
     for w in WAITERS:
@@ -302,10 +306,15 @@ def _run(ctx: Context, st: Settings, policies: Sequence[str]
             errors[w] = f"{type(exc).__name__}: {exc}"
             continue
         prefixes[w] = waiter_prefix(api.spec_view(text))
-        reqs += [RunRequest(f"seed000-wakeup-{w}", text, p, seed=st.seed,
-                            label=f"wake-up {w} / {p}") for p in policies]
+        specs[f"seed000-wakeup-{w}"] = text
     found: dict[str, dict[str, WakeupRun]] = {w: {} for w in WAITERS}
-    runs = ctx.run(reqs, "seed 000: broadcast wake-up") if reqs else []
+    runs: list[RunOutcome] = []
+    try:
+        if specs:
+            runs = ctx.sweep(policy_sweep(SWEEP, specs, policies, st.seed, samples=True),
+                             "seed 000: broadcast wake-up")
+    except ValueError as exc:  # a spec or policy the sweep refuses: shown on the page
+        errors.update({w: f"{type(exc).__name__}: {exc}" for w in prefixes})
     for o in runs:
         w = o.request.spec_name.removeprefix("seed000-wakeup-")
         found[w][o.request.scheduler] = (
