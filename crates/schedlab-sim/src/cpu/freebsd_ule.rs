@@ -52,13 +52,14 @@
 //!   remote CPU is interrupted only when `sched_shouldpreempt(pri, cpri, 1)`);
 //! - CPU choice: `sched_add` (lines 2573–2624), `sched_pickcpu` (lines 1241–1370: the
 //!   last CPU while it and its SMT siblings idle and the thread ran there within
-//!   `SCHED_AFFINITY(ts, CG_SHARE_L2)`, line 268; otherwise the least loaded idle CPU of
-//!   the highest cache group still within affinity, then a CPU running worse priorities,
-//!   then the least loaded CPU; the waker's CPU when that is no busier and runs a worse
-//!   priority), `cpu_search` / `sched_lowest` / `sched_highest` (lines 666–775 /
-//!   805–818 / 823–833: the least or most loaded CPU on the least or most loaded path
-//!   through the `cpu_group` tree: load × 256, −64 for the preferred CPU, minus
-//!   `sched_random() % 32`, `sched_random` at lines 622–631);
+//!   `SCHED_AFFINITY(ts, CG_SHARE_L2)`, line 268; otherwise the least loaded idle CPU
+//!   of the highest cache group still within affinity, then a CPU running worse
+//!   priorities, then the least loaded CPU; the waker's CPU instead of a busy one when
+//!   it holds at most one thread more and runs a worse priority, lines 1357–1366),
+//!   `cpu_search` / `sched_lowest` / `sched_highest` (lines 666–775 / 805–818 /
+//!   823–833: the least or most loaded CPU on the least or most loaded path through the
+//!   `cpu_group` tree: load × 256, −64 for the preferred CPU, minus `sched_random() %
+//!   32`, `sched_random` at lines 622–631);
 //! - stealing and balancing: `tdq_idled` (lines 983–1062: an idle CPU takes a thread
 //!   from the busiest CPU of its group, then of each parent group, holding at least
 //!   `steal_thresh` = 2 threads, line 277), `tdq_move` / `tdq_steal` / `runq_steal` /
@@ -78,15 +79,15 @@
 //!
 //! Where the model simplifies:
 //! - Two clocks, as in the kernel: `ticks` counts the machine's `hz` (the engine's tick
-//!   count, `now / tick_ns`; the histories, `ts_ticks` and cache affinity use it), and the
-//!   statclock runs at `stathz` (default 127 Hz, `realstathz`'s boot value in the source,
-//!   the rate of its "~94 ms, 12 stathz ticks" slice; `--param stathz`): slices, the
-//!   balancer's interval and `tickincr` count its ticks. Its ticks are counted at the
-//!   engine's ticks of a busy CPU (`sched_clock(td, cnt)` with the stat ticks since the
-//!   last one; those of an idle spell are dropped), so they fall on hz tick boundaries.
-//!   The rate matters beyond the slice length: the calendar advances one queue per stat
-//!   tick, so at stathz = 1000 it would sweep more than its 64 queues in one 100-tick
-//!   slice and nice would barely separate CPU hogs.
+//!   count, `now / tick_ns`; the histories, `ts_ticks` and cache affinity use it), and
+//!   the statclock runs at `stathz` (default 127 Hz, `realstathz`'s boot value in the
+//!   source, the rate of its "~94 ms, 12 stathz ticks" slice; `--param stathz`):
+//!   slices, the balancer's interval and `tickincr` count its ticks. Its ticks are
+//!   counted at the engine's ticks of a busy CPU (`sched_clock(td, cnt)` with the stat
+//!   ticks since the last one; those of an idle spell are dropped), so they fall on hz
+//!   tick boundaries. The rate matters beyond the slice length: the calendar advances
+//!   one queue per stat tick, so at stathz = 1000 it would sweep more than its 64
+//!   queues in one 100-tick slice and nice would barely separate CPU hogs.
 //! - The priority a thread's history gives it takes effect at once (the kernel applies
 //!   `td_user_pri` at the thread's next return to user mode, `sched_userret`, whose slow
 //!   path is `sched_userret_slowpath`, lines 2388–2397). The kernel sleep priorities a
