@@ -1,29 +1,34 @@
 //! `freebsd-4bsd`: FreeBSD's traditional BSD scheduler (`options SCHED_4BSD`).
 //!
 //! Source: FreeBSD sys/kern/sched_4bsd.c as held by the freebsd/freebsd-src repository
-//! (stored revision 000ffb6f24c498bc665b887fafdd1bd4e96f598f, the main branch), read
-//! function by function: `sched_clock_tick` / `sched_clock` (estcpu per stat tick,
-//! `ESTCPULIM`, the per-thread slice `ts_slice` of `sched_slice = realstathz / 10`),
-//! `schedcpu` (once a second: `loadfactor(loadav) = 2 * loadav`,
-//! `decay_cpu(lf, cpu) = lf * cpu / (lf + FSCALE)`, the `ts_slptime` count of seconds
-//! asleep), `updatepri` (the decay owed for a sleep, applied at wake-up, or estcpu
-//! cleared after more than `5 * loadfactor` seconds), `resetpriority` (user priority
-//! `PUSER + estcpu / INVERSE_ESTCPU_WEIGHT + NICE_WEIGHT * (nice - PRIO_MIN)`, clamped to
-//! the time-sharing range), `resetpriority_thread` / `sched_priority` (a queued thread
-//! whose queue changes is removed and re-added), `sched_add` (forward_wakeup to idle
-//! CPUs, else `maybe_resched` of the current CPU; `maybe_preempt` without
-//! FULL_PREEMPTION never lets a time-sharing or real-time thread preempt at once),
-//! `sched_wakeup`, `sched_fork_thread` (the child inherits estcpu, slice 1),
-//! `sched_exit_thread` (the parent is charged the child's estcpu), `sched_switch` and
-//! `sched_choose`; the run queue of sys/sys/runq.h / kern/kern_switch.c (`RQ_NQS = 64`
-//! queues of `RQ_PPQ = 4` priorities, a status bitmap, `runq_add` at the tail, the lowest
-//! set bit chosen first); the load average of kern/kern_synch.c `loadav` (every 5 s,
-//! `ldavg = (cexp * ldavg + nrun * FSCALE * (FSCALE - cexp)) >> FSHIFT`, cexp[0] =
-//! exp(-1/12)); priorities of sys/sys/priority.h (real-time 48..79, time-sharing
-//! 120..223, `PUSER = PRI_MIN_TIMESHARE`) and POSIX's mapping in
-//! kern/ksched.c (`p4prio_to_rtpprio`: rtprio = RTP_PRIO_MAX − POSIX priority, 0..31);
-//! the run queue, priority ranges and Linux ABI mapping are shared with ULE in
-//! `freebsd_runq.rs`.
+//! (stored revision 000ffb6f24c498bc665b887fafdd1bd4e96f598f, the main branch); line
+//! numbers are those of sched_4bsd.c at that revision: `sched_clock_tick` /
+//! `sched_clock` (lines 724–767 / 769–775: estcpu per stat tick, `ESTCPULIM`, lines
+//! 76–78, the per-thread slice `ts_slice` of `sched_slice = realstathz / 10`,
+//! `sched_initticks`, lines 650–658), `schedcpu` (lines 461–557, once a second:
+//! `loadfactor(loadav) = 2 * loadav`, `decay_cpu(lf, cpu) = lf * cpu / (lf + FSCALE)`,
+//! lines 434–435, the `ts_slptime` count of seconds asleep), `updatepri` (lines 577–595:
+//! the decay owed for a sleep, applied at wake-up, or estcpu cleared after more than
+//! `5 * loadfactor` seconds), `resetpriority` (lines 602–615: user priority `PUSER +
+//! estcpu / INVERSE_ESTCPU_WEIGHT + NICE_WEIGHT * (nice - PRIO_MIN)`, clamped to the
+//! time-sharing range; the weights at lines 79–84), `resetpriority_thread` /
+//! `sched_priority` (lines 621–634 / 857–880: a queued thread whose queue changes is
+//! removed and re-added), `sched_add` (lines 1312–1414, the SMP variant: forward_wakeup,
+//! lines 1163–1248, to idle CPUs, else `maybe_resched`, lines 303–310, of the current
+//! CPU; `maybe_preempt`, lines 318–367, without FULL_PREEMPTION never lets a
+//! time-sharing or real-time thread preempt at once), `sched_wakeup` (lines 1135–1160),
+//! `sched_fork_thread` (lines 813–830: the child inherits estcpu, slice 1),
+//! `sched_exit_thread` (lines 791–805: the parent is charged the child's estcpu),
+//! `sched_switch` (lines 1007–1133) and `sched_choose` (lines 1490–1533); the run queue
+//! of sys/sys/runq.h / kern/kern_switch.c (`RQ_NQS = 64` queues of `RQ_PPQ = 4`
+//! priorities, a status bitmap, `runq_add` at the tail, the lowest set bit chosen
+//! first); the load average of kern/kern_synch.c `loadav` (every 5 s, `ldavg = (cexp *
+//! ldavg + nrun * FSCALE * (FSCALE - cexp)) >> FSHIFT`, cexp[0] = exp(-1/12));
+//! priorities of sys/sys/priority.h (real-time 48..79, time-sharing 120..223, `PUSER =
+//! PRI_MIN_TIMESHARE`) and POSIX's mapping in kern/ksched.c (`p4prio_to_rtpprio`: rtprio
+//! = RTP_PRIO_MAX − POSIX priority, 0..31); the run queue, priority ranges and Linux ABI
+//! mapping are shared with ULE in `freebsd_runq.rs`. The line numbers cite
+//! sched_4bsd.c only; the other files are cited by function.
 //!
 //! FreeBSD 5.4's own revision (RELENG_5's sched_4bsd.c) could not be read for this
 //! model, so the revision above is the one modelled. Its estcpu, decay and priority
@@ -40,14 +45,17 @@
 //!   count schedlab ticks.
 //! - `INVERSE_ESTCPU_WEIGHT` is this revision's SMP value, `8 * smp_cpus` (8 on one CPU).
 //! - schedcpu and loadav run exactly on the second and on every fifth second (the kernel
-//!   runs schedcpu from a kthread pausing `hz` ticks and jitters the loadav callout),
-//!   loadav before schedcpu when both are due; they run at the first scheduler event at
-//!   or after their instant, which is the same instant on a busy machine (the tick).
+//!   runs schedcpu from a kthread pausing `hz` ticks, `schedcpu_thread`, lines 562–570,
+//!   and jitters the loadav callout), loadav before schedcpu when both are due; they run
+//!   at the first scheduler event at or after their instant, which is the same instant on
+//!   a busy machine (the tick).
 //! - A woken thread is queued at its user priority: the kernel-mode sleep priority a
-//!   thread holds until it returns to user mode (`sleepq` priorities, `sched_userret`)
-//!   is not modelled, nor `ts_pctcpu` (only ps(1) reads it).
+//!   thread holds until it returns to user mode (`sleepq` priorities, `sched_userret`,
+//!   whose slow path is `sched_userret_slowpath`, lines 1552–1560) is not modelled, nor
+//!   `ts_pctcpu` (only ps(1) reads it).
 //! - One global run queue with affinity honoured at choose time (the revision also keeps
-//!   per-CPU queues for bound threads and `runq_fuzz`).
+//!   per-CPU queues for bound threads, `sched_pickcpu`, lines 1286–1309, and
+//!   `kick_other_cpu`, lines 1250–1282, and `runq_fuzz`, line 228).
 //! - Attributes are taken as a Linux binary running on FreeBSD would pass them, through
 //!   the Linux ABI (sys/compat/linux/linux_misc.c `linux_sched_setscheduler` with
 //!   `compat.linux.map_sched_prio` on): SCHED_OTHER's nice is FreeBSD's nice; SCHED_FIFO

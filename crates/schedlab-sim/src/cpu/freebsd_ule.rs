@@ -1,59 +1,73 @@
 //! `freebsd-ule`: FreeBSD's ULE scheduler (`options SCHED_ULE`) as maintained today.
 //!
 //! Source: FreeBSD sys/kern/sched_ule.c as held by the freebsd/freebsd-src repository
-//! (stored revision d8d5f03610e905815989a61bef515126c14bd736: one `struct tdq` per CPU
-//! with `tdq_realtime`, `tdq_timeshare` and `tdq_idle`).
-//! The stored text carries no line numbers; functions and macros are cited by name:
-//! - the priority ranges: `PRI_INTERACT_RANGE = (PRI_TIMESHARE_RANGE − SCHED_PRI_NRESV) / 2`
-//!   = 32, interactive 120..151 (`PRI_MIN_INTERACT`..`PRI_MAX_INTERACT`), batch 152..223
-//!   (`PRI_MIN_BATCH`..`PRI_MAX_BATCH`), `SCHED_PRI_MIN` / `SCHED_PRI_MAX` = 172 / 203
-//!   (`NHALF` = 20 batch priorities reachable only by nice at either end), `SCHED_PRI_TICKS`
-//!   (the recent CPU use `ts_ticks` over `SCHED_TICK_TOTAL`, in `SCHED_PRI_RANGE` = 32 steps);
-//! - the interactivity score: `sched_interact_score` (sleep / run history scaled to
-//!   0..100, `SCHED_INTERACT_HALF` = 50), `sched_interact_update` (the history kept under
-//!   `SCHED_SLP_RUN_MAX = (5 hz) << SCHED_TICK_SHIFT`), `sched_interact_fork` (a child keeps
-//!   at most `SCHED_SLP_RUN_FORK = (hz / 2) << 10`), `SCHED_INTERACT_THRESH` = 30
-//!   (`kern.sched.interact`);
-//! - `sched_priority` (a score plus nice below the threshold gives
+//! (stored revision d8d5f03610e905815989a61bef515126c14bd736: one `struct tdq` per CPU,
+//! lines 232–258, with `tdq_realtime`, `tdq_timeshare` and `tdq_idle`).
+//! Line numbers are those of sched_ule.c at that revision:
+//! - the priority ranges (lines 121–171): `PRI_INTERACT_RANGE = (PRI_TIMESHARE_RANGE −
+//!   SCHED_PRI_NRESV) / 2` (line 127) = 32, interactive 120..151
+//!   (`PRI_MIN_INTERACT`..`PRI_MAX_INTERACT`, lines 130–131), batch 152..223
+//!   (`PRI_MIN_BATCH`..`PRI_MAX_BATCH`, lines 132–133), `SCHED_PRI_MIN` / `SCHED_PRI_MAX`
+//!   = 172 / 203 (lines 166–167; `NHALF` = 20 batch priorities reachable only by nice at
+//!   either end, line 165), `SCHED_PRI_TICKS` (lines 169–171: the recent CPU use
+//!   `ts_ticks` over `SCHED_TICK_TOTAL`, line 150, in `SCHED_PRI_RANGE` = 32 steps,
+//!   line 168);
+//! - the interactivity score: `sched_interact_score` (lines 1532–1566: sleep / run
+//!   history scaled to 0..100, `SCHED_INTERACT_HALF` = 50, line 189),
+//!   `sched_interact_update` (lines 1624–1661: the history kept under
+//!   `SCHED_SLP_RUN_MAX = (5 hz) << SCHED_TICK_SHIFT`, line 186), `sched_interact_fork`
+//!   (lines 1669–1683: a child keeps at most `SCHED_SLP_RUN_FORK = (hz / 2) << 10`,
+//!   line 187), `SCHED_INTERACT_THRESH` = 30 (line 190; `kern.sched.interact`);
+//! - `sched_priority` (lines 1572–1617: a score plus nice below the threshold gives
 //!   `PRI_MIN_INTERACT + (32 / interact) · score`, otherwise `SCHED_PRI_MIN` + the ticks
-//!   part + nice), `sched_pctcpu_update` (`ts_ticks`, `ts_ltick`, `ts_ftick` over
-//!   `SCHED_TICK_TARG = 10 hz`, `SCHED_TICK_MAX`);
-//! - slices: `sched_initticks` (`sched_slice = realstathz / 10`, `sched_slice_min =
-//!   sched_slice / 6`, `tickincr`, `balance_interval = realstathz`, `affinity = max(1,
-//!   hz / 1000)`), `tdq_slice` (the slice shrinks to `sched_slice / (load − 1)`, down to
-//!   `sched_slice_min` from 7 threads on the queue), `sched_clock` (the calendar's
-//!   `tdq_idx` advance, run time charged per tick, the slice end `TDF_SLICEEND`; FIFO
-//!   threads have no slice), `sched_fork_thread` (the child starts with only
-//!   `sched_slice_min` of its slice left), `sched_wakeup` (sleep ticks added to the history,
-//!   slice reset), `sched_sleep` (the `static_boost` to `PRI_MIN_BATCH` while asleep),
-//!   `sched_exit_thread` (the child's run time charged to the parent), `sched_fork`
-//!   (a tick of run time charged to the parent);
-//! - the per-CPU queues: `tdq_runq_add` (priorities below `PRI_MIN_BATCH` on the real-time
-//!   queue; batch priorities spread over the 64 queues of the timeshare calendar from
-//!   `tdq_idx`, one slot short of `tdq_ridx`; a preempted thread at the head of `tdq_ridx`),
-//!   `tdq_runq_rem` (`runq_remove_idx` moving `tdq_ridx` past a queue it empties),
-//!   `tdq_choose` (real-time, then `runq_choose_from(tdq_ridx)`, then idle), `tdq_add`,
-//!   `tdq_load_add` / `tdq_load_rem`, `tdq_setlowpri`, `sched_choose`, `sched_switch`
-//!   (`ts_rltick`; a thread switched out by a preemption goes to the head, `SRQ_PREEMPTED`);
-//! - preemption: `sched_shouldpreempt` (always preempt the idle thread; priorities at or
-//!   below `preempt_thresh` = `PRI_MIN_KERN` = 80, the PREEMPTION kernel's default;
-//!   remote CPUs also when an interactive thread wakes against a batch one),
-//!   `sched_setpreempt` (a better priority woken on this CPU reschedules it,
-//!   `TDF_NEEDRESCHED`), `tdq_notify` (a remote CPU is interrupted only when
-//!   `sched_shouldpreempt(pri, cpri, 1)`);
-//! - CPU choice: `sched_pickcpu` (the last CPU while it and its SMT siblings idle and the
-//!   thread ran there within `SCHED_AFFINITY(ts, CG_SHARE_L2)`; otherwise the least loaded
-//!   idle CPU of the highest cache group still within affinity, then a CPU running worse
-//!   priorities, then the least loaded CPU; the waker's CPU when that is no busier and runs
-//!   a worse priority), `cpu_search` / `sched_lowest` / `sched_highest` (the least or most
-//!   loaded CPU on the least or most loaded path through the `cpu_group` tree: load × 256,
-//!   −64 for the preferred CPU, minus `sched_random() % 32`);
-//! - stealing and balancing: `tdq_idled` (an idle CPU takes a thread from the busiest CPU
-//!   of its group, then of each parent group, holding at least `steal_thresh` = 2
-//!   threads), `tdq_move` / `tdq_steal` / `runq_steal` / `runq_steal_from` (real-time first;
-//!   from the calendar, the first thread found is skipped when another can go),
-//!   `sched_balance` (every `balance_interval / 2 + random % balance_interval` ticks of
-//!   the first CPU), `sched_balance_group` / `sched_balance_pair`.
+//!   part + nice), `sched_pctcpu_update` (lines 1722–1742: `ts_ticks`, `ts_ltick`,
+//!   `ts_ftick` over `SCHED_TICK_TARG = 10 hz`, `SCHED_TICK_MAX`, lines 146–147);
+//! - slices: `sched_initticks` (lines 1473–1507: `sched_slice = realstathz / 10`,
+//!   `sched_slice_min = sched_slice / 6`, `tickincr`, `balance_interval = realstathz`,
+//!   `affinity = max(1, hz / 1000)`), `tdq_slice` (lines 577–593: the slice shrinks to
+//!   `sched_slice / (load − 1)`, down to `sched_slice_min` from 7 threads on the queue),
+//!   `sched_clock` (lines 2403–2462: the calendar's `tdq_idx` advance, run time charged
+//!   per tick, the slice end `TDF_SLICEEND`; FIFO threads have no slice),
+//!   `sched_fork_thread` (lines 2262–2303: the child starts with only `sched_slice_min`
+//!   of its slice left), `sched_wakeup` (lines 2211–2237: sleep ticks added to the
+//!   history, slice reset), `sched_sleep` (lines 2188–2203: the `static_boost` to
+//!   `PRI_MIN_BATCH` while asleep), `sched_exit_thread` (lines 2339–2355: the child's run
+//!   time charged to the parent), `sched_fork` (lines 2243–2257: a tick of run time
+//!   charged to the parent);
+//! - the per-CPU queues: `tdq_runq_add` (lines 459–503: priorities below `PRI_MIN_BATCH`
+//!   on the real-time queue; batch priorities spread over the 64 queues of the timeshare
+//!   calendar from `tdq_idx`, one slot short of `tdq_ridx`; a preempted thread at the
+//!   head of `tdq_ridx`), `tdq_runq_rem` (lines 510–531: `runq_remove_idx` moving
+//!   `tdq_ridx` past a queue it empties), `tdq_choose` (lines 1376–1401: real-time, then
+//!   `runq_choose_from(tdq_ridx)`, then idle), `tdq_add` (lines 2548–2565),
+//!   `tdq_load_add` / `tdq_load_rem` (lines 537–549 / 555–569), `tdq_setlowpri`
+//!   (lines 599–612), `sched_choose` (lines 2500–2516), `sched_switch` (lines 2047–2164:
+//!   `ts_rltick`; a thread switched out by a preemption goes to the head,
+//!   `SRQ_PREEMPTED`);
+//! - preemption: `sched_shouldpreempt` (lines 421–452: always preempt the idle thread;
+//!   priorities at or below `preempt_thresh` = `PRI_MIN_KERN` = 80, the PREEMPTION
+//!   kernel's default, line 218; remote CPUs also when an interactive thread wakes
+//!   against a batch one), `sched_setpreempt` (lines 2522–2541: a better priority woken
+//!   on this CPU reschedules it, `TDF_NEEDRESCHED`), `tdq_notify` (lines 1067–1104: a
+//!   remote CPU is interrupted only when `sched_shouldpreempt(pri, cpri, 1)`);
+//! - CPU choice: `sched_add` (lines 2573–2624), `sched_pickcpu` (lines 1241–1370: the
+//!   last CPU while it and its SMT siblings idle and the thread ran there within
+//!   `SCHED_AFFINITY(ts, CG_SHARE_L2)`, line 268; otherwise the least loaded idle CPU
+//!   of the highest cache group still within affinity, then a CPU running worse
+//!   priorities, then the least loaded CPU; the waker's CPU instead of a busy one when
+//!   it holds at most one thread more and runs a worse priority, lines 1357–1366),
+//!   `cpu_search` / `sched_lowest` / `sched_highest` (lines 666–775 / 805–818 /
+//!   823–833: the least or most loaded CPU on the least or most loaded path through the
+//!   `cpu_group` tree: load × 256, −64 for the preferred CPU, minus `sched_random() %
+//!   32`, `sched_random` at lines 622–631);
+//! - stealing and balancing: `tdq_idled` (lines 983–1062: an idle CPU takes a thread
+//!   from the busiest CPU of its group, then of each parent group, holding at least
+//!   `steal_thresh` = 2 threads, line 277), `tdq_move` / `tdq_steal` / `runq_steal` /
+//!   `runq_steal_from` (lines 949–977 / 1183–1195 / 1154–1178 / 1110–1149: real-time
+//!   first; from the calendar, the first thread found is skipped when another can go),
+//!   `sched_balance` (lines 880–891: every `balance_interval / 2 + random %
+//!   balance_interval` ticks of the first CPU), `sched_balance_group` /
+//!   `sched_balance_pair` (lines 835–878 / 921–944).
 //!
 //! The `cpu_group` tree (`struct cpu_group` of sys/sys/smp.h, which the kernel's
 //! machine-dependent code fills; neither was read here) is built by this model from the
@@ -65,31 +79,34 @@
 //!
 //! Where the model simplifies:
 //! - Two clocks, as in the kernel: `ticks` counts the machine's `hz` (the engine's tick
-//!   count, `now / tick_ns`; the histories, `ts_ticks` and cache affinity use it), and the
-//!   statclock runs at `stathz` (default 127 Hz, `realstathz`'s boot value in the source,
-//!   the rate of its "~94 ms, 12 stathz ticks" slice; `--param stathz`): slices, the
-//!   balancer's interval and `tickincr` count its ticks. Its ticks are counted at the
-//!   engine's ticks of a busy CPU (`sched_clock(td, cnt)` with the stat ticks since the
-//!   last one; those of an idle spell are dropped), so they fall on hz tick boundaries.
-//!   The rate matters beyond the slice length: the calendar advances one queue per stat
-//!   tick, so at stathz = 1000 it would sweep more than its 64 queues in one 100-tick
-//!   slice and nice would barely separate CPU hogs.
+//!   count, `now / tick_ns`; the histories, `ts_ticks` and cache affinity use it), and
+//!   the statclock runs at `stathz` (default 127 Hz, `realstathz`'s boot value in the
+//!   source, the rate of its "~94 ms, 12 stathz ticks" slice; `--param stathz`):
+//!   slices, the balancer's interval and `tickincr` count its ticks. Its ticks are
+//!   counted at the engine's ticks of a busy CPU (`sched_clock(td, cnt)` with the stat
+//!   ticks since the last one; those of an idle spell are dropped), so they fall on hz
+//!   tick boundaries. The rate matters beyond the slice length: the calendar advances
+//!   one queue per stat tick, so at stathz = 1000 it would sweep more than its 64
+//!   queues in one 100-tick slice and nice would barely separate CPU hogs.
 //! - The priority a thread's history gives it takes effect at once (the kernel applies
-//!   `td_user_pri` at the thread's next return to user mode, `sched_userret`). The kernel
-//!   sleep priorities a thread holds until then (`msleep`'s `PRIBIO`, `PWAIT`, …) are not
-//!   modelled: a woken time-sharing thread waits at its user priority, or at
-//!   `static_boost` (`PRI_MIN_BATCH`) when that is better, as `sched_sleep` leaves it.
+//!   `td_user_pri` at the thread's next return to user mode, `sched_userret`, whose slow
+//!   path is `sched_userret_slowpath`, lines 2388–2397). The kernel sleep priorities a
+//!   thread holds until then (`msleep`'s `PRIBIO`, `PWAIT`, …) are not modelled: a woken
+//!   time-sharing thread waits at its user priority, or at `static_boost`
+//!   (`PRI_MIN_BATCH`) when that is better, as `sched_sleep` leaves it.
 //! - `sched_random`'s per-CPU linear congruential generator is the run's seeded PRNG
 //!   (`Ctx::random`), as are the balancer's intervals.
 //! - Idle CPUs do not tick here, so the periodic balancer counts the ticks of the first
 //!   CPU while it is busy (the kernel's statclock also ticks an idle CPU). An idle CPU
 //!   steals only as it goes idle (`tdq_idled` at the newidle balance; `tdq_trysteal`'s
-//!   shorter search in `sched_switch` is subsumed), not again while idle.
+//!   shorter search in `sched_switch`, lines 1919–1995, is subsumed), not again while
+//!   idle.
 //! - A wake-up from a timer is placed as if the CPU taking the interrupt were the one the
 //!   thread last ran on (the callout's CPU).
-//! - No interrupt threads, no bound or pinned threads (`td_pinned`, `sched_bind`), no
-//!   priority lending (`sched_lend_prio`, turnstiles), no `tdq_switchcnt` spinning or
-//!   idle-thread spin; `ts_pctcpu` is kept only as `ts_ticks` feeds the priority.
+//! - No interrupt threads, no bound or pinned threads (`td_pinned`, `sched_bind`
+//!   at lines 2711–2730), no priority lending (`sched_lend_prio`, lines 1804–1810,
+//!   turnstiles), no `tdq_switchcnt` spinning or idle-thread spin; `ts_pctcpu`
+//!   is kept only as `ts_ticks` feeds the priority.
 //! - Attributes are taken as a Linux binary running on FreeBSD would pass them, through
 //!   the Linux ABI (`freebsd_runq::linux_abi_accepts`): SCHED_OTHER's nice is FreeBSD's
 //!   nice; SCHED_FIFO and SCHED_RR priorities 1..=99 map onto the real-time range 48..79;

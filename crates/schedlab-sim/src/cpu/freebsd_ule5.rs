@@ -13,77 +13,94 @@
 //! 224–255), read from a token history of the file; the run queue (64 queues of 4
 //! priorities) is the shared `freebsd_runq::RunQueue`.
 //!
-//! Read function by function, modelled here:
-//! - `struct kseq`: two time-sharing run queues, `ksq_curr` and `ksq_next`, swapped by
-//!   `kseq_choose` when the current one is empty; `ksq_load`, `ksq_load_timeshare`, the
-//!   nice bins `ksq_nice[]` and `ksq_nicemin` (`kseq_load_add` / `kseq_load_rem`,
-//!   `kseq_nice_add` / `kseq_nice_rem`), `ksq_transferable`.
-//! - Interactivity: `sched_interact_score` (run > sleep: `50 + (50 − slp / max(1, run /
-//!   50))`; sleep > run: `run / max(1, slp / 50)`; else 0), `sched_interact_update`
-//!   (history capped at `SCHED_SLP_RUN_MAX = (hz · 5) << 10`: halved above 6/5 of it, else
-//!   scaled by 4/5), `sched_interact_fork` (the child keeps at most `SCHED_SLP_RUN_FORK =
-//!   (hz / 2) << 10`), `SCHED_INTERACTIVE` (score < `SCHED_INTERACT_THRESH` = 30) and
-//!   `SCHED_CURR` (interactive threads go on the current queue, the others on the next).
-//! - `sched_priority`: `PRI_MIN_TIMESHARE + score · SCHED_PRI_RANGE / 100 + nice`, clamped
-//!   to the time-sharing range (SCHED_PRI_RANGE = 64 with this era's ranges).
-//! - `sched_slice`: an interactive thread gets `SCHED_SLICE_INTERACTIVE` (= slice_max); a
-//!   non-interactive one `SCHED_SLICE_MAX` when its queue has no time-sharing load or it is
-//!   the least nice, `SCHED_SLICE_NICE(nice − nicemin)` within `SCHED_SLICE_NTHRESH` (19)
-//!   of the least nice, else `SCHED_SLICE_MIN`; slice_min = stathz / 100, slice_max =
-//!   stathz / 7 (`sched_initticks`).
-//! - `sched_clock`: the balancers when their tick has come (`bal_tick`, `gbal_tick`), then
-//!   for a time-sharing thread `kg_runtime += tickincr`, `sched_interact_update`, and at
-//!   the end of its slice a new priority, slice and queue and `TDF_NEEDRESCHED`.
-//! - `sched_sleep` / `sched_wakeup` (the ticks slept, `<< 10`, added to `kg_slptime`, or the
-//!   history reset to `slp = SLP_RUN_MAX, run = 1` after a longer sleep; then
-//!   `sched_priority` and `sched_slice`), `sched_fork_ksegrp` / `sched_fork_thread` (the
-//!   child inherits the parent's history through `sched_interact_fork` and starts with a
-//!   slice of one tick; the parent is charged `tickincr`), `sched_exit_ksegrp` (the child's
-//!   run time is charged to the parent).
-//! - `sched_add`: real-time threads on the current queue, time-sharing ones on the current
-//!   or next queue by `SCHED_CURR`; the thread is queued on the CPU that adds it (the
-//!   waker's), unless that CPU was idle, or its load exceeds 1 and `kseq_transfer` finds an
-//!   idle CPU (first the thread's previous group if all of it is idle, then any fully idle
-//!   group's first CPU, then an idle CPU of the adding CPU's group); the added thread asks
-//!   the CPU to reschedule when it outranks the running thread and sits on the current
-//!   queue (a transfer, `kseq_notify`, asks the remote CPU when it outranks its thread or
-//!   the CPU idles). `maybe_preempt` without FULL_PREEMPTION preempts only for interrupt
-//!   threads, which a workload has none of, so no thread preempts at once.
-//! - `sched_switch` (a thread still runnable is added back with `KEF_HOLD`: it stays on its
-//!   CPU), `sched_choose` / `kseq_choose`, and `kseq_idled` (before idling a CPU steals from
-//!   the other members of its kseq group — `kseq_steal`, the next queue first — else marks
-//!   itself in the group's idle mask, and the group in `kseq_idle` when all of it idles).
-//! - The balancers: `sched_balance` (every `random() % (2 · hz)` ticks: the most loaded
-//!   group with transferable threads against the least loaded, from a random start) and
-//!   `sched_balance_groups` (the members of each SMT group), both through
-//!   `sched_balance_pair` (move `⌈diff / 2⌉` threads, at most the transferable count) and
-//!   `kseq_move`. Kseq groups are the SMT siblings of the machine's topology (consecutive
-//!   CPUs), as `sched_setup` builds them from `smp_topology`; without SMT each CPU is a
-//!   group of one. A group's list of members is in `LIST_INSERT_HEAD` order (its highest
-//!   CPU first), which `sched_balance_pair` and `kseq_idled` walk.
+//! Line numbers are those of 1.161 at that commit; modelled here:
+//! - `struct kseq` (lines 228–245): two time-sharing run queues, `ksq_curr` and
+//!   `ksq_next`, swapped by `kseq_choose` (lines 863–906) when the current one is empty;
+//!   `ksq_load`, `ksq_load_timeshare`, the nice bins `ksq_nice[]` and `ksq_nicemin`
+//!   (`kseq_load_add` / `kseq_load_rem`, lines 376–394 / 396–415, `kseq_nice_add` /
+//!   `kseq_nice_rem`, lines 417–425 / 427–453), `ksq_transferable` (`kseq_runq_add` /
+//!   `kseq_runq_rem`, lines 348–361 / 363–374).
+//! - Interactivity: `sched_interact_score` (lines 1170–1189; run > sleep: `50 + (50 −
+//!   slp / max(1, run / 50))`; sleep > run: `run / max(1, slp / 50)`; else 0),
+//!   `sched_interact_update` (lines 1134–1154; history capped at `SCHED_SLP_RUN_MAX =
+//!   (hz · 5) << 10`, line 179: halved above 6/5 of it, else scaled by 4/5),
+//!   `sched_interact_fork` (lines 1156–1168; the child keeps at most
+//!   `SCHED_SLP_RUN_FORK = (hz / 2) << 10`, line 180), `SCHED_INTERACTIVE` (lines
+//!   209–210; score < `SCHED_INTERACT_THRESH` = 30, line 183) and `SCHED_CURR` (lines
+//!   211–213; interactive threads go on the current queue, the others on the next).
+//! - `sched_priority` (lines 1046–1066): `PRI_MIN_TIMESHARE + score · SCHED_PRI_RANGE /
+//!   100 + nice` (`SCHED_PRI_INTERACT`, lines 167–168), clamped to the time-sharing range
+//!   (SCHED_PRI_RANGE = 64 with this era's ranges, line 163).
+//! - `sched_slice` (lines 1072–1126): an interactive thread gets
+//!   `SCHED_SLICE_INTERACTIVE` (= slice_max); a non-interactive one `SCHED_SLICE_MAX` when
+//!   its queue has no time-sharing load or it is the least nice, `SCHED_SLICE_NICE(nice −
+//!   nicemin)` within `SCHED_SLICE_NTHRESH` (19) of the least nice, else
+//!   `SCHED_SLICE_MIN` (the macros at lines 196–203); slice_min = stathz / 100, slice_max
+//!   = stathz / 7 (`sched_initticks`, lines 1023–1039).
+//! - `sched_clock` (lines 1625–1688): the balancers when their tick has come (`bal_tick`,
+//!   `gbal_tick`), then for a time-sharing thread `kg_runtime += tickincr`,
+//!   `sched_interact_update`, and at the end of its slice a new priority, slice and queue
+//!   and `TDF_NEEDRESCHED`.
+//! - `sched_sleep` / `sched_wakeup` (lines 1462–1468 / 1470–1497: the ticks slept, `<<
+//!   10`, added to `kg_slptime`, or the history reset to `slp = SLP_RUN_MAX, run = 1`
+//!   after a longer sleep; then `sched_priority` and `sched_slice`), `sched_fork_ksegrp` /
+//!   `sched_fork_thread` (lines 1513–1525 / 1527–1544: the child inherits the parent's
+//!   history through `sched_interact_fork` and starts with a slice of one tick; the
+//!   parent is charged `tickincr`), `sched_exit_ksegrp` (lines 1609–1615: the child's run
+//!   time is charged to the parent).
+//! - `sched_add` (lines 1765–1881): real-time threads on the current queue, time-sharing
+//!   ones on the current or next queue by `SCHED_CURR`; the thread is queued on the CPU
+//!   that adds it (the waker's, line 1870), unless that CPU was idle (lines 1854–1866),
+//!   or its load exceeds 1 and `kseq_transfer` (lines 765–855) finds an idle CPU (first
+//!   the thread's previous group if all of it is idle, then any fully idle group's first
+//!   CPU, then an idle CPU of the adding CPU's group; lines 1867–1869); the added thread
+//!   asks the CPU to reschedule when it outranks the running thread and sits on the
+//!   current queue (lines 1872–1874; a transfer, `kseq_notify`, lines 677–718, asks the
+//!   remote CPU when it outranks its thread or the CPU idles). `maybe_preempt` (of
+//!   kern_switch.c, which 1.161 includes at its end) without FULL_PREEMPTION preempts
+//!   only for interrupt threads, which a workload has none of, so no thread preempts at
+//!   once.
+//! - `sched_switch` (lines 1346–1427; a thread still runnable is added back with
+//!   `KEF_HOLD`: it stays on its CPU), `sched_choose` (lines 1733–1763) / `kseq_choose`,
+//!   and `kseq_idled` (lines 613–651: before idling a CPU steals from the other members
+//!   of its kseq group — `kseq_steal`, lines 747–763, the next queue first — else marks
+//!   itself in the group's idle mask, and the group in `kseq_idle`, line 271, when all
+//!   of it idles).
+//! - The balancers: `sched_balance` (lines 472–503: every `random() % (2 · hz)` ticks:
+//!   the most loaded group with transferable threads against the least loaded, from a
+//!   random start) and `sched_balance_groups` (lines 505–515: the members of each SMT
+//!   group, `sched_balance_group`, lines 517–538), both through `sched_balance_pair`
+//!   (lines 540–578: move `⌈diff / 2⌉` threads, at most the transferable count) and
+//!   `kseq_move` (lines 580–611). Kseq groups are the SMT siblings of the machine's
+//!   topology (consecutive CPUs), as `sched_setup` (lines 920–1020) builds them from
+//!   `smp_topology`; without SMT each CPU is a group of one. A group's list of members is
+//!   in `LIST_INSERT_HEAD` order (its highest CPU first), which `sched_balance_pair` and
+//!   `kseq_idled` walk.
 //!
 //! Where the model simplifies:
-//! - stathz = hz = the machine's `hz`: `tickincr` is 1 << 10 and slices count schedlab ticks
-//!   (at hz 1000: slice_min 10, slice_max 142 ticks).
-//! - Threads are their own ksegrp and process (one thread per process, as a Linux binary's
-//!   tasks are): `kg_runtime`, `kg_slptime` and `p_nice` are per thread. `ke_pctcpu` (only
-//!   ps(1) reads it), priority lending (`TDF_BORROWING`), `KEF_PREEMPTED` (set only by an
-//!   interrupt thread's preemption) and the kernel-mode sleep priorities a thread holds until
-//!   `sched_userret` are not modelled: a thread's priority is its user priority.
-//! - The idle run queue `ksq_idle` holds PRI_IDLE threads, which the Linux ABI cannot create
-//!   (SCHED_IDLE is refused), so it is left out: `kseq_choose` ends with the two
+//! - stathz = hz = the machine's `hz`: `tickincr` is 1 << 10 and slices count schedlab
+//!   ticks (at hz 1000: slice_min 10, slice_max 142 ticks).
+//! - Threads are their own ksegrp and process (one thread per process, as a Linux
+//!   binary's tasks are): `kg_runtime`, `kg_slptime` and `p_nice` are per thread.
+//!   `ke_pctcpu` (only ps(1) reads it), priority lending (`TDF_BORROWING`),
+//!   `KEF_PREEMPTED` (set only by an interrupt thread's preemption) and the kernel-mode
+//!   sleep priorities a thread holds until `sched_userret` (lines 1717–1731) are not
+//!   modelled: a thread's priority is its user priority.
+//! - The idle run queue `ksq_idle` holds PRI_IDLE threads, which the Linux ABI cannot
+//!   create (SCHED_IDLE is refused), so it is left out: `kseq_choose` ends with the two
 //!   time-sharing queues.
-//! - `KSE_CAN_MIGRATE`: a thread whose affinity holds more than one CPU is transferable; a
-//!   steal or transfer takes only a thread that may run on the receiving CPU, and the idle
-//!   masks `kseq_transfer` reads are restricted to the thread's CPUs.
+//! - `KSE_CAN_MIGRATE` (lines 322–323): a thread whose affinity holds more than one CPU
+//!   is transferable; a steal or transfer takes only a thread that may run on the
+//!   receiving CPU, and the idle masks `kseq_transfer` reads are restricted to the
+//!   thread's CPUs.
 //! - A wake-up by a timer (a sleep's expiry) is added by the sleeper's own CPU; a start-up
 //!   task (no parent) begins with no history and a slice of one tick, as a fork does.
 //! - `kseq_notify`'s cross-CPU assignment (`ksq_assigned` and the IPI, taken by the remote
-//!   CPU's `kseq_assign`) moves the thread at once.
+//!   CPU's `kseq_assign`, lines 653–675) moves the thread at once.
 //! - Real-time threads are not sliced (this revision's `sched_clock` slices only
-//!   time-sharing threads): SCHED_RR runs like SCHED_FIFO. Attributes pass FreeBSD's Linux
-//!   ABI as in `freebsd_runq` (SCHED_OTHER's nice is FreeBSD's nice; FIFO/RR 1..=99 map onto
-//!   rtprio 0..=31, here above this era's PRI_MIN_REALTIME = 128).
+//!   time-sharing threads): SCHED_RR runs like SCHED_FIFO. Attributes pass FreeBSD's
+//!   Linux ABI as in `freebsd_runq` (SCHED_OTHER's nice is FreeBSD's nice; FIFO/RR 1..=99
+//!   map onto rtprio 0..=31, here above this era's PRI_MIN_REALTIME = 128).
 
 use super::freebsd_runq::{self, is_timeshare, queue_of, RunQueue, PRIO_MAX, PRIO_MIN};
 use super::tunables::{self, Tunable};
