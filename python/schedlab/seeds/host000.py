@@ -18,10 +18,15 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from schedlab import api, hostcheck, hostprofile, runner
-from schedlab.report import Cell, Column, Table, render
+from schedlab.report import Column, Table, render
 from schedlab.report.context import RunRequest, SectionOutput
 from schedlab.seeds.seed000 import FILTER_LABEL, WAITER_LABEL, WAITERS, settings
-from schedlab.seeds.wakeup000 import WakeupRun, pick, waiter_prefix, wakeup_from_result
+from schedlab.seeds.wakeup000 import (
+    WakeupRun,
+    cells,
+    waiter_prefix,
+    wakeup_from_result,
+)
 
 if TYPE_CHECKING:
     from schedlab.report.context import Context
@@ -48,19 +53,6 @@ def why_not() -> str:
     return ""
 
 
-def _cells(r: WakeupRun | None, flt: str) -> list[Any]:
-    if r is not None and r.error:
-        short = r.error if len(r.error) < 60 else r.error[:57] + "…"
-        return [Cell(f"failed: {short}", kind="text", cls="error", title=r.error),
-                *[None] * 6]
-    st = pick(r, flt)
-    if st is None:
-        return [None] * 7
-    lost = r.lost if r is not None else None
-    return [st["mean"], st["min"], st["max"], st["stddev"], st["p99"],
-            Cell(st["count"], kind="int"), Cell(lost, kind="int") if lost is not None else None]
-
-
 def table(w: str, flt: str, runs: Mapping[str, WakeupRun], labels: Mapping[str, str]) -> Table:
     return Table(
         id=f"host-seed000-{w}-{flt}",
@@ -68,7 +60,7 @@ def table(w: str, flt: str, runs: Mapping[str, WakeupRun], labels: Mapping[str, 
         columns=[Column("run"), Column("avg", "us"), Column("min", "us"), Column("max", "us"),
                  Column("stddev", "us"), Column("p99", "us"), Column("n", "int"),
                  Column("lost", "int")],
-        rows=[[labels[side], *_cells(runs.get(side), flt)] for side in SIDES])
+        rows=[[labels[side], *cells(runs.get(side), flt)] for side in SIDES])
 
 
 def section(ctx: Context) -> SectionOutput:

@@ -323,7 +323,9 @@ def _run(ctx: Context, st: Settings, policies: Sequence[str]
     return found, errors, runs
 
 
-def _sim_cells(r: WakeupRun | None, flt: str) -> list[Any]:
+def cells(r: WakeupRun | None, flt: str) -> list[Any]:
+    """A run's seven cells (avg, min, max, stddev, p99 in µs, count, lost) under filter
+    ``flt``; a failed run is one cell naming its error."""
     if r is not None and r.error:
         short = r.error if len(r.error) < 60 else r.error[:57] + "…"
         return [Cell(f"failed: {short}", kind="text", cls="error", title=r.error),
@@ -345,7 +347,7 @@ def _table(ctx: Context, w: str, flt: str, policies: Sequence[str],
         pub_cells = ([Cell(pub.avg, decimals=2), Cell(pub.min, decimals=0),
                       Cell(pub.max, decimals=0), Cell(pub.stddev, decimals=0)]
                      if pub else [None] * 4)
-        sim = _sim_cells(runs.get(policy) if policy else None, flt)
+        sim = cells(runs.get(policy) if policy else None, flt)
         rows.append([seed_name or "—", policy_cell(seed_name, policy, ctx), *pub_cells, *sim])
     return Table(
         id=f"seed000-wakeup-{w}-{flt}",
