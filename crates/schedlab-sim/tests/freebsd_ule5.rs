@@ -178,18 +178,20 @@ fn interactive_threads_do_not_starve_the_next_queue() {
 }
 
 /// A spec where a task pinned to CPU 1 runs 50 ms and exits while three hogs queue on
-/// CPU 0. With CPUs 0 and 1 SMT siblings (one kseq group) CPU 1 steals a hog as it idles
-/// (`kseq_idled`): the hogs run 100 + 50 ms in the first 100 ms. As separate cores (groups
-/// of one) this revision does not steal across groups and the balancers are not due
-/// before 500 ms: the hogs get CPU 0's 100 ms only. Siblings do not share a core's
-/// throughput here (`smt_throughput` = threads), so the CPU times are the work done.
+/// CPU 0 (the pinned task starts first, so no CPU is idle when the hogs are added and
+/// `kseq_transfer` has nowhere to send the third). With CPUs 0 and 1 SMT siblings (one
+/// kseq group) CPU 1 steals a hog as it idles (`kseq_idled`): the hogs run 100 + 50 ms in
+/// the first 100 ms. As separate cores (groups of one) this revision does not steal
+/// across groups and the balancers are not due before 500 ms: the hogs get CPU 0's
+/// 100 ms only. Siblings do not share a core's throughput here (`smt_throughput` =
+/// threads), so the CPU times are the work done.
 #[test]
 fn an_idle_cpu_steals_from_its_smt_sibling_only() {
     let spec = |threads: u32, cores: u32| {
         format!(
             r#"{{"global": {{"duration": 1}},
-            "tasks": {{"hog": {{"instance": 3, "cpus": [0, 1], "loop": 1, "run": -1}},
-                      "pinned": {{"cpus": [1], "loop": 1, "run": 50000}}}},
+            "tasks": {{"pinned": {{"cpus": [1], "loop": 1, "run": 50000}},
+                      "hog": {{"instance": 3, "cpus": [0, 1], "loop": 1, "run": -1}}}},
             "schedlab": {{"machine": {{"cpus": 2, "hz": 1000, "smt_throughput": {threads},
                 "topology": {{"packages": 1, "cores": {cores}, "threads": {threads}}}}}}}}}"#
         )
@@ -215,6 +217,26 @@ fn an_idle_cpu_steals_from_its_smt_sibling_only() {
         "cores: {}",
         hogs(&cores)
     );
+}
+
+/// Three hogs started on CPU 0 of two single-thread cores: the first two stay there
+/// (`sched_add`, lines 1854–1870: the adding CPU is idle, then its load is 1), the third
+/// finds the load above 1 and goes to CPU 1 (`kseq_transfer`), idle since the start as
+/// every CPU's idle thread left it in `kseq_idle`. The hogs run 200 ms in the first
+/// 100 ms, long before the first balancer (1 s in) could move one.
+#[test]
+fn a_third_thread_goes_to_a_cpu_idle_since_the_start() {
+    let text = r#"{"global": {"duration": 1},
+        "tasks": {"hog": {"instance": 3, "loop": 1, "run": -1}},
+        "schedlab": {"machine": {"cpus": 2, "hz": 1000}}}"#;
+    let r = run(text, 100);
+    let busy: Vec<u64> = r["cpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["busy_ns"].as_u64().unwrap())
+        .collect();
+    assert!(busy.iter().all(|&b| b.abs_diff(100 * MS) <= MS), "{busy:?}");
 }
 
 /// FIFO/RR priorities map through the Linux ABI onto this era's real-time range 128..159;

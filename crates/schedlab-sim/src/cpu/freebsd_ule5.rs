@@ -399,6 +399,10 @@ impl FreebsdUle5 {
     }
 
     /// `sched_setup`: the kseq groups from the SMT siblings, and the balancers' first ticks.
+    /// Every group starts idle, in its idle mask and in `kseq_idle`: before a workload
+    /// starts each CPU runs its idle thread, which `sched_choose` (lines 1733–1763) gives it
+    /// after `kseq_idled` (lines 613–651) has marked the CPU idle; the engine calls no
+    /// `schedule()` on a CPU before something is placed there, so the marks are made here.
     fn setup(&mut self, ctx: &mut Ctx) {
         if self.set_up {
             return;
@@ -423,11 +427,12 @@ impl FreebsdUle5 {
             if members.len() > 1 {
                 self.balance_groups = true;
             }
+            self.kseq_idle.set(mask.first().unwrap_or(cpu));
             self.groups.push(KseqGroup {
                 cpumask: mask,
                 first: mask.first().unwrap_or(cpu),
                 members,
-                idlemask: CpuMask::empty(),
+                idlemask: mask,
                 load: 0,
                 transferable: 0,
             });
