@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -50,16 +51,29 @@ def wait_until_simulating(p: subprocess.Popen[str], tmp_path: Path) -> None:
                                              (signal.SIGTERM, 143, "terminated")])
 def test_a_signal_stops_a_long_run(tmp_path: Path, sig: int, code: int, word: str) -> None:
     p = start_run(tmp_path)
+    stderr = signal_when(p, sig, lambda: wait_until_simulating(p, tmp_path))
+    assert_stopped(p, stderr, code, f"error: {word}: the run of {tmp_path / 'endless.json'} "
+                                    "under fp", tmp_path)
+
+
+def signal_when(p: subprocess.Popen[str], sig: int, ready: Callable[[], None]) -> str:
+    """Send ``sig`` to ``p`` once ``ready()`` returns; its standard error once it exits."""
     try:
-        wait_until_simulating(p, tmp_path)
+        ready()
         p.send_signal(sig)
         _, stderr = p.communicate(timeout=120)
     finally:
         p.kill()
         p.wait()
+    return stderr
+
+
+def assert_stopped(p: subprocess.Popen[str], stderr: str, code: int, line: str,
+                   tmp_path: Path) -> None:
+    """Exit status ``code``, ``line`` alone on standard error, and no output file left."""
     assert p.returncode == code, stderr
     lines = [ln for ln in stderr.splitlines() if ln.strip()]
-    assert lines == [f"error: {word}: the run of {tmp_path / 'endless.json'} under fp"], stderr
+    assert lines == [line], stderr
     assert sorted(f.name for f in tmp_path.iterdir()) == ["endless.json"]
 
 
@@ -89,7 +103,8 @@ def test_a_signal_stops_a_compare_whose_runs_are_in_worker_threads(
         [*cli_command(), "compare", str(spec), "-s", "linux-cfs,linux-eevdf", "-j", "2",
          "--output", str(tmp_path / "out.json")],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    try:
+
+    def simulating() -> None:
         # starting the command takes well under a second of CPU time; past three, its two
         # simulations are running
         deadline = time.monotonic() + 120
@@ -97,12 +112,7 @@ def test_a_signal_stops_a_compare_whose_runs_are_in_worker_threads(
             assert p.poll() is None, p.communicate()
             assert time.monotonic() < deadline, "the compare never got to simulate"
             time.sleep(0.05)
-        p.send_signal(sig)
-        _, stderr = p.communicate(timeout=120)
-    finally:
-        p.kill()
-        p.wait()
-    assert p.returncode == code, stderr
-    lines = [ln for ln in stderr.splitlines() if ln.strip()]
-    assert lines == [f"error: {word}: the run of {spec} under linux-cfs, linux-eevdf"], stderr
-    assert sorted(f.name for f in tmp_path.iterdir()) == ["endless.json"]
+
+    stderr = signal_when(p, sig, simulating)
+    assert_stopped(p, stderr, code,
+                   f"error: {word}: the run of {spec} under linux-cfs, linux-eevdf", tmp_path)
