@@ -319,15 +319,7 @@ impl Journal {
     /// Create the directory (a cgroup) `path`, journalled. One that exists already is
     /// refused: it belongs to someone else, and restoring must not remove it.
     pub fn mkdir(&mut self, path: &Path) -> io::Result<()> {
-        if path.exists() {
-            return Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                format!(
-                    "{} exists already; schedlab creates its own",
-                    path.display()
-                ),
-            ));
-        }
+        refuse_existing(path)?;
         let n = self.record(&Change::Mkdir {
             path: path.to_path_buf(),
         })?;
@@ -340,15 +332,7 @@ impl Journal {
     /// open for writing. One that exists already is refused, as [`Journal::mkdir`]
     /// refuses a directory.
     pub fn create_file(&mut self, path: &Path) -> io::Result<File> {
-        if path.exists() {
-            return Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                format!(
-                    "{} exists already; schedlab creates its own",
-                    path.display()
-                ),
-            ));
-        }
+        refuse_existing(path)?;
         let n = self.record(&Change::File {
             path: path.to_path_buf(),
         })?;
@@ -511,4 +495,19 @@ fn lock_exclusive(file: &File, path: &Path) -> io::Result<()> {
             path.display()
         ),
     ))
+}
+
+/// A path schedlab is to create must not exist yet: what exists belongs to someone else,
+/// and a restore must not remove it.
+fn refuse_existing(path: &Path) -> io::Result<()> {
+    if path.exists() {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "{} exists already; schedlab creates its own",
+                path.display()
+            ),
+        ));
+    }
+    Ok(())
 }
