@@ -80,6 +80,19 @@ def cli() -> CliRunner:
     return run
 
 
+def start_host_run(tmp_path: Path, spec_obj: Any) -> tuple[subprocess.Popen[str], Path]:
+    """`schedlab host run` of ``spec_obj`` (written to tmp_path/long.json) in the background,
+    with its restore journal in tmp_path; the process and the journal's path."""
+    spec = tmp_path / "long.json"
+    spec.write_text(json.dumps(spec_obj))
+    journal = tmp_path / "journal.jsonl"
+    env = {k: v for k, v in os.environ.items() if k != "SCHEDLAB_DEBUG"}
+    env["SCHEDLAB_JOURNAL"] = str(journal)
+    p = subprocess.Popen([*cli_command(), "host", "run", str(spec)], cwd=tmp_path, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return p, journal
+
+
 def write_json(path: Path, obj: Any) -> Path:
     path.write_text(json.dumps(obj, indent=2), encoding="utf-8")
     return path

@@ -5,7 +5,6 @@ cpu hierarchy with RT group scheduling (skipped with the reason otherwise)."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_command
+from conftest import cli_command, start_host_run
 
 CPU = Path("/sys/fs/cgroup/cpu")
 
@@ -32,13 +31,7 @@ LONG = {
 
 
 def start(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Path]:
-    spec = tmp_path / "long.json"
-    spec.write_text(json.dumps(LONG))
-    journal = tmp_path / "journal.jsonl"
-    env = {k: v for k, v in os.environ.items() if k != "SCHEDLAB_DEBUG"}
-    env["SCHEDLAB_JOURNAL"] = str(journal)
-    p = subprocess.Popen([*cli_command(), "host", "run", str(spec)], cwd=tmp_path, env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p, journal = start_host_run(tmp_path, LONG)
     group = CPU / f"schedlab-{p.pid}-g"
     deadline = time.monotonic() + 120
     # The run has begun once its group holds the hog's thread.

@@ -6,7 +6,6 @@ loop devices (skipped with the reason otherwise)."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_command
+from conftest import cli_command, start_host_run
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not Path("/dev/loop-control").exists(),
@@ -39,13 +38,7 @@ def loop_state() -> tuple[str, list[str]]:
 
 
 def start(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, Path]:
-    spec = tmp_path / "long.json"
-    spec.write_text(json.dumps(LONG))
-    journal = tmp_path / "journal.jsonl"
-    env = {k: v for k, v in os.environ.items() if k != "SCHEDLAB_DEBUG"}
-    env["SCHEDLAB_JOURNAL"] = str(journal)
-    p = subprocess.Popen([*cli_command(), "host", "run", str(spec)], cwd=tmp_path, env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p, journal = start_host_run(tmp_path, LONG)
     return p, Path(f"/var/tmp/schedlab-{p.pid}-dev0.img"), journal
 
 
